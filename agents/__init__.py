@@ -1,0 +1,1 @@
+"""Who answers: chat models and non-LLM agents behind one LangChain interface."""

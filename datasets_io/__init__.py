@@ -1,0 +1,1 @@
+"""What is solved and where results go: problems, dataset loaders, rendering."""

@@ -1,0 +1,171 @@
+"""Finding datasets by name or `FORMAT:PATH`, and reading their problems safely.
+
+A data directory (`--data-dir`, else `$BONGARD_DATA`, else `./data`) holds one
+folder per dataset. A folder named like a format (`bongard-classic`) is read in
+that format; any other folder in the first format whose layout it matches.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from datasets_io.errors import DatasetError
+from datasets_io.images import DEFAULT_MAX_PIXELS, open_image
+from datasets_io.loaders import DatasetLoader, loader_class, loader_formats
+from datasets_io.problem import BongardProblem
+
+DATA_DIR_ENV = "BONGARD_DATA"
+
+
+def default_data_dir() -> Path:
+    """`$BONGARD_DATA` if set, else `./data`."""
+    return Path(os.environ.get(DATA_DIR_ENV) or "data")
+
+
+@dataclass
+class ScanResult:
+    """The usable problems of a dataset and an error for each unusable one."""
+
+    problems: list[BongardProblem] = field(default_factory=list)
+    errors: list[DatasetError] = field(default_factory=list)
+
+
+class Dataset:
+    """A named dataset read through its loader; every error comes back located."""
+
+    def __init__(self, loader: DatasetLoader) -> None:
+        self.loader = loader
+
+    @property
+    def name(self) -> str:
+        return self.loader.name
+
+    @property
+    def format_name(self) -> str:
+        return self.loader.format_name
+
+    @property
+    def root(self) -> Path:
+        return self.loader.root
+
+    def problem_ids(self) -> list[str]:
+        try:
+            return self.loader.problem_ids()
+        except DatasetError as error:
+            raise error.located(dataset=self.name) from None
+
+    def resolve_id(self, problem_id: str) -> str:
+        """The dataset's own id for `problem_id`, accepting zero padding (`008` for `8`)."""
+        ids = self.problem_ids()
+        if problem_id in ids:
+            return problem_id
+        unpadded = problem_id.lstrip("0") or "0"
+        if unpadded in ids:
+            return unpadded
+        sample = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
+        raise DatasetError(f"no problem {problem_id!r} (ids: {sample})", dataset=self.name)
+
+    def problem(self, problem_id: str) -> BongardProblem:
+        """One problem; a `DatasetError` naming the dataset, problem and file if unusable."""
+        resolved = self.resolve_id(problem_id)
+        try:
+            return self.loader.load_problem(resolved)
+        except DatasetError as error:
+            raise error.located(dataset=self.name, problem_id=resolved) from None
+
+    def iter_problems(
+        self, problem_ids: Iterable[str] | None = None, *, open_images: bool = False
+    ) -> Iterator[BongardProblem | DatasetError]:
+        """Each problem, or the error that makes it unusable, one at a time.
+
+        With `open_images`, every image is decoded too (what `validate` does),
+        so corrupt, truncated and over-large files are caught before a run.
+        """
+        for problem_id in problem_ids if problem_ids is not None else self.problem_ids():
+            try:
+                problem = self.problem(problem_id)
+                if open_images:
+                    check_images(problem)
+            except DatasetError as error:
+                yield error
+            else:
+                yield problem
+
+    def scan(
+        self, problem_ids: Iterable[str] | None = None, *, open_images: bool = False
+    ) -> ScanResult:
+        result = ScanResult()
+        for item in self.iter_problems(problem_ids, open_images=open_images):
+            if isinstance(item, DatasetError):
+                result.errors.append(item)
+            else:
+                result.problems.append(item)
+        return result
+
+
+def check_images(problem: BongardProblem, max_pixels: int = DEFAULT_MAX_PIXELS) -> None:
+    """Decode every image of a problem; the first failure raises a located error."""
+    for panel in problem.all_panels:
+        try:
+            open_image(panel.path, max_pixels=max_pixels).close()
+        except DatasetError as error:
+            raise error.located(dataset=problem.dataset, problem_id=problem.id) from None
+
+
+def open_dataset(
+    spec: str, data_dir: Path | None = None, options: Mapping[str, str] | None = None
+) -> Dataset:
+    """A dataset from a name in the data directory or from `FORMAT:PATH`."""
+    format_name, separator, path = spec.partition(":")
+    if separator and format_name in loader_formats():
+        root = Path(path).expanduser()
+        name = root.name or spec
+    else:
+        data_dir = data_dir if data_dir is not None else default_data_dir()
+        root = data_dir / spec
+        name = spec
+        if not root.is_dir():
+            known = ", ".join(d.name for d in find_datasets(data_dir)) or "none"
+            raise DatasetError(
+                f"no dataset {spec!r} in {data_dir} (datasets there: {known}; "
+                f"or give FORMAT:PATH with a format of {', '.join(loader_formats())})"
+            )
+        format_name = spec if spec in loader_formats() else detect_format(root)
+    loader_type = loader_class(format_name)
+    try:
+        loader_options = loader_type.options_model.model_validate(dict(options or {}))
+    except ValidationError as error:
+        reasons = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
+        raise DatasetError(
+            f"bad option for format {format_name}: {reasons}", dataset=name
+        ) from None
+    return Dataset(loader_type(name, root, loader_options))
+
+
+def detect_format(root: Path) -> str:
+    """The first registered format whose layout `root` matches."""
+    for format_name in loader_formats():
+        if loader_class(format_name).detect(root):
+            return format_name
+    raise DatasetError(
+        f"cannot tell the format of {root}; name the folder after a format or give FORMAT:PATH "
+        f"({', '.join(loader_formats())})"
+    )
+
+
+def find_datasets(data_dir: Path) -> list[Path]:
+    """Dataset folders in a data directory: named after a format or in a known layout."""
+    if not data_dir.is_dir():
+        return []
+    formats = loader_formats()
+    return [
+        folder
+        for folder in sorted(data_dir.iterdir())
+        if folder.is_dir()
+        and (folder.name in formats or any(loader_class(f).detect(folder) for f in formats))
+    ]

@@ -1,0 +1,47 @@
+"""Errors about input data that name the dataset, the problem and the file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class DatasetError(Exception):
+    """A dataset, one of its problems or one of its files cannot be used.
+
+    Carries where the fault is so that a user can find it without a traceback:
+    the dataset name, the problem id (None when the whole dataset is unusable)
+    and the file (None when no single file is to blame).
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        dataset: str | None = None,
+        problem_id: str | None = None,
+        path: Path | str | None = None,
+    ) -> None:
+        self.reason = reason
+        self.dataset = dataset
+        self.problem_id = problem_id
+        self.path = Path(path) if path is not None else None
+        super().__init__(str(self))
+
+    def located(self, *, dataset: str | None = None, problem_id: str | None = None) -> DatasetError:
+        """The same error with missing location parts filled in."""
+        return DatasetError(
+            self.reason,
+            dataset=self.dataset or dataset,
+            problem_id=self.problem_id or problem_id,
+            path=self.path,
+        )
+
+    def __str__(self) -> str:
+        where = []
+        if self.dataset:
+            where.append(f"dataset {self.dataset}")
+        if self.problem_id is not None:
+            where.append(f"problem {self.problem_id}")
+        if self.path is not None:
+            where.append(f"file {self.path}")
+        return f"{', '.join(where)}: {self.reason}" if where else self.reason

@@ -1,0 +1,143 @@
+"""The contract every dataset loader fulfils, and helpers loaders share."""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import Any, ClassVar, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from datasets_io.errors import DatasetError
+from datasets_io.problem import BongardProblem
+
+RecordT = TypeVar("RecordT", bound=BaseModel)
+
+
+class LoaderOptions(BaseModel):
+    """Options a loader accepts (`--option key=value` on the command line)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class DatasetLoader(ABC):
+    """Reads one upstream dataset layout into `BongardProblem`s, one problem at a time.
+
+    Listing ids is cheap; a problem is built only when asked for, so one bad
+    problem never hides the others and large datasets stream.
+    """
+
+    format_name: ClassVar[str]
+    options_model: ClassVar[type[LoaderOptions]] = LoaderOptions
+
+    def __init__(self, name: str, root: Path, options: LoaderOptions | None = None) -> None:
+        self.name = name
+        self.root = root
+        self.options = options if options is not None else self.options_model()
+
+    @classmethod
+    @abstractmethod
+    def detect(cls, root: Path) -> bool:
+        """Whether `root` looks like this layout (used when a folder's name is no format)."""
+
+    @property
+    @abstractmethod
+    def concept_source(self) -> str:
+        """Where the concepts come from, for `bongard datasets list`."""
+
+    @abstractmethod
+    def problem_ids(self) -> list[str]:
+        """Every problem id in dataset order; raises `DatasetError` if the layout is unreadable."""
+
+    @abstractmethod
+    def load_problem(self, problem_id: str) -> BongardProblem:
+        """Build one problem; raises `DatasetError` naming the problem and file at fault."""
+
+    def error(
+        self, reason: str, problem_id: str | None = None, path: Path | None = None
+    ) -> DatasetError:
+        return DatasetError(reason, dataset=self.name, problem_id=problem_id, path=path)
+
+    def build(self, problem_id: str, **fields: Any) -> BongardProblem:
+        """Validate a problem, turning validation errors into a located `DatasetError`."""
+        try:
+            return BongardProblem(dataset=self.name, id=problem_id, **fields)
+        except ValidationError as error:
+            reasons = "; ".join(
+                item["msg"].removeprefix("Value error, ") for item in error.errors()
+            )
+            raise self.error(reasons, problem_id) from None
+
+    def parse_record(
+        self, model: type[RecordT], entries: list[object], problem_id: str, manifest: Path
+    ) -> RecordT:
+        """Validate a manifest record; a duplicated id or a malformed record is located."""
+        if len(entries) > 1:
+            raise self.error(f"the id appears in {len(entries)} records", problem_id, manifest)
+        try:
+            return model.model_validate(entries[0])
+        except ValidationError as error:
+            fields = "; ".join(
+                f"{'.'.join(map(str, item['loc'])) or 'record'}: {item['msg']}"
+                for item in error.errors()
+            )
+            raise self.error(f"malformed record: {fields}", problem_id, manifest) from None
+
+    def resolve_inside(
+        self, relative: str, problem_id: str, manifest: Path, root: Path | None = None
+    ) -> Path:
+        """Resolve a manifest's path under `root` (default: the dataset folder); refuse escapes."""
+        root = (root or self.root).resolve()
+        candidate = (root / relative).resolve()
+        if not candidate.is_relative_to(root):
+            raise self.error(
+                f"path {relative!r} escapes the dataset root {root}", problem_id, manifest
+            )
+        return candidate
+
+
+def read_json(path: Path, dataset: str) -> Any:
+    """Parse a JSON file; a missing or malformed file is a `DatasetError` naming it."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DatasetError("file is missing", dataset=dataset, path=path) from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise DatasetError(f"malformed JSON: {error}", dataset=dataset, path=path) from None
+
+
+def numeric_folders(root: Path) -> dict[str, Path]:
+    """Sub-folders named by a number, keyed by the number without padding, in numeric order.
+
+    The classic and RWR problem folders; `008` and `8` in one folder would be
+    the same problem, so that is refused.
+    """
+    if not root.is_dir():
+        return {}
+    folders: dict[str, Path] = {}
+    for folder in sorted(root.iterdir(), key=lambda p: (len(p.name.lstrip("0")), p.name)):
+        if not (folder.is_dir() and folder.name.isdigit()):
+            continue
+        problem_id = str(int(folder.name))
+        if problem_id in folders:
+            raise DatasetError(
+                f"folders {folders[problem_id].name} and {folder.name} are both {problem_id}",
+                path=root,
+            )
+        folders[problem_id] = folder
+    return folders
+
+
+def index_records(records: list[Any], id_field: str, label: str) -> dict[str, list[object]]:
+    """Group manifest records by id, keeping duplicates for `parse_record` to refuse.
+
+    A record without an id is kept under `label[position]` so that it is
+    reported as a problem of its own instead of vanishing.
+    """
+    indexed: dict[str, list[object]] = {}
+    for position, record in enumerate(records):
+        raw_id = record.get(id_field) if isinstance(record, dict) else None
+        key = str(raw_id) if raw_id not in (None, "") else f"{label}[{position}]"
+        indexed.setdefault(key, []).append(record)
+    return indexed

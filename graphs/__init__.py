@@ -1,0 +1,1 @@
+"""How a problem is solved: LangGraph strategies, the dataset runner and the CLI."""

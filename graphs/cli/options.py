@@ -1,0 +1,37 @@
+"""Command-line options shared by several commands."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+DataDirOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--data-dir",
+        help="Folder with one sub-folder per dataset (default: $BONGARD_DATA, else ./data).",
+        show_default=False,
+    ),
+]
+DatasetOptions = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--option",
+        "-O",
+        help="Loader option KEY=VALUE, repeatable (e.g. holdout_test=true for bongard-classic).",
+        show_default=False,
+    ),
+]
+
+
+def parse_key_values(pairs: list[str] | None) -> dict[str, str]:
+    """`["a=1", "b=x"]` -> `{"a": "1", "b": "x"}`; a pair without `=` is a usage error."""
+    parsed: dict[str, str] = {}
+    for pair in pairs or []:
+        key, separator, value = pair.partition("=")
+        if not separator or not key.strip():
+            raise typer.BadParameter(f"expected KEY=VALUE, got {pair!r}", param_hint="--option")
+        parsed[key.strip()] = value.strip()
+    return parsed

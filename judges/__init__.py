@@ -1,0 +1,1 @@
+"""Was it right: verdicts, voting ensembles, text metrics and agreement statistics."""
