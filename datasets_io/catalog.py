@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from datasets_io.errors import DatasetError
+from datasets_io.errors import DatasetError, describe_validation_error
 from datasets_io.images import DEFAULT_MAX_PIXELS, open_image
 from datasets_io.loaders import DatasetLoader, loader_class, loader_formats
 from datasets_io.problem import BongardProblem
@@ -96,9 +96,7 @@ class Dataset:
             else:
                 yield problem
 
-    def scan(
-        self, problem_ids: Iterable[str] | None = None, *, open_images: bool = False
-    ) -> ScanResult:
+    def scan(self, problem_ids: Iterable[str] | None = None, *, open_images: bool = False) -> ScanResult:
         result = ScanResult()
         for item in self.iter_problems(problem_ids, open_images=open_images):
             if isinstance(item, DatasetError):
@@ -140,16 +138,15 @@ def open_dataset(
     try:
         loader_options = loader_type.options_model.model_validate(dict(options or {}))
     except ValidationError as error:
-        reasons = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
         raise DatasetError(
-            f"bad option for format {format_name}: {reasons}", dataset=name
+            f"bad option for format {format_name}: {describe_validation_error(error)}", dataset=name
         ) from None
     return Dataset(loader_type(name, root, loader_options))
 
 
 def detect_format(root: Path) -> str:
-    """The first registered format whose layout `root` matches."""
-    for format_name in loader_formats():
+    """The first registered format whose layout `root` matches, generic layouts last."""
+    for format_name in sorted(loader_formats(), key=lambda f: loader_class(f).generic_layout):
         if loader_class(format_name).detect(root):
             return format_name
     raise DatasetError(

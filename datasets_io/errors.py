@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pydantic import ValidationError
+
 
 class DatasetError(Exception):
     """A dataset, one of its problems or one of its files cannot be used.
@@ -45,3 +47,11 @@ class DatasetError(Exception):
         if self.path is not None:
             where.append(f"file {self.path}")
         return f"{', '.join(where)}: {self.reason}" if where else self.reason
+
+
+def describe_validation_error(error: ValidationError) -> str:
+    """`field: message; ...` for a pydantic error, `record` standing for the whole value."""
+    return "; ".join(
+        f"{'.'.join(map(str, item['loc'])) or 'record'}: {item['msg'].removeprefix('Value error, ')}"
+        for item in error.errors()
+    )

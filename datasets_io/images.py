@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 from pathlib import Path
 
@@ -24,13 +25,22 @@ def find_image(folder: Path, stem: str) -> Path:
 
 
 def list_images(folder: Path) -> list[Path]:
-    """Image files of a folder in natural order (2.png before 10.png)."""
-    images = [p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES]
-    return sorted(images, key=_natural_key)
+    """Image files of a folder in natural order (img2.png before img10.png), hidden files left out."""
+    images = [
+        p
+        for p in folder.iterdir()
+        if p.is_file() and not p.name.startswith(".") and p.suffix.lower() in IMAGE_SUFFIXES
+    ]
+    return sorted(images, key=natural_key)
 
 
-def _natural_key(path: Path) -> tuple[int, int, str]:
-    return (0, int(path.stem), path.name) if path.stem.isdigit() else (1, 0, path.name)
+def natural_key(path: Path) -> list[tuple[int, int | str]]:
+    """Sort key comparing runs of ASCII digits as numbers and the rest as text."""
+    return [
+        (0, int(part)) if part.isascii() and part.isdigit() else (1, part)
+        for part in re.split(r"([0-9]+)", path.name)
+        if part
+    ]
 
 
 def open_image(path: Path, *, max_pixels: int = DEFAULT_MAX_PIXELS) -> Image.Image:

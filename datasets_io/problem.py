@@ -92,9 +92,7 @@ class BongardProblem(BaseModel):
         duplicates = sorted({ref for ref in refs if refs.count(ref) > 1})
         if duplicates:
             raise ValueError(f"duplicate panels: {', '.join(duplicates)}")
-        check_paths = not (
-            isinstance(info.context, dict) and info.context.get("check_paths") is False
-        )
+        check_paths = not (isinstance(info.context, dict) and info.context.get("check_paths") is False)
         if check_paths:
             for panel in self.all_panels:
                 if not panel.path.is_file():

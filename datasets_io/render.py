@@ -46,9 +46,7 @@ def panel_image(
     """One panel as the variant shows it: square-cropped to 512 px and/or greyscale."""
     image = open_image(panel.path, max_pixels=max_pixels)
     if is_square(variant):
-        image = ImageOps.fit(
-            image, (SQUARE_PANEL_SIZE, SQUARE_PANEL_SIZE), Image.Resampling.LANCZOS
-        )
+        image = ImageOps.fit(image, (SQUARE_PANEL_SIZE, SQUARE_PANEL_SIZE), Image.Resampling.LANCZOS)
     return image.convert("L") if is_grey(variant) else image
 
 
@@ -89,9 +87,7 @@ class SheetLayout:
         """Top-left pixel of the cell of the `position`-th panel of `side`."""
         row, column = divmod(position, COLUMNS_PER_SIDE)
         block_x = 0 if side == "left" else self.block_width + self.separator
-        return block_x + self.gap + column * (self.cell + self.gap), self.gap + row * (
-            self.cell + self.gap
-        )
+        return block_x + self.gap + column * (self.cell + self.gap), self.gap + row * (self.cell + self.gap)
 
 
 def render_sheet(
@@ -100,9 +96,7 @@ def render_sheet(
     """The whole-problem sheet of the context panels, at most `max_side` pixels wide."""
     rows = math.ceil(max(len(problem.left), len(problem.right)) / COLUMNS_PER_SIDE)
     layout = (
-        SheetLayout(SQUARE_PANEL_SIZE, rows)
-        if is_square(variant)
-        else SheetLayout.fitting(max_side, rows)
+        SheetLayout(SQUARE_PANEL_SIZE, rows) if is_square(variant) else SheetLayout.fitting(max_side, rows)
     )
     sheet = _canvas(variant, (layout.width, layout.height))
     sides: tuple[tuple[Side, list[Panel]], ...] = (("left", problem.left), ("right", problem.right))
@@ -126,9 +120,7 @@ def render_strip(
 ) -> Image.Image:
     """Panels side by side in the given order (the test images of a classification call)."""
     if not panels:
-        raise DatasetError(
-            "no panels to render in a strip", dataset=problem.dataset, problem_id=problem.id
-        )
+        raise DatasetError("no panels to render in a strip", dataset=problem.dataset, problem_id=problem.id)
     images = _panel_images(problem, panels, variant)
     cell = min(
         SQUARE_PANEL_SIZE,
@@ -153,9 +145,7 @@ def save_png(image: Image.Image, path: Path) -> None:
     path.write_bytes(png_bytes(image))
 
 
-def _panel_images(
-    problem: BongardProblem, panels: Sequence[Panel], variant: Variant
-) -> list[Image.Image]:
+def _panel_images(problem: BongardProblem, panels: Sequence[Panel], variant: Variant) -> list[Image.Image]:
     try:
         return [panel_image(panel, variant) for panel in panels]
     except DatasetError as error:
@@ -174,9 +164,7 @@ def _largest_cell(width_of: Callable[[int], int], max_side: int) -> int:
     return cell
 
 
-def _paste_cell(
-    canvas: Image.Image, image: Image.Image, origin: tuple[int, int], cell: int
-) -> None:
+def _paste_cell(canvas: Image.Image, image: Image.Image, origin: tuple[int, int], cell: int) -> None:
     """Letterbox `image` into the cell at `origin` and frame the cell."""
     scale = min(cell / image.width, cell / image.height)
     size = (max(1, round(image.width * scale)), max(1, round(image.height * scale)))

@@ -9,7 +9,7 @@ from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from datasets_io.errors import DatasetError
+from datasets_io.errors import DatasetError, describe_validation_error
 from datasets_io.problem import BongardProblem
 
 RecordT = TypeVar("RecordT", bound=BaseModel)
@@ -29,6 +29,8 @@ class DatasetLoader(ABC):
     """
 
     format_name: ClassVar[str]
+    generic_layout: ClassVar[bool] = False
+    """A layout loose enough to match others' folders; detected only after the specific ones."""
     options_model: ClassVar[type[LoaderOptions]] = LoaderOptions
 
     def __init__(self, name: str, root: Path, options: LoaderOptions | None = None) -> None:
@@ -54,9 +56,7 @@ class DatasetLoader(ABC):
     def load_problem(self, problem_id: str) -> BongardProblem:
         """Build one problem; raises `DatasetError` naming the problem and file at fault."""
 
-    def error(
-        self, reason: str, problem_id: str | None = None, path: Path | None = None
-    ) -> DatasetError:
+    def error(self, reason: str, problem_id: str | None = None, path: Path | None = None) -> DatasetError:
         return DatasetError(reason, dataset=self.name, problem_id=problem_id, path=path)
 
     def build(self, problem_id: str, **fields: Any) -> BongardProblem:
@@ -64,10 +64,17 @@ class DatasetLoader(ABC):
         try:
             return BongardProblem(dataset=self.name, id=problem_id, **fields)
         except ValidationError as error:
-            reasons = "; ".join(
-                item["msg"].removeprefix("Value error, ") for item in error.errors()
-            )
+            reasons = "; ".join(item["msg"].removeprefix("Value error, ") for item in error.errors())
             raise self.error(reasons, problem_id) from None
+
+    def numbered_folders(self, layout: str) -> dict[str, Path]:
+        """The dataset's numbered problem folders; none at all is a dataset-level error."""
+        if not self.root.is_dir():
+            raise self.error("dataset folder is missing", path=self.root)
+        folders = numeric_folders(self.root)
+        if not folders:
+            raise self.error(f"no problem folders ({layout}) found", path=self.root)
+        return folders
 
     def parse_record(
         self, model: type[RecordT], entries: list[object], problem_id: str, manifest: Path
@@ -78,22 +85,24 @@ class DatasetLoader(ABC):
         try:
             return model.model_validate(entries[0])
         except ValidationError as error:
-            fields = "; ".join(
-                f"{'.'.join(map(str, item['loc'])) or 'record'}: {item['msg']}"
-                for item in error.errors()
-            )
-            raise self.error(f"malformed record: {fields}", problem_id, manifest) from None
+            raise self.error(
+                f"malformed record: {describe_validation_error(error)}", problem_id, manifest
+            ) from None
 
-    def resolve_inside(
+    def manifest_image(
         self, relative: str, problem_id: str, manifest: Path, root: Path | None = None
     ) -> Path:
-        """Resolve a manifest's path under `root` (default: the dataset folder); refuse escapes."""
+        """An image path from a manifest, under `root` (default: the dataset folder).
+
+        A path escaping the root is refused, and a missing file is named here,
+        where the manifest that lists it is known.
+        """
         root = (root or self.root).resolve()
         candidate = (root / relative).resolve()
         if not candidate.is_relative_to(root):
-            raise self.error(
-                f"path {relative!r} escapes the dataset root {root}", problem_id, manifest
-            )
+            raise self.error(f"path {relative!r} escapes the dataset root {root}", problem_id, manifest)
+        if not candidate.is_file():
+            raise self.error(f"image listed in {manifest.name} is missing", problem_id, candidate)
         return candidate
 
 

@@ -11,7 +11,7 @@ from functools import cached_property
 from pathlib import Path
 
 from datasets_io.images import find_image
-from datasets_io.loaders.base import DatasetLoader, LoaderOptions, numeric_folders
+from datasets_io.loaders.base import DatasetLoader, LoaderOptions
 from datasets_io.loaders.classic_rules import RULES_FILE_NAME, ClassicRules
 from datasets_io.loaders.registry import register_loader
 from datasets_io.problem import CONTEXT_PANELS_PER_SIDE, BongardProblem, Panel, Side
@@ -45,12 +45,7 @@ class ClassicLoader(DatasetLoader):
 
     @cached_property
     def _folders(self) -> dict[str, Path]:
-        if not self.root.is_dir():
-            raise self.error("dataset folder is missing", path=self.root)
-        folders = numeric_folders(self.root)
-        if not folders:
-            raise self.error("no problem folders (NNN/) found", path=self.root)
-        return folders
+        return self.numbered_folders("NNN/")
 
     def problem_ids(self) -> list[str]:
         return list(self._folders)
@@ -78,8 +73,6 @@ class ClassicLoader(DatasetLoader):
             test_left=tests["left"],
             test_right=tests["right"],
             concept=concept,
-            panels_per_side=HELD_OUT_INDEX
-            if self.options.holdout_test
-            else CONTEXT_PANELS_PER_SIDE,
+            panels_per_side=HELD_OUT_INDEX if self.options.holdout_test else CONTEXT_PANELS_PER_SIDE,
             metadata={"folder": folder.name},
         )

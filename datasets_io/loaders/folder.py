@@ -20,7 +20,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from datasets_io.images import list_images
+from datasets_io.errors import describe_validation_error
+from datasets_io.images import list_images, natural_key
 from datasets_io.loaders.base import DatasetLoader, LoaderOptions, read_json
 from datasets_io.loaders.registry import register_loader
 from datasets_io.problem import CONTEXT_PANELS_PER_SIDE, SIDES, BongardProblem, Concept, Panel, Side
@@ -45,11 +46,12 @@ class ConceptFile(BaseModel):
 class FolderLoader(DatasetLoader):
     options_model = FolderOptions
     options: FolderOptions
+    generic_layout = True
 
     @classmethod
     def detect(cls, root: Path) -> bool:
         return root.is_dir() and any(
-            (p / CONCEPT_FILE).is_file() for p in root.iterdir() if p.is_dir()
+            (p / "left").is_dir() and (p / "right").is_dir() for p in root.iterdir() if p.is_dir()
         )
 
     @property
@@ -62,7 +64,7 @@ class FolderLoader(DatasetLoader):
             raise self.error("dataset folder is missing", path=self.root)
         folders = sorted(
             (p for p in self.root.iterdir() if p.is_dir() and not p.name.startswith(".")),
-            key=lambda p: p.name,
+            key=natural_key,
         )
         return {p.name: p for p in folders}
 
@@ -73,19 +75,14 @@ class FolderLoader(DatasetLoader):
         folder = self._folders[problem_id]
         concept_file = self._read_concept(folder, problem_id)
         context = {side: self._panels(folder / side, side, problem_id) for side in SIDES}
-        tests = {
-            side: self._panels(folder / "test" / side, side, problem_id, test=True)
-            for side in SIDES
-        }
+        tests = {side: self._panels(folder / "test" / side, side, problem_id, test=True) for side in SIDES}
         return self.build(
             problem_id,
             left=context["left"],
             right=context["right"],
             test_left=tests["left"],
             test_right=tests["right"],
-            concept=Concept(left=concept_file.left, right=concept_file.right)
-            if concept_file
-            else None,
+            concept=Concept(left=concept_file.left, right=concept_file.right) if concept_file else None,
             concept_group=concept_file.group if concept_file else None,
             panels_per_side=self.options.panels_per_side,
         )
@@ -95,9 +92,16 @@ class FolderLoader(DatasetLoader):
             if test:
                 return []
             raise self.error(f"missing the {side}/ folder", problem_id, folder)
+        images = list_images(folder)
+        if not test and len(images) != self.options.panels_per_side:
+            raise self.error(
+                f"{len(images)} images on the {side} side, expected {self.options.panels_per_side}",
+                problem_id,
+                folder,
+            )
         return [
             Panel(path=path, side=side, index=index, role="test" if test else "context")
-            for index, path in enumerate(list_images(folder))
+            for index, path in enumerate(images)
         ]
 
     def _read_concept(self, folder: Path, problem_id: str) -> ConceptFile | None:
@@ -107,7 +111,6 @@ class FolderLoader(DatasetLoader):
         try:
             return ConceptFile.model_validate(read_json(path, self.name))
         except ValidationError as error:
-            fields = "; ".join(
-                f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors()
-            )
-            raise self.error(f"malformed concept file: {fields}", problem_id, path) from None
+            raise self.error(
+                f"malformed concept file: {describe_validation_error(error)}", problem_id, path
+            ) from None

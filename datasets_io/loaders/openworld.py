@@ -83,9 +83,7 @@ class OpenWorldLoader(DatasetLoader):
         file = self._files[problem_id]
         record = self.parse_record(OpenWorldRecord, entries, problem_id, file)
         image_root = (self.options.image_root or self.root).resolve()
-        paths = [
-            self.resolve_inside(name, problem_id, file, image_root) for name in record.imageFiles
-        ]
+        paths = [self.manifest_image(name, problem_id, file, image_root) for name in record.imageFiles]
 
         def panels(side: Side, start: int) -> list[Panel]:
             return [Panel(path=paths[start + i], side=side, index=i) for i in range(6)]

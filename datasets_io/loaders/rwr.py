@@ -31,10 +31,7 @@ class RwrLoader(DatasetLoader):
 
     @classmethod
     def detect(cls, root: Path) -> bool:
-        return any(
-            (p / "left").is_dir() and (p / "right").is_dir() and not (p / "concept.json").exists()
-            for p in numeric_folders(root).values()
-        )
+        return any((p / "left").is_dir() and (p / "right").is_dir() for p in numeric_folders(root).values())
 
     @property
     def rules(self) -> ClassicRules:
@@ -47,12 +44,7 @@ class RwrLoader(DatasetLoader):
 
     @cached_property
     def _folders(self) -> dict[str, Path]:
-        if not self.root.is_dir():
-            raise self.error("dataset folder is missing", path=self.root)
-        folders = numeric_folders(self.root)
-        if not folders:
-            raise self.error("no problem folders (<id>/left, <id>/right) found", path=self.root)
-        return folders
+        return self.numbered_folders("<id>/left, <id>/right")
 
     def problem_ids(self) -> list[str]:
         return list(self._folders)

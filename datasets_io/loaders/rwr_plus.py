@@ -74,13 +74,11 @@ class RwrPlusLoader(DatasetLoader):
     @cached_property
     def _labels(self) -> list[dict[str, str]]:
         try:
-            with self.labels_path.open(encoding="utf-8", newline="") as handle:
+            with self.labels_path.open(encoding="utf-8-sig", newline="") as handle:
                 reader = csv.DictReader(handle)
                 missing = {LEFT_RULE_COLUMN, RIGHT_RULE_COLUMN} - set(reader.fieldnames or [])
                 if missing:
-                    raise self.error(
-                        f"missing columns: {', '.join(sorted(missing))}", path=self.labels_path
-                    )
+                    raise self.error(f"missing columns: {', '.join(sorted(missing))}", path=self.labels_path)
                 return list(reader)
         except FileNotFoundError:
             raise self.error("file is missing", path=self.labels_path) from None
@@ -91,9 +89,7 @@ class RwrPlusLoader(DatasetLoader):
         return list(self._records)
 
     def load_problem(self, problem_id: str) -> BongardProblem:
-        record = self.parse_record(
-            RwrPlusRecord, self._records[problem_id], problem_id, self.manifest
-        )
+        record = self.parse_record(RwrPlusRecord, self._records[problem_id], problem_id, self.manifest)
         images = {"left": record.left_images, "right": record.right_images}
         if len(record.left_images) != len(record.right_images):
             raise self.error(
@@ -104,7 +100,7 @@ class RwrPlusLoader(DatasetLoader):
         panels = {
             side: [
                 Panel(
-                    path=self.resolve_inside(image.path, problem_id, self.manifest),
+                    path=self.manifest_image(image.path, problem_id, self.manifest),
                     side=side,
                     index=index,
                     role="test" if index == len(images[side]) - 1 else "context",
@@ -140,7 +136,5 @@ class RwrPlusLoader(DatasetLoader):
             (row.get(RIGHT_RULE_COLUMN) or "").strip(),
         )
         if not (left and right):
-            raise self.error(
-                f"label row {row_number} has an empty rule", problem_id, self.labels_path
-            )
+            raise self.error(f"label row {row_number} has an empty rule", problem_id, self.labels_path)
         return Concept(left=left, right=right)

@@ -10,7 +10,5 @@ from rich.console import Console
 
 PIPE_WIDTH = 200
 
-console = Console(
-    highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else PIPE_WIDTH
-)
+console = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else PIPE_WIDTH)
 error_console = Console(stderr=True, highlight=False, soft_wrap=True)

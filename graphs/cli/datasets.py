@@ -24,9 +24,7 @@ def list_datasets(data_dir: DataDirOption = None) -> None:
     folders = find_datasets(directory)
     if not folders:
         raise DatasetError(f"no datasets found in {directory} (set --data-dir or $BONGARD_DATA)")
-    table = Table(
-        "name", "format", "problems", "panels/side", "test images", "concepts", "concepts from"
-    )
+    table = Table("name", "format", "problems", "panels/side", "test images", "concepts", "concepts from")
     for folder in folders:
         dataset = open_dataset(folder.name, directory)
         scan = _scan_with_warnings(dataset)
@@ -53,9 +51,7 @@ def show(
     variant: Annotated[
         Variant, typer.Option(help="Panel look: colour or grey, letterboxed or square.")
     ] = "plain",
-    max_side: Annotated[
-        int, typer.Option(min=64, help="Sheet width in pixels.")
-    ] = DEFAULT_MAX_SIDE,
+    max_side: Annotated[int, typer.Option(min=64, help="Sheet width in pixels.")] = DEFAULT_MAX_SIDE,
     tests_out: Annotated[
         Path | None, typer.Option("--tests-out", help="Also write the test images as a strip.")
     ] = None,
@@ -74,9 +70,7 @@ def show(
         console.print(f"  left:  {problem.concept.left}\n  right: {problem.concept.right or '-'}")
     if tests_out is not None:
         save_png(render_strip(problem, problem.test_panels, variant, max_side), tests_out)
-        console.print(
-            f"  test images ({', '.join(p.ref for p in problem.test_panels)}) -> {tests_out}"
-        )
+        console.print(f"  test images ({', '.join(p.ref for p in problem.test_panels)}) -> {tests_out}")
 
 
 @datasets_app.command("validate")
@@ -103,7 +97,5 @@ def _scan_with_warnings(dataset: Dataset) -> ScanResult:
     for error in scan.errors:
         error_console.print(f"[yellow]warning:[/yellow] skipped {error}")
     if scan.errors:
-        error_console.print(
-            f"[yellow]warning:[/yellow] {dataset.name}: {len(scan.errors)} problems skipped"
-        )
+        error_console.print(f"[yellow]warning:[/yellow] {dataset.name}: {len(scan.errors)} problems skipped")
     return scan

@@ -1,0 +1,33 @@
+"""Shared fixtures: the real Bongard data in `../shared/data`, used in place."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SHARED_DATA_ENV = "BONGARD_SHARED_DATA"
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """The real data folder; its absence is a failure, not a skip."""
+    path = Path(os.environ.get(SHARED_DATA_ENV) or REPO_ROOT.parent / "shared" / "data")
+    assert (path / "bongard-classic").is_dir() and (path / "bongard-rwr").is_dir(), (
+        f"real Bongard data not found at {path}; set {SHARED_DATA_ENV}"
+    )
+    return path
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    """An empty data directory for datasets a test builds."""
+    return (tmp_path / "data").resolve()
+
+
+@pytest.fixture
+def root(data_dir: Path, request: pytest.FixtureRequest) -> Path:
+    """The folder of the dataset under test, named by the test module's `FORMAT`."""
+    return data_dir / str(request.module.FORMAT)
