@@ -1,8 +1,9 @@
 """Finding datasets by name or `FORMAT:PATH`, and reading their problems safely.
 
-A data directory (`--data-dir`, else `$BONGARD_DATA`, else `./data`) holds one
-folder per dataset. A folder named like a format (`bongard-classic`) is read in
-that format; any other folder in the first format whose layout it matches.
+A data directory (`--data-dir`, else `$BONGARD_DATA`, else the first of
+`./data` and `../shared/data` that exists) holds one folder per dataset. A
+folder named like a format (`bongard-classic`) is read in that format; any
+other folder in the first format whose layout it matches.
 """
 
 from __future__ import annotations
@@ -22,9 +23,16 @@ from datasets_io.problem import BongardProblem
 DATA_DIR_ENV = "BONGARD_DATA"
 
 
+FALLBACK_DATA_DIRS = (Path("data"), Path("../shared/data"))
+"""Searched in order when nothing names a data directory; the second is where a
+checkout of this project sits beside its team's shared data."""
+
+
 def default_data_dir() -> Path:
-    """`$BONGARD_DATA` if set, else `./data`."""
-    return Path(os.environ.get(DATA_DIR_ENV) or "data")
+    """`$BONGARD_DATA` if set, else the first fallback folder that exists (else `./data`)."""
+    if configured := os.environ.get(DATA_DIR_ENV):
+        return Path(configured)
+    return next((path for path in FALLBACK_DATA_DIRS if path.is_dir()), FALLBACK_DATA_DIRS[0])
 
 
 @dataclass

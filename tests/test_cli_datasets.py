@@ -101,3 +101,22 @@ def test_bad_names_end_in_one_clear_line(shared_data: Path, tmp_path: Path) -> N
         "datasets", "validate", "bongard-classic", "-O", "holdout_test=maybe", "--data-dir", shared_data
     )
     assert bad_option.returncode == 2 and "bad option for format bongard-classic" in bad_option.stderr
+
+
+def test_without_a_data_dir_the_shared_data_beside_the_checkout_is_found(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    (tmp_path / "shared").symlink_to(shared_data.parent, target_is_directory=True)
+    env = {key: value for key, value in os.environ.items() if key != "BONGARD_DATA"}
+    result = subprocess.run(
+        [str(BONGARD), "datasets", "show", "bongard-rwr", "31", "--out", "x.png"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=checkout,
+        env=env,
+    )
+    assert result.returncode == 0, result.stderr
+    assert (checkout / "x.png").is_file()

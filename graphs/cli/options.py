@@ -11,7 +11,7 @@ DataDirOption = Annotated[
     Path | None,
     typer.Option(
         "--data-dir",
-        help="Folder with one sub-folder per dataset (default: $BONGARD_DATA, else ./data).",
+        help="Folder with one sub-folder per dataset (default: $BONGARD_DATA, ./data, ../shared/data).",
         show_default=False,
     ),
 ]
