@@ -1,0 +1,98 @@
+"""The response cache: SQLite in WAL mode, one row per deterministic request.
+
+Only deterministic requests are cached (temperature 0 or a fixed seed, or an
+agent that is deterministic by nature), only successful replies are stored,
+and every write is one transaction, so a process killed mid-write leaves a
+readable cache that simply lacks that row.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY,
+    agent TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    hits INTEGER NOT NULL DEFAULT 0,
+    reply TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS responses_agent ON responses (agent);
+"""
+
+
+def cache_key(payload: dict[str, Any]) -> str:
+    """A digest of everything that determines a reply (canonical JSON, SHA-256)."""
+    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class CacheStats:
+    path: Path
+    entries: int
+    hits: int
+    size_bytes: int
+    by_agent: dict[str, int]
+
+
+class ResponseCache:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._connection = sqlite3.connect(path, check_same_thread=False, timeout=30, isolation_level=None)
+        self._connection.execute("PRAGMA journal_mode=WAL")
+        self._connection.execute("PRAGMA synchronous=NORMAL")
+        self._connection.executescript(SCHEMA)
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        with self._lock:
+            row = self._connection.execute("SELECT reply FROM responses WHERE key = ?", (key,)).fetchone()
+            if row is None:
+                return None
+            self._connection.execute("UPDATE responses SET hits = hits + 1 WHERE key = ?", (key,))
+        reply: dict[str, Any] = json.loads(row[0])
+        return reply
+
+    def put(self, key: str, agent: str, reply: dict[str, Any]) -> None:
+        with self._lock:
+            self._connection.execute(
+                "INSERT OR REPLACE INTO responses (key, agent, created_at, reply) VALUES (?, ?, ?, ?)",
+                (key, agent, time.time(), json.dumps(reply, ensure_ascii=False)),
+            )
+
+    def stats(self) -> CacheStats:
+        with self._lock:
+            entries, hits = self._connection.execute(
+                "SELECT COUNT(*), COALESCE(SUM(hits), 0) FROM responses"
+            ).fetchone()
+            by_agent = dict(
+                self._connection.execute(
+                    "SELECT agent, COUNT(*) FROM responses GROUP BY agent ORDER BY agent"
+                ).fetchall()
+            )
+        size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
+        return CacheStats(self.path, entries, hits, size, by_agent)
+
+    def clear(self, agent: str | None = None) -> int:
+        """Delete every entry (or one agent's); returns how many went."""
+        with self._lock:
+            if agent is None:
+                cursor = self._connection.execute("DELETE FROM responses")
+            else:
+                cursor = self._connection.execute("DELETE FROM responses WHERE agent = ?", (agent,))
+            self._connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return cursor.rowcount
+
+    def close(self) -> None:
+        with self._lock:
+            self._connection.close()

@@ -1,0 +1,95 @@
+"""What travels with every model call beside its messages, and what comes back.
+
+LLM agents ignore the metadata; non-LLM agents (the offline perception agent,
+the similarity classifier) act on it and never parse prompt text.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from datasets_io.problem import Panel
+
+TaskKind = Literal[
+    "chat", "describe", "compare", "answer", "classify", "select", "judge", "probe", "hypothesize", "generate"
+]
+
+
+class ImageSource(BaseModel):
+    """One image a call sends and the panels behind it (twelve for a sheet, one for a panel)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: Path
+    panels: list[Panel] = Field(default_factory=list)
+    layout: Literal["panel", "sheet", "strip"] = "panel"
+
+
+class CallSpec(BaseModel):
+    """The structured side of a call: its task kind, expected output schema and images.
+
+    `images` lists every image in the order it appears in the messages.
+    `output_schema` is a pydantic model class the reply must validate against.
+    """
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    task: TaskKind = "chat"
+    output_schema: type[BaseModel] | None = None
+    images: list[ImageSource] = Field(default_factory=list)
+    extra: dict[str, Any] = Field(default_factory=dict)
+    """Free-form task details for non-LLM agents (candidate labels, the side asked about...)."""
+
+    def fingerprint(self) -> dict[str, Any]:
+        """A JSON-able summary that identifies the call, for cache keys."""
+        return {
+            "task": self.task,
+            "schema": self.output_schema.model_json_schema() if self.output_schema else None,
+            "images": [
+                {"path": str(i.path), "layout": i.layout, "panels": [p.ref for p in i.panels]}
+                for i in self.images
+            ],
+            "extra": self.extra,
+        }
+
+
+class Usage(BaseModel):
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+        )
+
+
+ParseStatus = Literal["not-requested", "ok", "failed"]
+
+
+class AgentReply(BaseModel):
+    """A model's answer to one call, with what it cost and how it was obtained.
+
+    A reply whose structured output could not be parsed, even after one
+    re-ask, still comes back: `parse_status` is "failed" and `parse_error` says why.
+    `cost_usd` is None when the model's price is unknown (never reported as 0).
+    """
+
+    agent: str
+    text: str
+    parsed: dict[str, Any] | None = None
+    parse_status: ParseStatus = "not-requested"
+    parse_error: str | None = None
+    truncated: bool = False
+    usage: Usage = Field(default_factory=Usage)
+    cost_usd: float | None = None
+    latency_s: float = 0.0
+    cache_hit: bool = False
+    attempts: int = 1

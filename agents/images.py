@@ -1,0 +1,132 @@
+"""Images travel as file paths until the last moment, then are encoded per request.
+
+Strategies put `image_block(path)` into a message. Right before a provider is
+called, `prepare_messages` replaces each with a LangChain standard image block
+(base64 + MIME type), downscaled so the longer side is at most 1024 px by
+default, converted to a format every provider takes, and checked against the
+provider's limits. Encoding is deterministic, so cache keys built from the
+prepared messages change exactly when the pixels sent change.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from langchain_core.messages import BaseMessage
+from PIL import Image
+
+from datasets_io.images import open_image
+
+PATH_BLOCK_KEY = "path"
+DEFAULT_MAX_SIDE = 1024
+SENT_AS_IS = {"PNG": "image/png", "JPEG": "image/jpeg"}
+
+
+class ImageLimitError(ValueError):
+    """A request breaks a provider's image limit; the message names the limit."""
+
+
+@dataclass(frozen=True)
+class ImagePolicy:
+    """How images are prepared: the longest side in pixels, or None to send them unscaled."""
+
+    max_side: int | None = DEFAULT_MAX_SIDE
+
+
+@dataclass(frozen=True)
+class ImageLimits:
+    """A provider's documented limits; None where it sets none."""
+
+    max_images: int | None = None
+    max_bytes_per_image: int | None = None
+
+
+@dataclass(frozen=True)
+class EncodedImage:
+    mime_type: str
+    data: bytes
+    size: tuple[int, int]
+
+    def block(self) -> dict[str, Any]:
+        """The LangChain standard content block for this image."""
+        return {
+            "type": "image",
+            "base64": base64.b64encode(self.data).decode("ascii"),
+            "mime_type": self.mime_type,
+        }
+
+
+def image_block(path: Path) -> dict[str, Any]:
+    """A placeholder for an image in a message, resolved by `prepare_messages`."""
+    return {"type": "image", PATH_BLOCK_KEY: str(path)}
+
+
+def is_path_block(block: object) -> bool:
+    return isinstance(block, dict) and block.get("type") == "image" and PATH_BLOCK_KEY in block
+
+
+def encode_image(path: Path, policy: ImagePolicy = ImagePolicy()) -> EncodedImage:
+    """The bytes to send for an image file (cached per file version and policy)."""
+    stat = path.stat()
+    return _encode_cached(str(path), stat.st_mtime_ns, stat.st_size, policy.max_side)
+
+
+@lru_cache(maxsize=256)
+def _encode_cached(path: str, _mtime_ns: int, _size: int, max_side: int | None) -> EncodedImage:
+    with Image.open(path) as original:
+        source_format = original.format or ""
+    image = open_image(Path(path))
+    scale = 1.0 if max_side is None else min(1.0, max_side / max(image.size))
+    if scale == 1.0 and source_format in SENT_AS_IS:
+        return EncodedImage(SENT_AS_IS[source_format], Path(path).read_bytes(), image.size)
+    if scale < 1.0:
+        size = (max(1, round(image.width * scale)), max(1, round(image.height * scale)))
+        image = image.resize(size, Image.Resampling.LANCZOS)
+    buffer = io.BytesIO()
+    if source_format == "JPEG":
+        image.save(buffer, format="JPEG", quality=90)
+        return EncodedImage("image/jpeg", buffer.getvalue(), image.size)
+    image.save(buffer, format="PNG")
+    return EncodedImage("image/png", buffer.getvalue(), image.size)
+
+
+def prepare_messages(
+    messages: Sequence[BaseMessage], policy: ImagePolicy, limits: ImageLimits, provider: str
+) -> list[BaseMessage]:
+    """Copies of `messages` with every path placeholder replaced by an encoded image block."""
+    prepared: list[BaseMessage] = []
+    count = 0
+    for message in messages:
+        if isinstance(message.content, str):
+            prepared.append(message)
+            continue
+        content: list[str | dict[Any, Any]] = []
+        for block in message.content:
+            if is_path_block(block):
+                assert isinstance(block, dict)
+                encoded = encode_image(Path(block[PATH_BLOCK_KEY]), policy)
+                count += 1
+                _check_size(encoded, block[PATH_BLOCK_KEY], limits, provider)
+                content.append(encoded.block())
+            else:
+                content.append(block)
+        prepared.append(message.model_copy(update={"content": content}))
+    if limits.max_images is not None and count > limits.max_images:
+        raise ImageLimitError(
+            f"{provider} accepts at most {limits.max_images} images per request; this one has {count}"
+        )
+    return prepared
+
+
+def _check_size(encoded: EncodedImage, path: str, limits: ImageLimits, provider: str) -> None:
+    if limits.max_bytes_per_image is not None and len(encoded.data) > limits.max_bytes_per_image:
+        raise ImageLimitError(
+            f"{provider} accepts at most {limits.max_bytes_per_image} bytes per image; {path} is "
+            f"{len(encoded.data)} bytes after preparing (lower the image max side)"
+        )

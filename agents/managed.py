@@ -1,0 +1,300 @@
+"""The one place where every call is prepared, limited, retried, cached and accounted.
+
+`ManagedAgent` wraps any LangChain chat model (a provider's, a user's own, a
+non-LLM agent) and is itself a chat model. Strategies call `acall`, which
+returns an `AgentReply` with parsed output, tokens, cost, latency and whether
+the cache served it; `ainvoke` works too for plain LangChain use.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, messages_to_dict
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import Runnable
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+
+from agents.cache import ResponseCache, cache_key
+from agents.call import AgentReply, CallSpec, Usage
+from agents.images import ImageLimitError, ImagePolicy, prepare_messages
+from agents.limits import RateLimits, provider_slot
+from agents.pricing import Price
+from agents.provider import AgentParams, Provider
+from agents.retry import RetryPolicy, with_retries
+from agents.secrets import redact
+from agents.structured import (
+    ReplyParseError,
+    is_truncated,
+    message_text,
+    parse_reply,
+    reask_message,
+    schema_instructions,
+)
+from datasets_io.errors import describe_validation_error
+
+CALL_KWARG = "call"
+"""The keyword under which a non-LLM agent's `_agenerate` receives the `CallSpec`."""
+CHARS_PER_TOKEN = 4
+TOKENS_PER_IMAGE = 1000
+
+
+class AgentCallError(RuntimeError):
+    """A call that failed for good (after retries, or at once for a non-retryable fault)."""
+
+
+@dataclass
+class AgentTotals:
+    """Running totals of one agent in this process."""
+
+    calls: int = 0
+    cached_calls: int = 0
+    failed_calls: int = 0
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float = 0.0
+    calls_with_unknown_cost: int = 0
+
+    def add(self, reply: AgentReply) -> None:
+        self.calls += 1
+        self.cached_calls += reply.cache_hit
+        self.usage = self.usage + reply.usage
+        if reply.cost_usd is None:
+            self.calls_with_unknown_cost += 1
+        else:
+            self.cost_usd += reply.cost_usd
+
+
+@dataclass
+class _Outcome:
+    message: AIMessage
+    parsed: dict[str, Any] | None
+    parse_error: str | None
+    attempts: int
+
+
+class ManagedAgent(BaseChatModel):
+    """A chat model with the toolkit's cross-cutting concerns wrapped around it."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    spec: str
+    inner: BaseChatModel
+    provider: Provider
+    params: AgentParams = Field(default_factory=AgentParams)
+    price: Price | None = None
+    response_cache: ResponseCache | None = None
+    retry_policy: RetryPolicy = Field(default_factory=RetryPolicy)
+    _totals: AgentTotals = PrivateAttr(default_factory=AgentTotals)
+    _structured: dict[type[BaseModel], Runnable[Any, Any]] = PrivateAttr(default_factory=dict)
+
+    @property
+    def _llm_type(self) -> str:
+        return f"bongard-managed:{self.provider.name}"
+
+    @property
+    def totals(self) -> AgentTotals:
+        return self._totals
+
+    @property
+    def rate_limits(self) -> RateLimits:
+        base = self.provider.rate_limits
+        return RateLimits(
+            concurrency=self.params.concurrency or base.concurrency,
+            requests_per_minute=self.params.requests_per_minute or base.requests_per_minute,
+            tokens_per_minute=self.params.tokens_per_minute or base.tokens_per_minute,
+        )
+
+    @property
+    def image_policy(self) -> ImagePolicy:
+        return ImagePolicy(max_side=self.params.image_max_side or None)
+
+    @property
+    def deterministic(self) -> bool:
+        return self.provider.deterministic or self.params.deterministic
+
+    async def acall(self, messages: Sequence[BaseMessage], call: CallSpec | None = None) -> AgentReply:
+        """Send one request; a reply always comes back unless the call itself failed for good."""
+        call = call or CallSpec()
+        started = time.monotonic()
+        try:
+            prepared = self._prepare(messages, call)
+        except ImageLimitError as error:
+            self._totals.failed_calls += 1
+            raise AgentCallError(f"{self.spec}: {error}") from None
+        key = self._cache_key(prepared, call)
+        if key is not None and self.response_cache is not None:
+            cached = self.response_cache.get(key)
+            if cached is not None:
+                reply = AgentReply.model_validate(
+                    {**cached, "agent": self.spec, "cache_hit": True, "cost_usd": 0.0, "attempts": 0}
+                )
+                reply.latency_s = time.monotonic() - started
+                self._totals.add(reply)
+                return reply
+        reply = await self._call_model(prepared, call, started)
+        if key is not None and self.response_cache is not None and reply.parse_status != "failed":
+            self.response_cache.put(key, self.spec, reply.model_dump(mode="json", exclude={"agent"}))
+        self._totals.add(reply)
+        return reply
+
+    def _prepare(self, messages: Sequence[BaseMessage], call: CallSpec) -> list[BaseMessage]:
+        if self.provider.reads_call_metadata:
+            return list(messages)
+        prepared = prepare_messages(
+            messages, self.image_policy, self.provider.image_limits, self.provider.name
+        )
+        if call.output_schema is not None and self.provider.structured_method == "prompt":
+            prepared.append(HumanMessage(content=schema_instructions(call.output_schema)))
+        return prepared
+
+    def _cache_key(self, prepared: list[BaseMessage], call: CallSpec) -> str | None:
+        if not (self.deterministic and self.params.cache):
+            return None
+        return cache_key(
+            {
+                "agent": self.spec,
+                "sampling": self.params.sampling(),
+                "structured_method": self.provider.structured_method,
+                "messages": messages_to_dict(prepared),
+                "call": call.fingerprint(),
+            }
+        )
+
+    async def _call_model(self, prepared: list[BaseMessage], call: CallSpec, started: float) -> AgentReply:
+        try:
+            first = await self._attempt(prepared, call)
+            outcomes = [first]
+            if first.parse_error is not None:
+                follow_up = [
+                    *prepared,
+                    AIMessage(content=message_text(first.message)),
+                    reask_message(first.parse_error),
+                ]
+                outcomes.append(await self._attempt(follow_up, call))
+        except Exception as error:
+            self._totals.failed_calls += 1
+            raise AgentCallError(f"{self.spec}: {type(error).__name__}: {redact(str(error))}") from None
+        last = outcomes[-1]
+        usage = sum((_usage(o.message) for o in outcomes), Usage())
+        return AgentReply(
+            agent=self.spec,
+            text=message_text(last.message),
+            parsed=last.parsed,
+            parse_status="not-requested"
+            if call.output_schema is None
+            else ("failed" if last.parse_error else "ok"),
+            parse_error=last.parse_error,
+            truncated=is_truncated(last.message),
+            usage=usage,
+            cost_usd=self.price.cost(usage) if self.price is not None else None,
+            latency_s=time.monotonic() - started,
+            attempts=sum(o.attempts for o in outcomes),
+        )
+
+    async def _attempt(self, messages: list[BaseMessage], call: CallSpec) -> _Outcome:
+        attempts = 0
+
+        def count(number: int) -> None:
+            nonlocal attempts
+            attempts = number
+
+        async def once() -> _Outcome:
+            estimate = _estimate_tokens(messages)
+            async with provider_slot(self.provider.name, self.rate_limits, estimate):
+                async with asyncio.timeout(self.params.timeout_s):
+                    return await self._invoke(messages, call)
+
+        outcome = await with_retries(once, self.retry_policy, count)
+        outcome.attempts = attempts
+        return outcome
+
+    async def _invoke(self, messages: list[BaseMessage], call: CallSpec) -> _Outcome:
+        schema = call.output_schema
+        if schema is not None and self._constrained():
+            result = await self._structured_runnable(schema).ainvoke(messages)
+            raw: AIMessage = result["raw"]
+            parsed, error = result["parsed"], result["parsing_error"]
+            if error is None and parsed is not None:
+                try:
+                    data = schema.model_validate(parsed).model_dump(mode="json")
+                except ValidationError as invalid:
+                    return _Outcome(raw, None, describe_validation_error(invalid), 0)
+                return _Outcome(raw, data, None, 0)
+            return _Outcome(raw, None, redact(str(error or "the reply held no structured output")), 0)
+        kwargs: dict[str, Any] = {CALL_KWARG: call} if self.provider.reads_call_metadata else {}
+        message = await self.inner.ainvoke(messages, **kwargs)
+        assert isinstance(message, AIMessage)
+        if schema is None:
+            return _Outcome(message, None, None, 0)
+        try:
+            return _Outcome(message, parse_reply(message_text(message), schema), None, 0)
+        except ReplyParseError as error:
+            return _Outcome(message, None, str(error), 0)
+
+    def _constrained(self) -> bool:
+        return not self.provider.reads_call_metadata and self.provider.structured_method != "prompt"
+
+    def _structured_runnable(self, schema: type[BaseModel]) -> Runnable[Any, Any]:
+        if schema not in self._structured:
+            kwargs: dict[str, Any] = {"include_raw": True}
+            if self.provider.structured_method is not None:
+                kwargs["method"] = self.provider.structured_method
+            # A JSON schema, not the class: validation stays here, where a failure is re-asked.
+            self._structured[schema] = self.inner.with_structured_output(schema.model_json_schema(), **kwargs)
+        return self._structured[schema]
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        reply = await self.acall(messages, kwargs.get(CALL_KWARG))
+        message = AIMessage(
+            content=reply.text,
+            usage_metadata={
+                "input_tokens": reply.usage.input_tokens,
+                "output_tokens": reply.usage.output_tokens,
+                "total_tokens": reply.usage.total_tokens,
+            },
+            response_metadata=reply.model_dump(mode="json", exclude={"text"}),
+        )
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return asyncio.run(self._agenerate(messages, stop, None, **kwargs))
+
+
+def _usage(message: AIMessage) -> Usage:
+    usage = message.usage_metadata
+    if usage is None:
+        return Usage()
+    return Usage(input_tokens=usage.get("input_tokens", 0), output_tokens=usage.get("output_tokens", 0))
+
+
+def _estimate_tokens(messages: Sequence[BaseMessage]) -> int:
+    """A rough request size for the tokens-per-minute bucket, before the provider counts."""
+    total = 0
+    for message in messages:
+        blocks = [message.content] if isinstance(message.content, str) else message.content
+        for block in blocks:
+            if isinstance(block, str):
+                total += len(block) // CHARS_PER_TOKEN
+            elif block.get("type") == "image":
+                total += TOKENS_PER_IMAGE
+            else:
+                total += len(str(block.get("text", ""))) // CHARS_PER_TOKEN
+    return total

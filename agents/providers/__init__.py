@@ -1,0 +1,1 @@
+"""Built-in providers, one short module each; imported only when used."""

@@ -1,0 +1,41 @@
+"""Anthropic Claude models through `langchain-anthropic` (the `anthropic` SDK underneath)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+
+from agents.images import ImageLimits
+from agents.limits import RateLimits
+from agents.provider import AgentParams, Provider
+
+DEFAULT_MAX_TOKENS = 2048
+
+
+def build(model: str, params: AgentParams) -> BaseChatModel:
+    from langchain_anthropic import ChatAnthropic
+
+    settings: dict[str, Any] = {
+        "model": model,
+        "temperature": params.temperature,
+        "max_tokens": params.max_tokens or DEFAULT_MAX_TOKENS,
+        "top_p": params.top_p,
+        "timeout": params.timeout_s,
+        "max_retries": 0,
+        "base_url": params.base_url,
+    }
+    return ChatAnthropic(**{key: value for key, value in settings.items() if value is not None})
+
+
+PROVIDER = Provider(
+    name="anthropic",
+    summary="Anthropic Claude models",
+    build=build,
+    requires=("langchain_anthropic",),
+    extra="anthropic",
+    key_env=("ANTHROPIC_API_KEY",),
+    image_limits=ImageLimits(max_images=100, max_bytes_per_image=5 * 1024 * 1024),
+    rate_limits=RateLimits(concurrency=8),
+    structured_method="function_calling",
+)

@@ -1,0 +1,47 @@
+"""Google Gemini models through `langchain-google-genai` (the `google-genai` SDK underneath)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+
+from agents.images import ImageLimits
+from agents.limits import RateLimits
+from agents.provider import AgentParams, Provider
+
+KEY_ENV = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
+NO_SDK_RETRIES = 1
+"""The Google SDK reads 0 as "its default"; 1 means a single attempt."""
+
+
+def build(model: str, params: AgentParams) -> BaseChatModel:
+    from langchain_google_genai import ChatGoogleGenerativeAI
+
+    key = next((os.environ[name] for name in KEY_ENV if os.environ.get(name)), None)
+    settings: dict[str, Any] = {
+        "model": model,
+        "temperature": params.temperature,
+        "max_output_tokens": params.max_tokens,
+        "top_p": params.top_p,
+        "seed": params.seed,
+        "timeout": params.timeout_s,
+        "max_retries": NO_SDK_RETRIES,
+        "base_url": params.base_url,
+        "google_api_key": key,
+    }
+    return ChatGoogleGenerativeAI(**{k: v for k, v in settings.items() if v is not None})
+
+
+PROVIDER = Provider(
+    name="gemini",
+    summary="Google Gemini models (google-genai)",
+    build=build,
+    requires=("langchain_google_genai",),
+    extra="gemini",
+    key_env=KEY_ENV,
+    image_limits=ImageLimits(max_images=3000, max_bytes_per_image=7 * 1024 * 1024),
+    rate_limits=RateLimits(concurrency=8),
+    structured_method="json_schema",
+)

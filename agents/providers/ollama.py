@@ -1,0 +1,38 @@
+"""Models served by a running Ollama server, through `langchain-ollama`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+
+from agents.limits import RateLimits
+from agents.provider import AgentParams, Provider
+
+DEFAULT_URL = "http://127.0.0.1:11434"
+
+
+def build(model: str, params: AgentParams) -> BaseChatModel:
+    from langchain_ollama import ChatOllama
+
+    settings: dict[str, Any] = {
+        "model": model,
+        "base_url": params.base_url or DEFAULT_URL,
+        "temperature": params.temperature,
+        "num_predict": params.max_tokens,
+        "seed": params.seed,
+        "top_p": params.top_p,
+        "client_kwargs": {"timeout": params.timeout_s},
+    }
+    return ChatOllama(**{key: value for key, value in settings.items() if value is not None})
+
+
+PROVIDER = Provider(
+    name="ollama",
+    summary="a running Ollama server (-M base_url=..., default 127.0.0.1:11434)",
+    build=build,
+    requires=("langchain_ollama",),
+    extra="ollama",
+    rate_limits=RateLimits(concurrency=4),
+    structured_method="json_schema",
+)

@@ -1,0 +1,44 @@
+"""OpenAI chat models through `langchain-openai` (the official `openai` SDK underneath)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+
+from agents.images import ImageLimits
+from agents.limits import RateLimits
+from agents.provider import AgentParams, Provider
+
+OPENAI_IMAGE_LIMITS = ImageLimits(max_images=500, max_bytes_per_image=20 * 1024 * 1024)
+
+
+def openai_chat_model(model: str, params: AgentParams, **overrides: Any) -> BaseChatModel:
+    """A `ChatOpenAI` with the SDK's own retries off; shared by every OpenAI-protocol provider."""
+    from langchain_openai import ChatOpenAI
+
+    settings: dict[str, Any] = {
+        "model": model,
+        "temperature": params.temperature,
+        "max_completion_tokens": params.max_tokens,
+        "seed": params.seed,
+        "top_p": params.top_p,
+        "timeout": params.timeout_s,
+        "max_retries": 0,
+        "base_url": params.base_url,
+        **overrides,
+    }
+    return ChatOpenAI(**{key: value for key, value in settings.items() if value is not None})
+
+
+PROVIDER = Provider(
+    name="openai",
+    summary="OpenAI models (GPT-4o, GPT-4.1, o-series)",
+    build=openai_chat_model,
+    requires=("langchain_openai",),
+    extra="openai",
+    key_env=("OPENAI_API_KEY",),
+    image_limits=OPENAI_IMAGE_LIMITS,
+    rate_limits=RateLimits(concurrency=16),
+    structured_method="json_schema",
+)

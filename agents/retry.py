@@ -1,0 +1,115 @@
+"""Retries for every provider in one place: which failures are worth another try, and when.
+
+Rate limits (429), server errors (5xx), timeouts, dropped connections and
+response bodies that are not valid JSON (a proxy's glitch) are retried with
+exponential backoff and full jitter, honouring a server's Retry-After,
+bounded both in attempts and in total time. Everything else (a bad request,
+a refused key) fails at once. The providers' SDKs are built
+with their own retries switched off so attempts are not multiplied.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import random
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from typing import TypeVar
+
+import httpx
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, stop_after_delay
+
+T = TypeVar("T")
+HTTP_ERROR = 400
+RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
+TRANSIENT_NAME_PARTS = ("Timeout", "Connection", "Disconnected", "RemoteProtocol", "ReadError")
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    max_attempts: int = 8
+    max_total_s: float = 600.0
+    base_delay_s: float = 1.0
+    max_delay_s: float = 60.0
+
+
+def _chain(error: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def status_code(error: BaseException) -> int | None:
+    """The HTTP status behind an SDK error, whatever the SDK calls it."""
+    for item in _chain(error):
+        for attribute in ("status_code", "code", "status"):
+            value = getattr(item, attribute, None)
+            if isinstance(value, int) and 100 <= value < 600:
+                return value
+        response = getattr(item, "response", None)
+        value = getattr(response, "status_code", None)
+        if isinstance(value, int):
+            return value
+    return None
+
+
+def is_retryable(error: BaseException) -> bool:
+    status = status_code(error)
+    if status is not None and status >= HTTP_ERROR:
+        return status in RETRYABLE_STATUS
+    return any(
+        isinstance(item, TimeoutError | ConnectionError | httpx.TransportError | json.JSONDecodeError)
+        or any(part in type(item).__name__ for part in TRANSIENT_NAME_PARTS)
+        for item in _chain(error)
+    )
+
+
+def retry_after_s(error: BaseException) -> float | None:
+    """Seconds the server asked us to wait (Retry-After as seconds or an HTTP date)."""
+    for item in _chain(error):
+        headers = getattr(getattr(item, "response", None), "headers", None)
+        if headers is None:
+            continue
+        value = headers.get("retry-after")
+        if value is None:
+            continue
+        try:
+            return max(0.0, float(value))
+        except ValueError:
+            parsed = email.utils.parsedate_to_datetime(value)
+            return max(0.0, parsed.timestamp() - time.time())
+    return None
+
+
+def _wait(policy: RetryPolicy) -> Callable[[RetryCallState], float]:
+    def wait(state: RetryCallState) -> float:
+        backoff = min(policy.max_delay_s, policy.base_delay_s * 2 ** (state.attempt_number - 1))
+        jittered = random.uniform(0, backoff)
+        error = state.outcome.exception() if state.outcome else None
+        asked = retry_after_s(error) if error else None
+        return min(policy.max_delay_s, asked) if asked is not None else jittered
+
+    return wait
+
+
+async def with_retries(
+    attempt: Callable[[], Awaitable[T]], policy: RetryPolicy, on_attempt: Callable[[int], None] | None = None
+) -> T:
+    """Run `attempt` until it succeeds, a failure is not retryable, or the policy's bounds are hit."""
+    retrying = AsyncRetrying(
+        stop=stop_after_attempt(policy.max_attempts) | stop_after_delay(policy.max_total_s),
+        wait=_wait(policy),
+        retry=retry_if_exception(is_retryable),
+        reraise=True,
+    )
+    async for state in retrying:
+        with state:
+            if on_attempt is not None:
+                on_attempt(state.retry_state.attempt_number)
+            return await attempt()
+    raise AssertionError("unreachable: tenacity either returns or re-raises")

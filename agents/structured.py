@@ -1,0 +1,82 @@
+"""Structured output: finding, validating and re-asking for JSON that fits a schema.
+
+Where a backend constrains decoding (OpenAI / vLLM / llama.cpp JSON schema,
+Gemini response schema, Anthropic forced tool use) its LangChain integration
+does it through `with_structured_output`; these helpers serve the rest, and
+the one re-ask every backend gets after an invalid reply.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from langchain_core.messages import AIMessage, HumanMessage
+from pydantic import BaseModel, ValidationError
+
+from datasets_io.errors import describe_validation_error
+
+FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+TRUNCATION_REASONS = {"length", "max_tokens", "MAX_TOKENS", "model_length"}
+
+
+class ReplyParseError(ValueError):
+    """A reply that holds no JSON value fitting the schema."""
+
+
+def extract_json(text: str) -> Any:
+    """The first JSON object or array in `text`, inside a code fence or bare."""
+    candidates = [match.group(1) for match in FENCE.finditer(text)] + [text]
+    decoder = json.JSONDecoder()
+    for candidate in candidates:
+        for start, char in enumerate(candidate):
+            if char in "{[":
+                try:
+                    value, _ = decoder.raw_decode(candidate, start)
+                except json.JSONDecodeError:
+                    continue
+                return value
+    raise ReplyParseError("the reply contains no JSON object")
+
+
+def parse_reply(text: str, schema: type[BaseModel]) -> dict[str, Any]:
+    """The reply's JSON validated against `schema`, as plain JSON types."""
+    try:
+        return schema.model_validate(extract_json(text)).model_dump(mode="json")
+    except ValidationError as error:
+        raise ReplyParseError(describe_validation_error(error)) from None
+
+
+def schema_instructions(schema: type[BaseModel]) -> str:
+    """What a prompt adds when the backend cannot constrain its output itself."""
+    return (
+        "Reply with one JSON object and nothing else. It must validate against this JSON schema:\n"
+        + json.dumps(schema.model_json_schema(), ensure_ascii=False)
+    )
+
+
+def reask_message(error: str) -> HumanMessage:
+    """The one follow-up turn sent after an invalid structured reply."""
+    return HumanMessage(
+        content=(
+            "Your previous reply could not be used: "
+            f"{error}. Send the complete answer again as one JSON object that fits the schema, "
+            "with no other text."
+        )
+    )
+
+
+def is_truncated(message: AIMessage) -> bool:
+    """Whether the provider says the reply stopped at the token limit."""
+    metadata = message.response_metadata or {}
+    reason = metadata.get("finish_reason") or metadata.get("stop_reason") or metadata.get("done_reason")
+    return str(reason) in TRUNCATION_REASONS
+
+
+def message_text(message: AIMessage) -> str:
+    """The reply's text, or its tool-call arguments as JSON when it answered through a tool."""
+    text = message.text if isinstance(message.text, str) else str(message.text)
+    if not text.strip() and message.tool_calls:
+        return json.dumps(message.tool_calls[0]["args"], ensure_ascii=False)
+    return text

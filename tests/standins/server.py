@@ -1,0 +1,149 @@
+"""A recording, fault-injecting HTTP server on 127.0.0.1 for one provider wire protocol.
+
+It is a stand-in, not a model: each protocol module turns a request into that
+provider's response shape around a text the test chooses (`responder`).
+Every request is recorded (headers, JSON body, time), faults are injected in
+order from a queue or by a policy, and a fixed latency can be added.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Protocol
+
+
+@dataclass
+class Recorded:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+    at: float
+
+
+@dataclass
+class Fault:
+    """A response to send instead of a normal one."""
+
+    status: int = 500
+    headers: dict[str, str] = field(default_factory=dict)
+    body: str = '{"error": {"message": "injected fault", "type": "server_error"}}'
+    delay_s: float = 0.0
+
+
+@dataclass
+class Reply:
+    """What a protocol sends back: status, headers and body chunks (several for streaming)."""
+
+    chunks: list[bytes]
+    status: int = 200
+    content_type: str = "application/json"
+
+
+class WireProtocol(Protocol):
+    def handles(self, method: str, path: str) -> bool: ...
+
+    def reply(self, path: str, body: Any, text: str, finish: str) -> Reply: ...
+
+
+Responder = Callable[[Any], str]
+FaultPolicy = Callable[[int], Fault | None]
+
+
+class StandInServer:
+    def __init__(self, protocol: WireProtocol, responder: Responder | None = None) -> None:
+        self.protocol = protocol
+        self.responder: Responder = responder or (lambda body: "stand-in reply")
+        self.finish_reason = "stop"
+        self.latency_s = 0.0
+        self.faults: deque[Fault] = deque()
+        self.fault_policy: FaultPolicy | None = None
+        self.requests: list[Recorded] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def __enter__(self) -> StandInServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def _next_fault(self, index: int) -> Fault | None:
+        if self.faults:
+            return self.faults.popleft()
+        return self.fault_policy(index) if self.fault_policy else None
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+            def do_GET(self) -> None:
+                self._respond(None)
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                raw = self.rfile.read(length)
+                self._respond(json.loads(raw) if raw else None)
+
+            def _respond(self, body: Any) -> None:
+                with server._lock:
+                    index = len(server.requests)
+                    server.requests.append(
+                        Recorded(self.command, self.path, dict(self.headers), body, time.time())
+                    )
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                    fault = server._next_fault(index)
+                try:
+                    if fault is not None:
+                        time.sleep(fault.delay_s)
+                        self._send(fault.status, fault.headers, [fault.body.encode()], "application/json")
+                        return
+                    time.sleep(server.latency_s)
+                    if not server.protocol.handles(self.command, self.path):
+                        self._send(404, {}, [b'{"error": {"message": "no such route"}}'], "application/json")
+                        return
+                    text = server.responder(body)
+                    reply = server.protocol.reply(self.path, body, text, server.finish_reason)
+                    self._send(reply.status, {}, reply.chunks, reply.content_type)
+                finally:
+                    with server._lock:
+                        server.in_flight -= 1
+
+            def _send(self, status: int, headers: dict[str, str], chunks: list[bytes], kind: str) -> None:
+                payload = b"".join(chunks)
+                self.send_response(status)
+                self.send_header("content-type", kind)
+                self.send_header("content-length", str(len(payload)))
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    self.wfile.write(payload)  # the client may have timed out already
+
+        return Handler
+
+    def model_requests(self) -> Iterator[Recorded]:
+        """Recorded requests that reached a model route (health checks left out)."""
+        return (r for r in self.requests if r.method == "POST")
