@@ -32,13 +32,14 @@ class CallSpec(BaseModel):
     """The structured side of a call: its task kind, expected output schema and images.
 
     `images` lists every image in the order it appears in the messages.
-    `output_schema` is a pydantic model class the reply must validate against.
+    `output_schema` is what the reply must validate against: a pydantic model
+    class, or a JSON schema as a dict (as `bongard ask --schema` reads from a file).
     """
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
     task: TaskKind = "chat"
-    output_schema: type[BaseModel] | None = None
+    output_schema: type[BaseModel] | dict[str, Any] | None = None
     images: list[ImageSource] = Field(default_factory=list)
     extra: dict[str, Any] = Field(default_factory=dict)
     """Free-form task details for non-LLM agents (candidate labels, the side asked about...)."""
@@ -47,13 +48,19 @@ class CallSpec(BaseModel):
         """A JSON-able summary that identifies the call, for cache keys."""
         return {
             "task": self.task,
-            "schema": self.output_schema.model_json_schema() if self.output_schema else None,
+            "schema": schema_json(self.output_schema) if self.output_schema is not None else None,
             "images": [
                 {"path": str(i.path), "layout": i.layout, "panels": [p.ref for p in i.panels]}
                 for i in self.images
             ],
             "extra": self.extra,
         }
+
+
+def schema_json(schema: type[BaseModel] | dict[str, Any]) -> dict[str, Any]:
+    """The JSON schema of an output schema, always with a title (OpenAI names schemas by it)."""
+    data = schema if isinstance(schema, dict) else schema.model_json_schema()
+    return data if "title" in data else {"title": "reply", **data}
 
 
 class Usage(BaseModel):

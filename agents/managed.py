@@ -9,8 +9,10 @@ the cache served it; `ainvoke` works too for plain LangChain use.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
-from collections.abc import Sequence
+import weakref
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,10 +21,10 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, messages_to_dict
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+from pydantic import ConfigDict, Field, PrivateAttr
 
 from agents.cache import ResponseCache, cache_key
-from agents.call import AgentReply, CallSpec, Usage
+from agents.call import AgentReply, CallSpec, Usage, schema_json
 from agents.images import ImageLimitError, ImagePolicy, prepare_messages
 from agents.limits import RateLimits, provider_slot
 from agents.pricing import Price
@@ -30,14 +32,15 @@ from agents.provider import AgentParams, Provider
 from agents.retry import RetryPolicy, with_retries
 from agents.secrets import redact
 from agents.structured import (
+    OutputSchema,
     ReplyParseError,
     is_truncated,
     message_text,
     parse_reply,
     reask_message,
     schema_instructions,
+    validate_output,
 )
-from datasets_io.errors import describe_validation_error
 
 CALL_KWARG = "call"
 """The keyword under which a non-LLM agent's `_agenerate` receives the `CallSpec`."""
@@ -71,6 +74,13 @@ class AgentTotals:
 
 
 @dataclass
+class _LoopModels:
+    chat: BaseChatModel
+    structured: dict[str, Runnable[Any, Any]] = field(default_factory=dict)
+    """Structured-output runnables by the canonical JSON of their schema."""
+
+
+@dataclass
 class _Outcome:
     message: AIMessage
     parsed: dict[str, Any] | None
@@ -85,13 +95,17 @@ class ManagedAgent(BaseChatModel):
 
     spec: str
     inner: BaseChatModel
+    inner_factory: Callable[[], BaseChatModel] | None = None
+    """Builds a fresh inner model; SDK clients bind to one event loop, so each new loop gets one."""
     provider: Provider
     params: AgentParams = Field(default_factory=AgentParams)
     price: Price | None = None
     response_cache: ResponseCache | None = None
     retry_policy: RetryPolicy = Field(default_factory=RetryPolicy)
     _totals: AgentTotals = PrivateAttr(default_factory=AgentTotals)
-    _structured: dict[type[BaseModel], Runnable[Any, Any]] = PrivateAttr(default_factory=dict)
+    _per_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopModels] = PrivateAttr(
+        default_factory=weakref.WeakKeyDictionary
+    )
 
     @property
     def _llm_type(self) -> str:
@@ -222,13 +236,12 @@ class ManagedAgent(BaseChatModel):
             parsed, error = result["parsed"], result["parsing_error"]
             if error is None and parsed is not None:
                 try:
-                    data = schema.model_validate(parsed).model_dump(mode="json")
-                except ValidationError as invalid:
-                    return _Outcome(raw, None, describe_validation_error(invalid), 0)
-                return _Outcome(raw, data, None, 0)
+                    return _Outcome(raw, validate_output(parsed, schema), None, 0)
+                except ReplyParseError as invalid:
+                    return _Outcome(raw, None, str(invalid), 0)
             return _Outcome(raw, None, redact(str(error or "the reply held no structured output")), 0)
         kwargs: dict[str, Any] = {CALL_KWARG: call} if self.provider.reads_call_metadata else {}
-        message = await self.inner.ainvoke(messages, **kwargs)
+        message = await self._models().chat.ainvoke(messages, **kwargs)
         assert isinstance(message, AIMessage)
         if schema is None:
             return _Outcome(message, None, None, 0)
@@ -240,14 +253,26 @@ class ManagedAgent(BaseChatModel):
     def _constrained(self) -> bool:
         return not self.provider.reads_call_metadata and self.provider.structured_method != "prompt"
 
-    def _structured_runnable(self, schema: type[BaseModel]) -> Runnable[Any, Any]:
-        if schema not in self._structured:
+    def _models(self) -> _LoopModels:
+        """The inner model for the running event loop (the given one for the first loop)."""
+        loop = asyncio.get_running_loop()
+        models = self._per_loop.get(loop)
+        if models is None:
+            fresh = self.inner_factory is not None and len(self._per_loop) > 0
+            chat = self.inner_factory() if fresh and self.inner_factory is not None else self.inner
+            models = self._per_loop[loop] = _LoopModels(chat)
+        return models
+
+    def _structured_runnable(self, schema: OutputSchema) -> Runnable[Any, Any]:
+        models = self._models()
+        key = json.dumps(schema_json(schema), sort_keys=True)
+        if key not in models.structured:
             kwargs: dict[str, Any] = {"include_raw": True}
             if self.provider.structured_method is not None:
                 kwargs["method"] = self.provider.structured_method
-            # A JSON schema, not the class: validation stays here, where a failure is re-asked.
-            self._structured[schema] = self.inner.with_structured_output(schema.model_json_schema(), **kwargs)
-        return self._structured[schema]
+            # A JSON schema, not a class: validation stays here, where a failure is re-asked.
+            models.structured[key] = models.chat.with_structured_output(schema_json(schema), **kwargs)
+        return models.structured[key]
 
     async def _agenerate(
         self,

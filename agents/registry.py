@@ -152,6 +152,7 @@ def resolve_agent(
     return ManagedAgent(
         spec=spec,
         inner=inner,
+        inner_factory=lambda: provider.build(model, agent_params),
         provider=provider,
         params=agent_params,
         price=_price(spec, agent_params),

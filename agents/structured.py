@@ -12,12 +12,15 @@ import json
 import re
 from typing import Any
 
+import jsonschema
 from langchain_core.messages import AIMessage, HumanMessage
 from pydantic import BaseModel, ValidationError
 
+from agents.call import schema_json
 from datasets_io.errors import describe_validation_error
 
 FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+OutputSchema = type[BaseModel] | dict[str, Any]
 TRUNCATION_REASONS = {"length", "max_tokens", "MAX_TOKENS", "model_length"}
 
 
@@ -40,19 +43,32 @@ def extract_json(text: str) -> Any:
     raise ReplyParseError("the reply contains no JSON object")
 
 
-def parse_reply(text: str, schema: type[BaseModel]) -> dict[str, Any]:
-    """The reply's JSON validated against `schema`, as plain JSON types."""
+def validate_output(data: Any, schema: OutputSchema) -> dict[str, Any]:
+    """`data` checked against a pydantic model or a JSON schema, as plain JSON types."""
+    if isinstance(schema, dict):
+        error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(data))
+        if error is not None:
+            where = ".".join(map(str, error.absolute_path)) or "reply"
+            raise ReplyParseError(f"{where}: {error.message}")
+        if not isinstance(data, dict):
+            raise ReplyParseError("the reply is not a JSON object")
+        return data
     try:
-        return schema.model_validate(extract_json(text)).model_dump(mode="json")
+        return schema.model_validate(data).model_dump(mode="json")
     except ValidationError as error:
         raise ReplyParseError(describe_validation_error(error)) from None
 
 
-def schema_instructions(schema: type[BaseModel]) -> str:
+def parse_reply(text: str, schema: OutputSchema) -> dict[str, Any]:
+    """The reply's JSON validated against `schema`, as plain JSON types."""
+    return validate_output(extract_json(text), schema)
+
+
+def schema_instructions(schema: OutputSchema) -> str:
     """What a prompt adds when the backend cannot constrain its output itself."""
     return (
         "Reply with one JSON object and nothing else. It must validate against this JSON schema:\n"
-        + json.dumps(schema.model_json_schema(), ensure_ascii=False)
+        + json.dumps(schema_json(schema), ensure_ascii=False)
     )
 
 

@@ -14,7 +14,12 @@ OPENAI_IMAGE_LIMITS = ImageLimits(max_images=500, max_bytes_per_image=20 * 1024 
 
 
 def openai_chat_model(model: str, params: AgentParams, **overrides: Any) -> BaseChatModel:
-    """A `ChatOpenAI` with the SDK's own retries off; shared by every OpenAI-protocol provider."""
+    """A `ChatOpenAI` with the SDK's own retries off; shared by every OpenAI-protocol provider.
+
+    It gets an HTTP client of its own: langchain-openai otherwise shares one
+    process-wide client, bound to the first event loop that used it.
+    """
+    import httpx
     from langchain_openai import ChatOpenAI
 
     settings: dict[str, Any] = {
@@ -26,6 +31,7 @@ def openai_chat_model(model: str, params: AgentParams, **overrides: Any) -> Base
         "timeout": params.timeout_s,
         "max_retries": 0,
         "base_url": params.base_url,
+        "http_async_client": httpx.AsyncClient(timeout=params.timeout_s),
         **overrides,
     }
     return ChatOpenAI(**{key: value for key, value in settings.items() if value is not None})

@@ -6,7 +6,12 @@ import sys
 
 import typer
 
+from agents.managed import AgentCallError
+from agents.registry import AgentSpecError
+from agents.secrets import redact
+from agents.servers import ServerStartError
 from datasets_io.errors import DatasetError
+from graphs.cli.agents import ask, cache_app, list_agents
 from graphs.cli.console import error_console
 from graphs.cli.datasets import datasets_app
 
@@ -18,12 +23,15 @@ app = typer.Typer(
     add_completion=False,
 )
 app.add_typer(datasets_app, name="datasets")
+app.command("agents")(list_agents)
+app.command("ask")(ask)
+app.add_typer(cache_app, name="cache")
 
 
 def main() -> None:
     """Entry point: bad input ends in one clear line on stderr, never a traceback."""
     try:
         app()
-    except DatasetError as error:
-        error_console.print(f"[red]error:[/red] {error}", highlight=False)
+    except (DatasetError, AgentSpecError, AgentCallError, ServerStartError) as error:
+        error_console.print(f"[red]error:[/red] {redact(str(error))}", highlight=False)
         sys.exit(2)

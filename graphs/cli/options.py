@@ -26,12 +26,34 @@ DatasetOptions = Annotated[
 ]
 
 
-def parse_key_values(pairs: list[str] | None) -> dict[str, str]:
+ModelParams = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--param",
+        "-M",
+        help="Agent parameter KEY=VALUE, repeatable: temperature, max_tokens, seed, timeout_s, base_url, "
+        "concurrency, requests_per_minute, tokens_per_minute, image_max_side, price_input, price_output...",
+        show_default=False,
+    ),
+]
+AgentConfigOption = Annotated[
+    Path | None,
+    typer.Option("--agent-config", help="TOML or JSON file: agent spec -> parameters.", show_default=False),
+]
+HomeOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--home", help="Workspace folder (default: $BONGARD_HOME, else ~/.bongard).", show_default=False
+    ),
+]
+
+
+def parse_key_values(pairs: list[str] | None, option: str = "--option") -> dict[str, str]:
     """`["a=1", "b=x"]` -> `{"a": "1", "b": "x"}`; a pair without `=` is a usage error."""
     parsed: dict[str, str] = {}
     for pair in pairs or []:
         key, separator, value = pair.partition("=")
         if not separator or not key.strip():
-            raise typer.BadParameter(f"expected KEY=VALUE, got {pair!r}", param_hint="--option")
+            raise typer.BadParameter(f"expected KEY=VALUE, got {pair!r}", param_hint=option)
         parsed[key.strip()] = value.strip()
     return parsed

@@ -1,0 +1,118 @@
+"""`bongard agents`, `bongard ask` and `bongard cache`: check that a model works, cheaply."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from langchain_core.messages import HumanMessage
+from rich.markup import escape
+from rich.table import Table
+
+from agents.cache import ResponseCache
+from agents.call import CallSpec, ImageSource
+from agents.images import image_block
+from agents.registry import CACHE_FILE, get_provider, provider_names, read_agent_config, resolve_agent
+from datasets_io.workspace import workspace_home
+from graphs.cli.console import console
+from graphs.cli.options import AgentConfigOption, HomeOption, ModelParams, parse_key_values
+
+cache_app = typer.Typer(help="Inspect or empty the response cache.", no_args_is_help=True)
+EXAMPLES = {
+    "openai": "openai:gpt-4o",
+    "anthropic": "anthropic:claude-sonnet-4-5",
+    "gemini": "gemini:gemini-2.5-pro",
+    "ollama": "ollama:llava:13b",
+    "vllm": "vllm:Qwen/Qwen2-VL-7B-Instruct",
+    "vllm-offline": "vllm-offline:Qwen/Qwen2-VL-7B-Instruct",
+    "llamacpp": "llamacpp:gemma3-270m",
+    "openai-compatible": "openai-compatible:MODEL@http://127.0.0.1:8000/v1",
+}
+
+
+def list_agents() -> None:
+    """Every known provider: whether its extra is installed and its key set (never the key)."""
+    table = Table("provider", "installed", "key", "example", "what")
+    for name in provider_names():
+        provider = get_provider(name)
+        key_set = provider.key_set()
+        key = (
+            "not needed"
+            if key_set is None
+            else ("set" if key_set else f"not set ({' or '.join(provider.key_env)})")
+        )
+        installed = "yes" if provider.installed() else f"no: pip install 'bongard-agents[{provider.extra}]'"
+        cells = (name, installed, key, EXAMPLES.get(name, f"{name}:MODEL"), provider.summary)
+        table.add_row(*map(escape, cells))
+    console.print(table)
+
+
+def ask(
+    model: Annotated[str, typer.Argument(metavar="MODEL", help="Agent spec, e.g. openai:gpt-4o.")],
+    prompt: Annotated[str, typer.Argument(help="The message to send.")],
+    image: Annotated[
+        list[Path] | None, typer.Option("--image", help="An image to attach, repeatable.")
+    ] = None,
+    schema: Annotated[
+        Path | None, typer.Option("--schema", help="A JSON schema file the reply must fit.")
+    ] = None,
+    param: ModelParams = None,
+    config: AgentConfigOption = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")] = False,
+    home: HomeOption = None,
+) -> None:
+    """One call: print the reply, its tokens, cost and latency."""
+    images = image or []
+    for path in images:
+        if not path.is_file():
+            raise typer.BadParameter(f"no image file at {path}", param_hint="--image")
+    output_schema: dict[str, Any] | None = None
+    if schema is not None:
+        output_schema = json.loads(schema.read_text(encoding="utf-8"))
+    agent = resolve_agent(
+        model,
+        parse_key_values(param, "-M"),
+        config=read_agent_config(config) if config else None,
+        use_cache=not no_cache,
+        home=home,
+    )
+    content: list[str | dict[Any, Any]] = [{"type": "text", "text": prompt}, *map(image_block, images)]
+    call = CallSpec(task="chat", output_schema=output_schema, images=[ImageSource(path=p) for p in images])
+    reply = asyncio.run(agent.acall([HumanMessage(content=content)], call))
+    console.print(
+        json.dumps(reply.parsed, indent=2, ensure_ascii=False) if reply.parsed is not None else reply.text
+    )
+    cost = "unknown" if reply.cost_usd is None else f"${reply.cost_usd:.6f}"
+    notes = [note for note, on in (("cache hit", reply.cache_hit), ("truncated", reply.truncated)) if on]
+    if reply.parse_status == "failed":
+        notes.append(f"schema not met: {reply.parse_error}")
+    console.print(
+        f"[dim]{reply.usage.input_tokens} in + {reply.usage.output_tokens} out tokens, cost {cost}, "
+        f"{reply.latency_s:.2f} s{''.join(f', {n}' for n in notes)}[/dim]"
+    )
+    if reply.parse_status == "failed":
+        raise typer.Exit(1)
+
+
+@cache_app.command("stats")
+def cache_stats(home: HomeOption = None) -> None:
+    """Entries, hits and size of the response cache, per agent."""
+    stats = ResponseCache(workspace_home(home) / CACHE_FILE).stats()
+    console.print(
+        f"{stats.path}: {stats.entries} replies, {stats.hits} hits, {stats.size_bytes / 1e6:.1f} MB"
+    )
+    for agent, count in stats.by_agent.items():
+        console.print(f"  {agent}: {count}")
+
+
+@cache_app.command("clear")
+def cache_clear(
+    agent: Annotated[str | None, typer.Option("--agent", help="Only this agent's replies.")] = None,
+    home: HomeOption = None,
+) -> None:
+    """Delete cached replies."""
+    removed = ResponseCache(workspace_home(home) / CACHE_FILE).clear(agent)
+    console.print(f"removed {removed} cached replies")
