@@ -76,7 +76,7 @@ class AgentTotals:
 @dataclass
 class _LoopModels:
     chat: BaseChatModel
-    structured: dict[str, Runnable[Any, Any]] = field(default_factory=dict)
+    structured: dict[str, Runnable[Any, Any] | None] = field(default_factory=dict)
     """Structured-output runnables by the canonical JSON of their schema."""
 
 
@@ -181,6 +181,13 @@ class ManagedAgent(BaseChatModel):
         )
 
     async def _call_model(self, prepared: list[BaseMessage], call: CallSpec, started: float) -> AgentReply:
+        schema = call.output_schema
+        if (
+            schema is not None
+            and not self.provider.reads_call_metadata
+            and self._structured_runnable(schema) is None
+        ):
+            prepared = [*prepared, HumanMessage(content=schema_instructions(schema))]
         try:
             first = await self._attempt(prepared, call)
             outcomes = [first]
@@ -230,8 +237,9 @@ class ManagedAgent(BaseChatModel):
 
     async def _invoke(self, messages: list[BaseMessage], call: CallSpec) -> _Outcome:
         schema = call.output_schema
-        if schema is not None and self._constrained():
-            result = await self._structured_runnable(schema).ainvoke(messages)
+        structured = self._structured_runnable(schema) if schema is not None else None
+        if schema is not None and structured is not None:
+            result = await structured.ainvoke(messages)
             raw: AIMessage = result["raw"]
             parsed, error = result["parsed"], result["parsing_error"]
             if error is None and parsed is not None:
@@ -250,9 +258,6 @@ class ManagedAgent(BaseChatModel):
         except ReplyParseError as error:
             return _Outcome(message, None, str(error), 0)
 
-    def _constrained(self) -> bool:
-        return not self.provider.reads_call_metadata and self.provider.structured_method != "prompt"
-
     def _models(self) -> _LoopModels:
         """The inner model for the running event loop (the given one for the first loop)."""
         loop = asyncio.get_running_loop()
@@ -263,15 +268,26 @@ class ManagedAgent(BaseChatModel):
             models = self._per_loop[loop] = _LoopModels(chat)
         return models
 
-    def _structured_runnable(self, schema: OutputSchema) -> Runnable[Any, Any]:
+    def _structured_runnable(self, schema: OutputSchema) -> Runnable[Any, Any] | None:
+        """The backend's constrained-output runnable for `schema`, or None to ask in the prompt.
+
+        None for non-LLM agents, for providers set to "prompt", and for schemas
+        the integration cannot turn into a constrained request.
+        """
+        if self.provider.reads_call_metadata or self.provider.structured_method == "prompt":
+            return None
         models = self._models()
         key = json.dumps(schema_json(schema), sort_keys=True)
         if key not in models.structured:
             kwargs: dict[str, Any] = {"include_raw": True}
             if self.provider.structured_method is not None:
                 kwargs["method"] = self.provider.structured_method
-            # A JSON schema, not a class: validation stays here, where a failure is re-asked.
-            models.structured[key] = models.chat.with_structured_output(schema_json(schema), **kwargs)
+            try:
+                # A JSON schema, not a class: validation stays here, where a failure is re-asked.
+                runnable = models.chat.with_structured_output(schema_json(schema), **kwargs)
+            except (NotImplementedError, KeyError, ValueError, TypeError):
+                runnable = None
+            models.structured[key] = runnable
         return models.structured[key]
 
     async def _agenerate(

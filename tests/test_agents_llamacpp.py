@@ -1,0 +1,141 @@
+"""A real model: the llama.cpp server from PyPI serving the Gemma 3 270M GGUF.
+
+It is a base model and its text is nonsense, so these tests assert on
+structure: schema-valid JSON, usage counts, concurrency, cache hits and the
+server's lifecycle, never on what it says.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Literal
+
+import pytest
+from langchain_core.messages import HumanMessage
+from pydantic import BaseModel
+
+from agents.call import CallSpec
+from agents.managed import ManagedAgent
+from agents.registry import resolve_agent
+from agents.servers import stop_all
+
+SPEC = "llamacpp:gemma3-270m"
+BONGARD = Path(sys.executable).with_name("bongard")
+
+
+class Greeting(BaseModel):
+    greeting: str
+    mood: Literal["happy", "calm"]
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    path = tmp_path_factory.mktemp("llamacpp-home")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("BONGARD_HOME", str(path))
+        yield path
+    stop_all()
+
+
+@pytest.fixture(scope="module")
+def agent(home: Path) -> ManagedAgent:
+    return resolve_agent(SPEC, {"temperature": 0, "max_tokens": 40})
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is dead for our purposes.
+    status = Path(f"/proc/{pid}/status")
+    return not (status.exists() and "State:\tZ" in status.read_text())
+
+
+def test_structured_output_is_schema_valid_json(agent: ManagedAgent) -> None:
+    reply = asyncio.run(agent.acall([HumanMessage(content="Say hi")], CallSpec(output_schema=Greeting)))
+    assert reply.parse_status == "ok"
+    Greeting.model_validate(reply.parsed)
+    Greeting.model_validate(json.loads(reply.text))
+    assert reply.usage.input_tokens > 0 and reply.usage.output_tokens > 0
+    assert reply.cost_usd == 0.0  # a local model costs nothing per token
+
+
+def test_concurrent_requests_all_complete(agent: ManagedAgent) -> None:
+    async def many() -> list[str]:
+        replies = await asyncio.gather(
+            *(agent.acall([HumanMessage(content=f"Count to {n}")]) for n in range(6))
+        )
+        return [r.text for r in replies]
+
+    texts = asyncio.run(many())
+    assert len(texts) == 6 and all(isinstance(t, str) for t in texts)
+
+
+def test_a_repeated_deterministic_request_is_served_from_the_cache(agent: ManagedAgent) -> None:
+    message = [HumanMessage(content="Name a colour")]
+    first = asyncio.run(agent.acall(message))
+    second = asyncio.run(agent.acall(message))
+    assert second.cache_hit and second.text == first.text
+    assert agent.totals.cached_calls >= 1
+
+
+def test_the_server_is_reused_and_logs_to_the_workspace(agent: ManagedAgent, home: Path) -> None:
+    again = resolve_agent(SPEC, {"temperature": 0, "max_tokens": 40})
+    asyncio.run(again.acall([HumanMessage(content="Hello")]))
+    [log] = (home / "servers").glob("llamacpp-*.log")
+    assert "127.0.0.1" in log.read_text(errors="replace")
+    starts = log.read_text(errors="replace").count("llama_server: listening on http://127.0.0.1:")
+    assert starts == 1
+
+
+@pytest.mark.parametrize("ending", ["exit", "sigkill"])
+def test_the_server_dies_with_its_process(home: Path, ending: str) -> None:
+    script = (
+        "import sys, time\n"
+        "from agents.providers.llamacpp import start_server\n"
+        "from agents.provider import AgentParams\n"
+        "server = start_server('gemma3-270m', AgentParams())\n"
+        "print(server.process.pid, flush=True)\n"
+        "time.sleep(0 if sys.argv[1] == 'exit' else 60)\n"
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", script, ending],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "BONGARD_HOME": str(home / "child")},
+    )
+    assert child.stdout is not None
+    server_pid = int(child.stdout.readline())
+    assert pid_alive(server_pid)
+    if ending == "sigkill":
+        child.send_signal(signal.SIGKILL)
+    child.wait(timeout=60)
+    deadline = time.monotonic() + 20
+    while pid_alive(server_pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not pid_alive(server_pid)
+
+
+def test_bongard_ask_returns_schema_valid_json(home: Path, tmp_path: Path) -> None:
+    schema = tmp_path / "s.json"
+    schema.write_text(json.dumps(Greeting.model_json_schema()), encoding="utf-8")
+    result = subprocess.run(
+        [str(BONGARD), "ask", SPEC, "Say hi", "--schema", str(schema), "-M", "max_tokens=60"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "BONGARD_HOME": str(home)},
+    )
+    assert result.returncode == 0, result.stderr
+    body, _, summary = result.stdout.rpartition("}")
+    Greeting.model_validate(json.loads(body + "}"))
+    assert "tokens" in summary and "cost $0.000000" in summary

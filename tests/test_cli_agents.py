@@ -1,0 +1,87 @@
+"""`bongard agents`, `bongard ask` and `bongard cache` as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.standins.protocols import TOKENS_IN, TOKENS_OUT, OpenAIChat
+from tests.standins.server import StandInServer
+
+BONGARD = Path(sys.executable).with_name("bongard")
+
+
+def bongard(
+    home: Path, *args: str | Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run(
+        [str(BONGARD), *map(str, args), *(["--home", str(home)] if args[0] in ("ask", "cache") else [])],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
+    )
+    assert "Traceback" not in result.stderr, result.stderr
+    return result
+
+
+@pytest.fixture
+def server() -> Iterator[StandInServer]:
+    with StandInServer(OpenAIChat()) as running:
+        yield running
+
+
+def test_agents_lists_every_provider_and_whether_its_key_is_set(tmp_path: Path) -> None:
+    env = {"OPENAI_API_KEY": "", "ANTHROPIC_API_KEY": "sk-ant-visible-nowhere-123"}
+    result = bongard(tmp_path, "agents", env=env)
+    assert result.returncode == 0
+    rows = {line.split("│")[1].strip(): line for line in result.stdout.splitlines() if line.count("│") > 2}
+    assert set(rows) >= {
+        "openai", "anthropic", "gemini", "ollama", "vllm", "vllm-offline", "llamacpp", "openai-compatible"
+    }  # fmt: skip
+    assert "not set (OPENAI_API_KEY)" in rows["openai"]
+    assert "│ set " in rows["anthropic"]
+    assert "sk-ant-visible-nowhere-123" not in result.stdout
+    assert "not needed" in rows["llamacpp"] and "yes" in rows["llamacpp"]
+
+
+def test_ask_prints_reply_tokens_and_caches(tmp_path: Path, server: StandInServer, shared_data: Path) -> None:
+    spec = f"openai-compatible:m@{server.url}/v1"
+    panel = shared_data / "bongard-classic" / "002" / "3.png"
+    first = bongard(tmp_path, "ask", spec, "What is this?", "--image", panel, "-M", "temperature=0")
+    second = bongard(tmp_path, "ask", spec, "What is this?", "--image", panel, "-M", "temperature=0")
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.startswith("stand-in reply")
+    assert f"{TOKENS_IN} in + {TOKENS_OUT} out tokens, cost unknown" in first.stdout
+    assert "cache hit" in second.stdout and "cache hit" not in first.stdout
+    assert len(list(server.model_requests())) == 1
+    stats = bongard(tmp_path, "cache", "stats")
+    assert "1 replies, 1 hits" in stats.stdout and spec in stats.stdout
+    assert "removed 1 cached replies" in bongard(tmp_path, "cache", "clear").stdout
+    assert "0 replies" in bongard(tmp_path, "cache", "stats").stdout
+
+
+def test_ask_with_an_unmet_schema_exits_1(tmp_path: Path, server: StandInServer) -> None:
+    schema = tmp_path / "s.json"
+    schema.write_text(json.dumps({"type": "object", "required": ["side"]}), encoding="utf-8")
+    result = bongard(
+        tmp_path, "ask", f"openai-compatible:m@{server.url}/v1", "Which side?", "--schema", schema
+    )
+    assert result.returncode == 1
+    assert "schema not met: the reply contains no JSON object" in result.stdout
+    assert len(list(server.model_requests())) == 2  # one re-ask
+
+
+def test_ask_with_a_bad_spec_or_image_ends_in_one_line(tmp_path: Path) -> None:
+    unknown = bongard(tmp_path, "ask", "gpt:4o", "hi")
+    assert unknown.returncode == 2 and unknown.stderr.startswith("error: unknown provider 'gpt'")
+    missing = bongard(
+        tmp_path, "ask", "openai-compatible:m@http://127.0.0.1:9/v1", "hi", "--image", "nope.png"
+    )
+    assert missing.returncode == 2 and "no image file at nope.png" in missing.stderr
