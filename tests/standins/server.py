@@ -57,6 +57,11 @@ Responder = Callable[[Any], str]
 FaultPolicy = Callable[[int], Fault | None]
 
 
+class _Listener(ThreadingHTTPServer):
+    request_queue_size = 256  # the default 5 drops connections under a concurrent burst
+    daemon_threads = True
+
+
 class StandInServer:
     def __init__(self, protocol: WireProtocol, responder: Responder | None = None) -> None:
         self.protocol = protocol
@@ -69,8 +74,7 @@ class StandInServer:
         self.in_flight = 0
         self.max_in_flight = 0
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
-        self._server.daemon_threads = True
+        self._server = _Listener(("127.0.0.1", 0), self._handler_class())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property

@@ -1,0 +1,1 @@
+"""Benchmarks: figures and ratios measured side by side in one run; never a CI gate."""
