@@ -31,3 +31,11 @@ def data_dir(tmp_path: Path) -> Path:
 def root(data_dir: Path, request: pytest.FixtureRequest) -> Path:
     """The folder of the dataset under test, named by the test module's `FORMAT`."""
     return data_dir / str(request.module.FORMAT)
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh workspace (`$BONGARD_HOME`) and working directory for one test."""
+    monkeypatch.setenv("BONGARD_HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path / "home"

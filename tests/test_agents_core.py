@@ -34,13 +34,6 @@ class Rule(BaseModel):
 
 
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("BONGARD_HOME", str(tmp_path / "home"))
-    monkeypatch.chdir(tmp_path)
-    return tmp_path / "home"
-
-
-@pytest.fixture
 def server() -> Iterator[StandInServer]:
     with StandInServer(OpenAIChat()) as running:
         yield running

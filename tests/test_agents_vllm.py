@@ -30,7 +30,6 @@ from agents.registry import AgentSpecError, resolve_agent
 from tests.builders import make_image
 from tests.standins.protocols import OpenAIChat
 from tests.standins.server import StandInServer
-from tests.test_agents_core import home  # noqa: F401  (fixture)
 
 
 class Side(BaseModel):
@@ -53,12 +52,12 @@ def test_serve_command_line_carries_per_model_arguments() -> None:
     }
 
 
-def test_without_vllm_and_without_a_url_the_error_says_what_to_do(home: Path) -> None:  # noqa: F811
+def test_without_vllm_and_without_a_url_the_error_says_what_to_do(home: Path) -> None:
     with pytest.raises(AgentSpecError, match=r"vLLM is not installed here.*base_url"):
         resolve_agent("vllm:Qwen/Qwen2-VL-7B-Instruct")
 
 
-def test_connect_mode_talks_to_a_running_server(home: Path) -> None:  # noqa: F811
+def test_connect_mode_talks_to_a_running_server(home: Path) -> None:
     with StandInServer(OpenAIChat()) as server:
         agent = resolve_agent("vllm:Qwen/Qwen2-VL-7B-Instruct", {"base_url": f"{server.url}/v1"})
         reply = asyncio.run(agent.acall([HumanMessage(content="hello")]))
@@ -97,7 +96,7 @@ def vllm_stand_in(monkeypatch: pytest.MonkeyPatch) -> Iterator[type[EngineStandI
 
 
 def test_offline_adapter_builds_one_engine_and_asks_for_json(
-    home: Path,  # noqa: F811
+    home: Path,
     vllm_stand_in: type[EngineStandIn],
     tmp_path: Path,
 ) -> None:

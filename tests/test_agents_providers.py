@@ -1,0 +1,418 @@
+"""The Anthropic, Gemini and Ollama integrations against stand-ins of their own wire protocols.
+
+Each provider's real LangChain integration (and SDK) is pointed at a local
+stand-in with `base_url`; the tests read the exact request it recorded and
+check how the managed agent handles the reply.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import io
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import HumanMessage
+from PIL import Image
+
+from agents.call import CallSpec
+from agents.managed import AgentCallError, ManagedAgent
+from agents.registry import resolve_agent
+from tests.builders import make_image
+from tests.standins.protocols import (
+    TOKENS_IN,
+    TOKENS_OUT,
+    AnthropicMessages,
+    GeminiGenerateContent,
+    OllamaChat,
+)
+from tests.standins.server import Fault, Recorded, StandInServer, WireProtocol
+from tests.test_agents_core import FAST_RETRIES, Rule, ask
+
+MODEL = "test-model"
+ANSWER = {"left": "circles", "right": "squares"}
+RETRY_AFTER_S = 1.0
+
+
+def _decode(data: str) -> Image.Image:
+    # urlsafe_b64decode also takes the standard alphabet; the Google SDK sends the URL-safe one.
+    return Image.open(io.BytesIO(base64.urlsafe_b64decode(data)))
+
+
+def _anthropic_images(body: Any) -> list[tuple[str, Image.Image]]:
+    found = []
+    for message in body["messages"]:
+        for part in message["content"] if isinstance(message["content"], list) else []:
+            if part["type"] == "image":
+                source = part["source"]
+                assert source["type"] == "base64"
+                found.append((source["media_type"], _decode(source["data"])))
+    return found
+
+
+def _gemini_images(body: Any) -> list[tuple[str, Image.Image]]:
+    found = []
+    for content in body["contents"]:
+        for part in content["parts"]:
+            inline = part.get("inlineData", part.get("inline_data"))
+            if inline is not None:
+                mime = inline.get("mimeType", inline.get("mime_type"))
+                found.append((mime, _decode(inline["data"])))
+    return found
+
+
+def _ollama_images(body: Any) -> list[tuple[str, Image.Image]]:
+    # Ollama takes bare base64 with no MIME type; the decoded bytes say what they are.
+    found = []
+    for message in body["messages"]:
+        for data in message.get("images", []):
+            image = _decode(data)
+            found.append((f"image/{(image.format or '').lower()}", image))
+    return found
+
+
+def _header(request: Recorded, name: str) -> str | None:
+    return next((v for k, v in request.headers.items() if k.lower() == name.lower()), None)
+
+
+def _anthropic_key(request: Recorded) -> str | None:
+    # The installed `anthropic` SDK (2.x) sends the key as a bearer token, older ones as x-api-key.
+    bearer = _header(request, "authorization")
+    return _header(request, "x-api-key") or (bearer.removeprefix("Bearer ") if bearer else None)
+
+
+@dataclass(frozen=True)
+class Wire:
+    """One provider: its stand-in protocol, key variable and how to read its requests."""
+
+    name: str
+    protocol: Callable[[], WireProtocol]
+    path: str
+    key_env: str | None
+    images: Callable[[Any], list[tuple[str, Image.Image]]]
+    sent_key: Callable[[Recorded], str | None]
+    truncation: tuple[str, str]
+    """Where the integration puts the stop reason in `response_metadata`, and its value at the limit."""
+
+
+WIRES = {
+    "anthropic": Wire(
+        "anthropic",
+        AnthropicMessages,
+        "/v1/messages",
+        "ANTHROPIC_API_KEY",
+        _anthropic_images,
+        _anthropic_key,
+        ("stop_reason", "max_tokens"),
+    ),
+    "gemini": Wire(
+        "gemini",
+        GeminiGenerateContent,
+        f"/v1beta/models/{MODEL}:generateContent",
+        "GOOGLE_API_KEY",
+        _gemini_images,
+        lambda request: _header(request, "x-goog-api-key"),
+        ("finish_reason", "MAX_TOKENS"),
+    ),
+    "ollama": Wire(
+        "ollama",
+        OllamaChat,
+        "/api/chat",
+        None,
+        _ollama_images,
+        lambda request: _header(request, "authorization"),
+        ("done_reason", "length"),
+    ),
+}
+KEY = "standin-key-0123456789abcdef"
+"""The fake key; long enough for `agents.secrets` to treat it as a secret."""
+
+
+@dataclass
+class Setup:
+    wire: Wire
+    server: StandInServer
+
+    def agent(self, **params: Any) -> ManagedAgent:
+        return resolve_agent(
+            f"{self.wire.name}:{MODEL}", {"base_url": self.server.url, **params}, retry_policy=FAST_RETRIES
+        )
+
+    def requests(self) -> list[Recorded]:
+        return list(self.server.model_requests())
+
+    def only_request(self) -> Any:
+        [request] = self.requests()
+        assert request.path == self.wire.path
+        return request.body
+
+
+def _setup(name: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Setup]:
+    # Nothing from the real environment may pick another key, endpoint or credential.
+    for variable in (
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "ANTHROPIC_BASE_URL",
+        "GOOGLE_API_KEY",
+        "GEMINI_API_KEY",
+        "GOOGLE_GENAI_USE_VERTEXAI",
+        "OLLAMA_HOST",
+    ):
+        monkeypatch.delenv(variable, raising=False)
+    wire = WIRES[name]
+    if wire.key_env is not None:
+        monkeypatch.setenv(wire.key_env, KEY)
+    with StandInServer(wire.protocol()) as server:
+        yield Setup(wire, server)
+
+
+@pytest.fixture(params=list(WIRES))
+def each(home: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[Setup]:
+    yield from _setup(request.param, monkeypatch)
+
+
+@pytest.fixture
+def anthropic(home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Setup]:
+    yield from _setup("anthropic", monkeypatch)
+
+
+@pytest.fixture
+def gemini(home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Setup]:
+    yield from _setup("gemini", monkeypatch)
+
+
+@pytest.fixture
+def ollama(home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Setup]:
+    yield from _setup("ollama", monkeypatch)
+
+
+def _structured(setup: Setup) -> Any:
+    setup.server.responder = lambda body: json.dumps(ANSWER)
+    reply = ask(setup.agent(), "Solve.", call=CallSpec(task="answer", output_schema=Rule))
+    assert (reply.parse_status, reply.parsed, reply.parse_error) == ("ok", ANSWER, None)
+    assert json.loads(reply.text) == ANSWER
+    return setup.only_request()
+
+
+# --- images -------------------------------------------------------------------------------------------
+
+
+def test_images_arrive_encoded_the_providers_way_and_downscaled(
+    each: Setup, shared_data: Path, tmp_path: Path
+) -> None:
+    panel = shared_data / "bongard-classic" / "001" / "0.png"
+    big = make_image(tmp_path / "big.png", (10, 120, 200), size=(3000, 1500))
+    reply = ask(each.agent(), "Describe both.", panel, big)
+    assert reply.text == "stand-in reply"
+    (panel_mime, sent_panel), (big_mime, sent_big) = each.wire.images(each.only_request())
+    assert (panel_mime, big_mime) == ("image/png", "image/png")
+    assert sent_panel.format == sent_big.format == "PNG"
+    with Image.open(panel) as original:
+        assert sent_panel.size == original.size  # small panels are sent as they are
+        assert max(original.size) <= 1024
+    assert sent_big.size == (1024, 512)
+    assert sent_big.getpixel((900, 400)) == (10, 120, 200)
+
+
+def test_anthropic_image_block_shape(anthropic: Setup, shared_data: Path) -> None:
+    panel = shared_data / "bongard-classic" / "001" / "0.png"
+    ask(anthropic.agent(), "Describe it.", panel)
+    [message] = anthropic.only_request()["messages"]
+    text, image = message["content"]
+    assert message["role"] == "user"
+    assert text == {"type": "text", "text": "Describe it."}
+    assert image == {
+        "type": "image",
+        "source": {
+            "type": "base64",
+            "media_type": "image/png",
+            "data": base64.b64encode(panel.read_bytes()).decode(),
+        },
+    }
+
+
+def test_gemini_image_part_shape(gemini: Setup, shared_data: Path) -> None:
+    panel = shared_data / "bongard-classic" / "001" / "0.png"
+    ask(gemini.agent(), "Describe it.", panel)
+    [content] = gemini.only_request()["contents"]
+    text, image = content["parts"]
+    assert content["role"] == "user"
+    assert text == {"text": "Describe it."}
+    [key] = image
+    assert key in ("inlineData", "inline_data")
+    assert set(image[key]) in ({"mimeType", "data"}, {"mime_type", "data"})
+    assert image[key].get("mimeType", image[key].get("mime_type")) == "image/png"
+    assert base64.urlsafe_b64decode(image[key]["data"]) == panel.read_bytes()
+
+
+def test_ollama_image_shape(ollama: Setup, shared_data: Path) -> None:
+    panel = shared_data / "bongard-classic" / "001" / "0.png"
+    ask(ollama.agent(), "Describe it.", panel)
+    [message] = ollama.only_request()["messages"]
+    assert message["role"] == "user"
+    assert message["content"].strip() == "Describe it."
+    assert message["images"] == [base64.b64encode(panel.read_bytes()).decode()]
+
+
+# --- parameters -------------------------------------------------------------------------------------
+
+
+def test_anthropic_parameters(anthropic: Setup) -> None:
+    ask(anthropic.agent(temperature=0.25, max_tokens=50, top_p=0.5), "hello")
+    body = anthropic.only_request()
+    assert (body["model"], body["temperature"], body["max_tokens"], body["top_p"]) == (MODEL, 0.25, 50, 0.5)
+    assert "tools" not in body and "tool_choice" not in body
+
+
+def test_anthropic_always_sends_max_tokens(anthropic: Setup) -> None:
+    ask(anthropic.agent(), "hello")
+    body = anthropic.only_request()
+    assert body["max_tokens"] == 2048  # the API requires it; the provider's default fills it in
+    assert "temperature" not in body
+
+
+def test_gemini_parameters(gemini: Setup) -> None:
+    ask(gemini.agent(temperature=0.25, max_tokens=50, top_p=0.5, seed=7), "hello")
+    body = gemini.only_request()  # the model is named in the path, checked there
+    config = body["generationConfig"]
+    assert (config["temperature"], config["maxOutputTokens"], config["topP"], config["seed"]) == (
+        0.25,
+        50,
+        0.5,
+        7,
+    )
+    assert "responseMimeType" not in config and "model" not in body
+
+
+def test_ollama_parameters(ollama: Setup) -> None:
+    ask(ollama.agent(temperature=0.25, max_tokens=50, top_p=0.5, seed=7), "hello")
+    body = ollama.only_request()
+    assert body["model"] == MODEL
+    assert body["options"] == {"temperature": 0.25, "num_predict": 50, "top_p": 0.5, "seed": 7}
+    assert "format" not in body
+
+
+# --- structured output ------------------------------------------------------------------------------
+
+
+def test_anthropic_structured_output_forces_a_tool(anthropic: Setup) -> None:
+    body = _structured(anthropic)
+    [tool] = body["tools"]
+    assert body["tool_choice"] == {"type": "tool", "name": tool["name"]}
+    assert tool["name"] == "Rule"
+    assert tool["input_schema"]["type"] == "object"
+    assert tool["input_schema"]["required"] == ["left", "right"]
+    assert set(tool["input_schema"]["properties"]) == {"left", "right"}
+
+
+def test_gemini_structured_output_uses_a_response_schema(gemini: Setup) -> None:
+    config = _structured(gemini)["generationConfig"]
+    assert config["responseMimeType"] == "application/json"
+    schema = config.get("responseJsonSchema") or config.get("responseSchema")
+    assert schema is not None, f"no response schema in {config}"
+    assert schema["required"] == ["left", "right"]
+    assert set(schema["properties"]) == {"left", "right"}
+
+
+def test_ollama_structured_output_sends_the_schema_as_format(ollama: Setup) -> None:
+    body = _structured(ollama)
+    assert body["format"]["type"] == "object"
+    assert body["format"]["required"] == ["left", "right"]
+    assert set(body["format"]["properties"]) == {"left", "right"}
+
+
+def test_an_invalid_structured_reply_is_re_asked_once(each: Setup) -> None:
+    answers = iter([json.dumps({"left": "circles"}), json.dumps(ANSWER)])
+    each.server.responder = lambda body: next(answers)
+    reply = ask(each.agent(), "Solve.", call=CallSpec(task="answer", output_schema=Rule))
+    assert len(each.requests()) == 2
+    assert (reply.parse_status, reply.parsed) == ("ok", ANSWER)
+    assert reply.usage.input_tokens == 2 * TOKENS_IN
+
+
+# --- replies ------------------------------------------------------------------------------------------
+
+
+def test_usage_is_read(each: Setup) -> None:
+    reply = ask(each.agent(), "hello")
+    assert reply.text == "stand-in reply"
+    assert (reply.usage.input_tokens, reply.usage.output_tokens) == (TOKENS_IN, TOKENS_OUT)
+    assert (reply.truncated, reply.attempts, reply.parse_status) == (False, 1, "not-requested")
+
+
+def test_a_reply_cut_at_the_token_limit_is_marked_truncated(each: Setup) -> None:
+    each.server.finish_reason = "length"
+    reply = ask(each.agent(max_tokens=5), "Talk.")
+    assert reply.truncated is True
+    assert reply.text == "stand-in reply"
+    # The protocol's own reason reached the integration's message, where `is_truncated` reads it.
+    field, reason = each.wire.truncation
+    inner = each.agent(max_tokens=5).inner  # a fresh SDK client for this event loop
+    message = asyncio.run(inner.ainvoke([HumanMessage(content="Talk.")]))
+    assert message.response_metadata[field] == reason
+
+
+# --- faults -------------------------------------------------------------------------------------------
+
+
+def test_a_429_with_retry_after_is_retried_after_the_wait(each: Setup) -> None:
+    each.server.faults.append(
+        Fault(429, {"retry-after": str(int(RETRY_AFTER_S))}, '{"error": {"message": "rate limited"}}')
+    )
+    reply = ask(each.agent(), "hello")
+    assert reply.text == "stand-in reply"
+    assert reply.attempts == 2
+    first, second = each.requests()
+    assert second.at - first.at >= RETRY_AFTER_S * 0.9, "Retry-After was not honoured"
+
+
+def test_a_500_is_retried(each: Setup) -> None:
+    each.server.faults.append(Fault(500))
+    reply = ask(each.agent(), "hello")
+    assert reply.text == "stand-in reply"
+    assert reply.attempts == 2
+    assert len(each.requests()) == 2
+
+
+def test_a_bad_request_fails_at_once(each: Setup) -> None:
+    each.server.faults.append(Fault(400, body='{"error": {"message": "model does not exist"}}'))
+    with pytest.raises(AgentCallError, match=f"^{each.wire.name}:{MODEL}: .*does not exist"):
+        ask(each.agent(), "hello")
+    assert len(each.requests()) == 1
+
+
+# --- keys -------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(params=[name for name, wire in WIRES.items() if wire.key_env is not None])
+def keyed(home: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[Setup]:
+    yield from _setup(request.param, monkeypatch)
+
+
+def test_the_key_is_sent_in_the_providers_header(keyed: Setup) -> None:
+    ask(keyed.agent(), "hello")
+    [request] = keyed.requests()
+    assert keyed.wire.sent_key(request) == KEY
+    assert KEY not in request.path and KEY not in json.dumps(request.body)
+
+
+def test_ollama_sends_no_credentials(ollama: Setup) -> None:
+    ask(ollama.agent(), "hello")
+    [request] = ollama.requests()
+    assert {k.lower() for k in request.headers} & {"authorization", "x-api-key", "x-goog-api-key"} == set()
+
+
+def test_a_key_echoed_in_an_error_never_reaches_the_message(keyed: Setup) -> None:
+    echo = json.dumps({"error": {"message": f"invalid api key {KEY}", "type": "authentication_error"}})
+    keyed.server.faults.append(Fault(401, body=echo))
+    with pytest.raises(AgentCallError) as raised:
+        ask(keyed.agent(), "hello")
+    message = str(raised.value)
+    assert KEY not in message
+    assert "[redacted]" in message  # the body was reported, with the key taken out
+    assert len(keyed.requests()) == 1  # a refused key is not retried
