@@ -13,7 +13,6 @@ import importlib
 import json
 import tomllib
 from collections.abc import Mapping
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ from agents.provider import AgentParams, Provider
 from agents.retry import RetryPolicy
 from agents.secrets import load_env_file
 from datasets_io.errors import describe_validation_error
+from datasets_io.plugins import PluginGroup
 from datasets_io.workspace import workspace_home
 
 ENTRY_POINT_GROUP = "bongard_agents.agents"
@@ -70,18 +70,16 @@ def get_provider(name: str) -> Provider:
     return provider
 
 
-_entry_points_loaded = False
+_plugins = PluginGroup(ENTRY_POINT_GROUP)
+
+
+def _register_plugin(name: str, provider: Any) -> None:
+    if isinstance(provider, Provider):
+        _extra_providers.setdefault(provider.name, provider)
 
 
 def _load_entry_points() -> None:
-    global _entry_points_loaded
-    if _entry_points_loaded:
-        return
-    _entry_points_loaded = True
-    for entry in entry_points(group=ENTRY_POINT_GROUP):
-        provider = entry.load()
-        if isinstance(provider, Provider):
-            _extra_providers.setdefault(provider.name, provider)
+    _plugins.load_once(_register_plugin)
 
 
 def split_spec(spec: str) -> tuple[str, str]:

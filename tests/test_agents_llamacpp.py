@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
 
+import jsonschema
 import pytest
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel
@@ -26,9 +27,9 @@ from agents.call import CallSpec
 from agents.managed import ManagedAgent
 from agents.registry import resolve_agent
 from agents.servers import stop_all
+from tests.cli import run_bongard
 
 SPEC = "llamacpp:gemma3-270m"
-BONGARD = Path(sys.executable).with_name("bongard")
 
 
 class Greeting(BaseModel):
@@ -126,16 +127,17 @@ def test_the_server_dies_with_its_process(home: Path, ending: str) -> None:
 
 
 def test_bongard_ask_returns_schema_valid_json(home: Path, tmp_path: Path) -> None:
-    schema = tmp_path / "s.json"
-    schema.write_text(json.dumps(Greeting.model_json_schema()), encoding="utf-8")
-    result = subprocess.run(
-        [str(BONGARD), "ask", SPEC, "Say hi", "--schema", str(schema), "-M", "max_tokens=60"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "BONGARD_HOME": str(home)},
+    schema = {
+        "type": "object",
+        "properties": {"greeting": {"type": "string", "maxLength": 40}, "mood": {"enum": ["happy", "calm"]}},
+        "required": ["greeting", "mood"],
+    }
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(schema), encoding="utf-8")
+    result = run_bongard(
+        "ask", SPEC, "Say hi", "--schema", path, env={"BONGARD_HOME": str(home)}, timeout=300
     )
-    assert result.returncode == 0, result.stderr
-    body, _, summary = result.stdout.rpartition("}")
-    Greeting.model_validate(json.loads(body + "}"))
-    assert "tokens" in summary and "cost $0.000000" in summary
+    assert result.returncode == 0, result.stdout + result.stderr
+    reply, end = json.JSONDecoder().raw_decode(result.stdout)
+    jsonschema.validate(reply, schema)
+    assert "tokens, cost $0.000000" in result.stdout[end:]

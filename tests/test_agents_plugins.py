@@ -17,6 +17,7 @@ from agents import registry
 from agents.call import CallSpec, ImageSource
 from agents.images import image_block
 from agents.registry import read_agent_config, resolve_agent
+from datasets_io.plugins import PluginGroup
 from datasets_io.problem import Panel
 
 PLUGIN = '''
@@ -70,7 +71,7 @@ def installed_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterato
         "[bongard_agents.agents]\npanel-counter = counter_plugin:PROVIDER\n", encoding="utf-8"
     )
     monkeypatch.syspath_prepend(str(site))
-    monkeypatch.setattr(registry, "_entry_points_loaded", False)
+    monkeypatch.setattr(registry, "_plugins", PluginGroup(registry.ENTRY_POINT_GROUP))
     monkeypatch.setattr(registry, "_extra_providers", {})
     monkeypatch.setenv("BONGARD_HOME", str(tmp_path / "home"))
     yield

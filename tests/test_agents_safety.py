@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import sqlite3
 import subprocess
@@ -20,12 +19,12 @@ from agents.managed import AgentCallError
 from agents.registry import resolve_agent
 from agents.secrets import REDACTED, redact
 from agents.servers import LocalServer, ServerStartError
+from tests.cli import run_bongard
 from tests.standins.protocols import OpenAIChat
 from tests.standins.server import Fault, StandInServer
 from tests.test_agents_core import FAST_RETRIES
 
 PLANTED = "sk-planted-test-key-0123456789abcdef"
-BONGARD = Path(sys.executable).with_name("bongard")
 
 WRITER = """
 import sys, itertools
@@ -79,21 +78,9 @@ def test_a_planted_key_is_sent_but_written_nowhere(planted_home: Path) -> None:
         server.faults.append(Fault(401, body=f'{{"error": {{"message": "bad key {PLANTED}"}}}}'))
         with pytest.raises(AgentCallError) as refused:
             asyncio.run(agent.acall([HumanMessage(content="refused")]))
-        cli = subprocess.run(
-            [str(BONGARD), "ask", f"openai-compatible:m@{server.url}/v1", "hi", "-M", "temperature=0"],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            env={**os.environ},
-        )
+        cli = run_bongard("ask", f"openai-compatible:m@{server.url}/v1", "hi", "-M", "temperature=0")
         server.faults.append(Fault(401, body=f'{{"error": {{"message": "bad key {PLANTED}"}}}}'))
-        failed = subprocess.run(
-            [str(BONGARD), "ask", f"openai-compatible:m@{server.url}/v1", "other"],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            env={**os.environ},
-        )
+        failed = run_bongard("ask", f"openai-compatible:m@{server.url}/v1", "other")
     assert {k.lower(): v for k, v in server.requests[0].headers.items()}[
         "authorization"
     ] == f"Bearer {PLANTED}"

@@ -3,32 +3,22 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.cli import run_bongard
 from tests.standins.protocols import TOKENS_IN, TOKENS_OUT, OpenAIChat
 from tests.standins.server import StandInServer
-
-BONGARD = Path(sys.executable).with_name("bongard")
 
 
 def bongard(
     home: Path, *args: str | Path, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(
-        [str(BONGARD), *map(str, args), *(["--home", str(home)] if args[0] in ("ask", "cache") else [])],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, **(env or {})},
-    )
-    assert "Traceback" not in result.stderr, result.stderr
-    return result
+    workspace = ["--home", str(home)] if args[0] in ("ask", "cache") else []
+    return run_bongard(*args, *workspace, env=env)
 
 
 @pytest.fixture

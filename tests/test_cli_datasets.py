@@ -2,29 +2,15 @@
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 from PIL import Image
 
 from tests.builders import copy_classic_subset
+from tests.cli import run_bongard
 
-BONGARD = Path(sys.executable).with_name("bongard")
-
-
-def bongard(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(
-        [str(BONGARD), *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, **(env or {})},
-    )
-    assert "Traceback" not in result.stderr, result.stderr
-    return result
+bongard = run_bongard
 
 
 def test_list_shows_both_real_datasets_with_counts(shared_data: Path) -> None:
@@ -109,14 +95,8 @@ def test_without_a_data_dir_the_shared_data_beside_the_checkout_is_found(
     checkout = tmp_path / "checkout"
     checkout.mkdir()
     (tmp_path / "shared").symlink_to(shared_data.parent, target_is_directory=True)
-    env = {key: value for key, value in os.environ.items() if key != "BONGARD_DATA"}
-    result = subprocess.run(
-        [str(BONGARD), "datasets", "show", "bongard-rwr", "31", "--out", "x.png"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=checkout,
-        env=env,
+    result = run_bongard(
+        "datasets", "show", "bongard-rwr", "31", "--out", "x.png", cwd=checkout, env={"BONGARD_DATA": ""}
     )
     assert result.returncode == 0, result.stderr
     assert (checkout / "x.png").is_file()

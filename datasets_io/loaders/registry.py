@@ -7,14 +7,14 @@ A package registers a loader class under the entry-point group
 from __future__ import annotations
 
 from collections.abc import Callable
-from importlib.metadata import entry_points
 
 from datasets_io.errors import DatasetError
 from datasets_io.loaders.base import DatasetLoader
+from datasets_io.plugins import PluginGroup
 
 ENTRY_POINT_GROUP = "bongard_agents.loaders"
 _LOADERS: dict[str, type[DatasetLoader]] = {}
-_entry_points_loaded = False
+_plugins = PluginGroup(ENTRY_POINT_GROUP)
 
 
 def register_loader(format_name: str) -> Callable[[type[DatasetLoader]], type[DatasetLoader]]:
@@ -28,14 +28,13 @@ def register_loader(format_name: str) -> Callable[[type[DatasetLoader]], type[Da
     return register
 
 
+def _register_plugin(name: str, loader: type[DatasetLoader]) -> None:
+    if name not in _LOADERS:
+        register_loader(name)(loader)
+
+
 def _load_entry_points() -> None:
-    global _entry_points_loaded
-    if _entry_points_loaded:
-        return
-    _entry_points_loaded = True
-    for entry in entry_points(group=ENTRY_POINT_GROUP):
-        if entry.name not in _LOADERS:
-            register_loader(entry.name)(entry.load())
+    _plugins.load_once(_register_plugin)
 
 
 def loader_formats() -> list[str]:
