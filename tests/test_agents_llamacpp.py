@@ -98,7 +98,7 @@ def test_the_server_is_reused_and_logs_to_the_workspace(agent: ManagedAgent, hom
     assert starts == 1
 
 
-@pytest.mark.parametrize("ending", ["exit", "sigkill"])
+@pytest.mark.parametrize("ending", ["exit", "ctrl-c", "sigterm", "sigkill"])
 def test_the_server_dies_with_its_process(home: Path, ending: str) -> None:
     script = (
         "import sys, time\n"
@@ -117,8 +117,9 @@ def test_the_server_dies_with_its_process(home: Path, ending: str) -> None:
     assert child.stdout is not None
     server_pid = int(child.stdout.readline())
     assert pid_alive(server_pid)
-    if ending == "sigkill":
-        child.send_signal(signal.SIGKILL)
+    signals = {"ctrl-c": signal.SIGINT, "sigterm": signal.SIGTERM, "sigkill": signal.SIGKILL}
+    if ending in signals:
+        child.send_signal(signals[ending])
     child.wait(timeout=60)
     deadline = time.monotonic() + 20
     while pid_alive(server_pid) and time.monotonic() < deadline:
