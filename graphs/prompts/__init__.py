@@ -1,0 +1,64 @@
+"""Prompt templates as data: `graphs/prompts/<family>/<name>.md`, replaceable by the user.
+
+Each file opens with an HTML comment naming the paper prompt it follows; the
+rest is a `string.Template` (`$name` placeholders). A user directory given to
+`PromptLibrary` (or `$BONGARD_PROMPTS`) holding `<family>/<name>.md` wins over
+the built-in file of the same name.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from importlib.resources import files
+from pathlib import Path
+from string import Template
+
+PROMPTS_ENV = "BONGARD_PROMPTS"
+HEADER = re.compile(r"\A\s*<!--(.*?)-->\s*", re.DOTALL)
+
+
+class PromptError(KeyError):
+    """A template that does not exist or lacks a value it needs."""
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    family: str
+    name: str
+    follows: str
+    """The paper prompt this template is modelled on."""
+    text: str
+    source: str
+
+    def fill(self, **values: object) -> str:
+        try:
+            return Template(self.text).substitute({key: str(value) for key, value in values.items()})
+        except KeyError as missing:
+            raise PromptError(
+                f"prompt {self.family}/{self.name} ({self.source}) needs a value for {missing}"
+            ) from None
+
+
+class PromptLibrary:
+    def __init__(self, user_dir: Path | None = None) -> None:
+        configured = os.environ.get(PROMPTS_ENV)
+        self.user_dir = user_dir or (Path(configured) if configured else None)
+
+    def get(self, family: str, name: str) -> PromptTemplate:
+        user_file = self.user_dir / family / f"{name}.md" if self.user_dir else None
+        if user_file is not None and user_file.is_file():
+            raw, source = user_file.read_text(encoding="utf-8"), str(user_file)
+        else:
+            resource = files("graphs.prompts").joinpath(family, f"{name}.md")
+            if not resource.is_file():
+                raise PromptError(f"no prompt template {family}/{name}.md")
+            raw, source = resource.read_text(encoding="utf-8"), f"built-in {family}/{name}.md"
+        header = HEADER.match(raw)
+        follows = header.group(1).strip().removeprefix("follows:").strip() if header else ""
+        body = raw[header.end() :] if header else raw
+        return PromptTemplate(family, name, follows, body.strip(), source)
+
+    def fill(self, family: str, name: str, **values: object) -> str:
+        return self.get(family, name).fill(**values)

@@ -1,0 +1,106 @@
+"""Strategies registered by name; other packages add theirs through entry points.
+
+A strategy is a function returning a compiled LangGraph `StateGraph`,
+registered with `@strategy(...)`. A package registers a `StrategyInfo` under
+the entry-point group `bongard_agents.strategies`.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langgraph.graph.state import CompiledStateGraph
+
+from datasets_io.plugins import PluginGroup
+from datasets_io.problem import BongardProblem, Concept
+
+ENTRY_POINT_GROUP = "bongard_agents.strategies"
+
+
+@dataclass(frozen=True)
+class DatasetContext:
+    """What a strategy may know of the rest of the dataset: every concept, in dataset order."""
+
+    concepts: Sequence[tuple[str, Concept]] = ()
+
+    @classmethod
+    def of(cls, problems: Sequence[BongardProblem]) -> DatasetContext:
+        return cls(tuple((p.id, p.concept) for p in problems if p.concept is not None))
+
+
+def seeded_random(seed: int, problem: BongardProblem, purpose: str) -> random.Random:
+    """A generator that depends only on the seed, the problem and what it is for."""
+    return random.Random(f"{seed}:{problem.key}:{purpose}")
+
+
+Preparer = Callable[[BongardProblem, DatasetContext, int, dict[str, Any]], dict[str, Any]]
+"""(problem, dataset context, seed, options) -> the strategy's inputs, plain JSON."""
+
+
+@dataclass(frozen=True)
+class StrategyInfo:
+    name: str
+    family: str
+    paper: str
+    section: str
+    roles: tuple[str, ...]
+    calls: str
+    """Calls per problem, as the paper's protocol prescribes."""
+    build: Callable[[], CompiledStateGraph[Any, Any, Any, Any]]
+    prepare: Preparer | None = None
+    needs_test_panels: bool = False
+    recursion_limit: int = 25
+    options: dict[str, str] = field(default_factory=dict)
+    """Option name -> what it does, for `bongard strategies`."""
+
+
+_STRATEGIES: dict[str, StrategyInfo] = {}
+_plugins = PluginGroup(ENTRY_POINT_GROUP)
+
+
+class StrategyError(ValueError):
+    """An unknown strategy or a problem a strategy cannot take; the message says which and why."""
+
+
+def strategy(
+    name: str, **info: Any
+) -> Callable[
+    [Callable[[], CompiledStateGraph[Any, Any, Any, Any]]],
+    Callable[[], CompiledStateGraph[Any, Any, Any, Any]],
+]:
+    """Decorator: register the graph builder it wraps as strategy `name`."""
+
+    def register(
+        build: Callable[[], CompiledStateGraph[Any, Any, Any, Any]],
+    ) -> Callable[[], CompiledStateGraph[Any, Any, Any, Any]]:
+        _STRATEGIES[name] = StrategyInfo(name=name, build=build, **info)
+        return build
+
+    return register
+
+
+def _register_plugin(name: str, info: Any) -> None:
+    if isinstance(info, StrategyInfo):
+        _STRATEGIES.setdefault(info.name, info)
+
+
+def _load() -> None:
+    import graphs.case_study  # noqa: F401  (registers the built-in strategies)
+
+    _plugins.load_once(_register_plugin)
+
+
+def strategy_names() -> list[str]:
+    _load()
+    return list(_STRATEGIES)
+
+
+def get_strategy(name: str) -> StrategyInfo:
+    _load()
+    try:
+        return _STRATEGIES[name]
+    except KeyError:
+        raise StrategyError(f"unknown strategy {name!r}; strategies: {', '.join(_STRATEGIES)}") from None

@@ -1,0 +1,47 @@
+"""Solving one problem with one strategy: prepare its inputs, run its graph, collect the answer."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from langgraph.graph.state import CompiledStateGraph
+
+from datasets_io.problem import BongardProblem
+from graphs.answer import Answer
+from graphs.nodes import SolveRuntime
+from graphs.registry import DatasetContext, StrategyError, get_strategy
+
+
+@cache
+def compiled(name: str) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """A strategy's graph, compiled once per process."""
+    return get_strategy(name).build()
+
+
+def strategy_inputs(
+    name: str, problem: BongardProblem, context: DatasetContext, seed: int, options: dict[str, Any]
+) -> dict[str, Any]:
+    """The seeded, plain-JSON inputs a strategy derives for a problem (test order, distractors...)."""
+    info = get_strategy(name)
+    if info.needs_test_panels and not problem.test_panels:
+        raise StrategyError(f"{name} needs test images and {problem.key} has none")
+    return info.prepare(problem, context, seed, options) if info.prepare else {}
+
+
+async def solve(
+    name: str,
+    problem: BongardProblem,
+    runtime: SolveRuntime,
+    *,
+    context: DatasetContext | None = None,
+    seed: int = 0,
+    options: dict[str, Any] | None = None,
+) -> Answer:
+    """Run strategy `name` on `problem`; the answer carries the trace of every call."""
+    inputs = strategy_inputs(name, problem, context or DatasetContext(), seed, options or {})
+    state = await compiled(name).ainvoke(
+        {"problem": problem.model_dump(mode="json"), "inputs": inputs, "notes": [], "trace": []},
+        config={"configurable": {"runtime": runtime}, "recursion_limit": get_strategy(name).recursion_limit},
+    )
+    return Answer.model_validate({**state["answer"], "trace": state["trace"]})

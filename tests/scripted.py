@@ -1,0 +1,105 @@
+"""A scripted agent that records every request and replies by task kind: for call-structure tests.
+
+It is a LangChain chat model registered as a non-LLM provider, so it receives
+each call's `CallSpec` (task kind, schema, the panels behind every image) and
+the messages exactly as the strategy built them, images still as paths.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import ConfigDict
+
+from agents.call import CallSpec
+from agents.managed import ManagedAgent
+from agents.provider import Provider
+
+
+@dataclass
+class Request:
+    messages: list[BaseMessage]
+    call: CallSpec
+
+    @property
+    def images(self) -> list[list[str]]:
+        return [[panel.ref for panel in image.panels] for image in self.call.images]
+
+    def image_paths(self) -> list[str]:
+        return [
+            str(block["path"])
+            for message in self.messages
+            for block in (message.content if isinstance(message.content, list) else [])
+            if isinstance(block, dict) and block.get("type") == "image"
+        ]
+
+
+def default_reply(request: Request) -> str:
+    task, extra = request.call.task, request.call.extra
+    if task == "describe":
+        return f"described {request.images[-1]}"
+    if task == "compare":
+        return f"compared {request.images[-2:]}"
+    if task == "answer":
+        return "Left: scripted left rule\nRight: scripted right rule"
+    if task == "judge":
+        return json.dumps({"verdict": "OK"})
+    if task == "select":
+        return json.dumps({"explanation": "scripted", "label": 1})
+    if task == "classify" and len(extra.get("test_panels", [])) == 2:
+        first, second = (ref.split("-")[0].upper() for ref in extra["test_panels"])
+        return json.dumps(
+            {
+                "first": {"explanation": "", "concept": "", "answer": first},
+                "second": {"explanation": "", "concept": "", "answer": second},
+            }
+        )
+    if task == "classify":
+        side = extra["test_panels"][0].split("-")[0].upper()
+        return json.dumps({"concept": "", "explanation": "", "answer": side})
+    return "scripted reply"
+
+
+class RequestLog(list[Request]):
+    """The requests a scripted model received (a class of its own, so pydantic keeps the reference)."""
+
+
+class ScriptedChatModel(BaseChatModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    requests: RequestLog
+    reply: Callable[[Request], str] = default_reply
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted"
+
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
+        request = Request(list(messages), kwargs["call"])
+        self.requests.append(request)
+        text = self.reply(request)
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
+
+
+@dataclass
+class ScriptedAgent:
+    """A managed scripted agent and the requests it received."""
+
+    spec: str = "scripted:recorder"
+    requests: RequestLog = field(default_factory=RequestLog)
+    reply: Callable[[Request], str] = default_reply
+
+    def managed(self) -> ManagedAgent:
+        model = ScriptedChatModel(requests=self.requests, reply=self.reply)
+        provider = Provider(
+            name="scripted", summary="records requests", build=lambda m, p: model, reads_call_metadata=True
+        )
+        return ManagedAgent(spec=self.spec, inner=model, provider=provider)
