@@ -25,7 +25,10 @@ def strategy_inputs(
     """The seeded, plain-JSON inputs a strategy derives for a problem (test order, distractors...)."""
     info = get_strategy(name)
     if info.needs_test_panels and not problem.test_panels:
-        raise StrategyError(f"{name} needs test images and {problem.key} has none")
+        raise StrategyError(
+            f"{name} needs test images and {problem.key} has none "
+            "(for bongard-classic, hold out panels 5 and 11 with -O holdout_test=true)"
+        )
     return info.prepare(problem, context, seed, options) if info.prepare else {}
 
 

@@ -14,6 +14,8 @@ from datasets_io.errors import DatasetError
 from graphs.cli.agents import ask, cache_app, list_agents
 from graphs.cli.console import error_console
 from graphs.cli.datasets import datasets_app
+from graphs.cli.strategies import draw_graph, list_strategies
+from graphs.registry import StrategyError
 
 app = typer.Typer(
     name="bongard",
@@ -26,12 +28,14 @@ app.add_typer(datasets_app, name="datasets")
 app.command("agents")(list_agents)
 app.command("ask")(ask)
 app.add_typer(cache_app, name="cache")
+app.command("strategies")(list_strategies)
+app.command("graph")(draw_graph)
 
 
 def main() -> None:
     """Entry point: bad input ends in one clear line on stderr, never a traceback."""
     try:
         app()
-    except (DatasetError, AgentSpecError, AgentCallError, ServerStartError) as error:
+    except (DatasetError, AgentSpecError, AgentCallError, ServerStartError, StrategyError) as error:
         error_console.print(f"[red]error:[/red] {redact(str(error))}", highlight=False)
         sys.exit(2)
