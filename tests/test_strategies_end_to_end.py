@@ -1,0 +1,90 @@
+"""Every strategy end to end on two real problems, with a real model for the text stages.
+
+Image-free calls (the answer calls of descriptive, descriptive-iterative and
+contrastive) go to the real llama.cpp server with Gemma 3 270M; it reads no
+images and its answers are nonsense, so the tests check structure: every call
+made and traced, tokens counted, an answer recorded. Calls that carry images
+go to the scripted recording agent until the offline perception agent lands.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agents.managed import ManagedAgent
+from agents.registry import resolve_agent
+from agents.servers import stop_all
+from datasets_io.catalog import open_dataset
+from datasets_io.problem import BongardProblem
+from graphs.nodes import SolveRuntime
+from graphs.registry import DatasetContext, strategy_names
+from graphs.solve import solve
+from tests.scripted import ScriptedAgent
+
+TEXT_ONLY_ANSWERS = {"descriptive", "descriptive-iterative", "contrastive"}
+CALLS = {
+    "direct": 1, "descriptive": 13, "descriptive-direct": 13, "descriptive-iterative": 15, "contrastive": 7,
+    "contrastive-direct": 7, "contrastive-iterative": 7, "ground-truth": 1, "incorrect-label": 1,
+    "images-to-sides": 1, "image-to-side": 2, "concept-selection": 1,
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def llama(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ManagedAgent]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("BONGARD_HOME", str(tmp_path_factory.mktemp("e2e-home")))
+        yield resolve_agent("llamacpp:gemma3-270m", {"temperature": 0, "max_tokens": 48})
+    stop_all()
+
+
+@pytest.fixture(scope="module")
+def rwr(shared_data: Path) -> list[BongardProblem]:
+    return open_dataset("bongard-rwr", shared_data).scan().problems
+
+
+def test_the_call_table_covers_every_strategy() -> None:
+    assert set(CALLS) == set(strategy_names())
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+@pytest.mark.parametrize("problem_id", ["1", "31"])
+def test_strategy_runs_end_to_end(
+    name: str, problem_id: str, rwr: list[BongardProblem], llama: ManagedAgent, tmp_path: Path
+) -> None:
+    problem = next(p for p in rwr if p.id == problem_id)
+    images = ScriptedAgent("scripted:vision")
+    reasoner = llama if name in TEXT_ONLY_ANSWERS else images.managed()
+    runtime = SolveRuntime(
+        agents={"describer": images.managed(), "reasoner": reasoner}, render_dir=tmp_path / "renders"
+    )
+    answer = asyncio.run(solve(name, problem, runtime, context=DatasetContext.of(rwr), seed=7))
+    assert answer.problem == f"bongard-rwr/{problem_id}" and answer.strategy == name
+    assert len(answer.trace) == CALLS[name]
+    assert answer.text
+    if name in TEXT_ONLY_ANSWERS:
+        [final] = [call for call in answer.trace if call.agent == "llamacpp:gemma3-270m"]
+        assert final.images == [] and final.input_tokens > 0 and final.output_tokens > 0
+        assert final.cost_usd == 0.0 and answer.text == final.reply
+    else:
+        assert answer.parse_status == "ok"
+    sent_a_sheet = any(len(refs) == 12 for call in answer.trace for refs in call.images)
+    assert bool(list((tmp_path / "renders").rglob("*sheet*.png"))) == sent_a_sheet
+
+
+def test_classic_problems_with_held_out_tests(shared_data: Path, tmp_path: Path) -> None:
+    classic = open_dataset("bongard-classic", shared_data, {"holdout_test": "true"})
+    problems = classic.scan().problems
+    scripted = ScriptedAgent()
+    runtime = SolveRuntime(
+        agents={"default": scripted.managed()}, render_dir=tmp_path / "renders", variant="grey"
+    )
+    for problem in problems[:2]:
+        answer = asyncio.run(solve("images-to-sides", problem, runtime, context=DatasetContext.of(problems)))
+        assert answer.correct is True
+        [request] = scripted.requests[-1:]
+        assert request.images[0] == [p.ref for p in problem.context_panels] and len(request.images[0]) == 10
+        assert all("grey" in path for path in request.image_paths())
