@@ -8,6 +8,7 @@ agents, prompts and render folder travel in the run's configuration
 from __future__ import annotations
 
 import hashlib
+import itertools
 import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -16,15 +17,18 @@ from typing import Annotated, Any, TypedDict
 
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel
 
 from agents.call import AgentReply, CallSpec, ImageSource, TaskKind
 from agents.images import image_block
 from agents.managed import ManagedAgent
-from datasets_io.problem import BongardProblem, Panel
+from datasets_io.problem import BongardProblem, Concept, Panel, Side
 from datasets_io.render import Variant, panel_image, render_sheet, save_png
 from graphs.answer import Answer, CallTrace, parse_rules
 from graphs.prompts import PromptLibrary
+from graphs.registry import StrategyError
 
 CASE_STUDY = "case_study"
 
@@ -178,3 +182,46 @@ def free_answer(strategy: str, problem: BongardProblem, reply: AgentReply) -> di
         parse_status="ok" if parsed else "failed",
         parse_error=None if parsed else "no 'Left: ...' and 'Right: ...' lines in the answer",
     ).model_dump(mode="json", exclude={"trace"})
+
+
+Graph = CompiledStateGraph[Any, Any, Any, Any]
+
+
+def graph_of(*nodes: tuple[str, Any]) -> StateGraph[SolveState]:
+    graph: StateGraph[SolveState] = StateGraph(SolveState)
+    for name, node in nodes:
+        graph.add_node(name, node)
+    return graph
+
+
+def linear_graph(*nodes: tuple[str, Any]) -> Graph:
+    """START -> each node in turn -> END."""
+    graph = graph_of(*nodes)
+    names = [START, *(name for name, _ in nodes), END]
+    for source, target in itertools.pairwise(names):
+        graph.add_edge(source, target)
+    return graph.compile()
+
+
+def fan_out_graph(fan_out: Any, worker: tuple[str, Any], finish: Any) -> Graph:
+    """START -> `worker` once per `Send` from `fan_out` (concurrently) -> `finish` -> END."""
+    graph = graph_of(worker, ("finish", finish))
+    graph.add_conditional_edges(START, fan_out, [worker[0]])
+    graph.add_edge(worker[0], "finish")
+    graph.add_edge("finish", END)
+    return graph.compile()
+
+
+def panel_by_ref(problem: BongardProblem, ref: str) -> Panel:
+    return next(panel for panel in problem.all_panels if panel.ref == ref)
+
+
+def side_of_label(label: str | None) -> Side | None:
+    """`LEFT` / `RIGHT` as a model writes them -> the problem's side names."""
+    return {"LEFT": "left", "RIGHT": "right"}.get(label or "")  # type: ignore[return-value]
+
+
+def needs_concept(problem: BongardProblem) -> Concept:
+    if problem.concept is None:
+        raise StrategyError(f"{problem.key} has no concept")
+    return problem.concept

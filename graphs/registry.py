@@ -88,7 +88,9 @@ def _register_plugin(name: str, info: Any) -> None:
 
 
 def _load() -> None:
-    import graphs.case_study  # noqa: F401  (registers the built-in strategies)
+    import graphs.case_study
+    import graphs.case_study_binary
+    import graphs.rwr_plus  # noqa: F401  (importing the families registers their strategies)
 
     _plugins.load_once(_register_plugin)
 
