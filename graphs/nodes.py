@@ -24,13 +24,13 @@ from pydantic import BaseModel
 from agents.call import AgentReply, CallSpec, ImageSource, TaskKind
 from agents.images import image_block
 from agents.managed import ManagedAgent
+from agents.prompt_library import PromptLibrary, prompt_family
 from datasets_io.problem import BongardProblem, Concept, Panel, Side
 from datasets_io.render import Variant, panel_image, render_sheet, save_png
 from graphs.answer import Answer, CallTrace, parse_rules
-from graphs.prompts import PromptLibrary
 from graphs.registry import StrategyError
 
-CASE_STUDY = "case_study"
+CASE_STUDY = prompt_family("case_study", "graphs")
 
 
 class SolveState(TypedDict, total=False):

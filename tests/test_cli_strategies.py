@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from agents.prompt_library import PromptLibrary
 from datasets_io.catalog import open_dataset
-from graphs.nodes import SolveRuntime
-from graphs.prompts import PromptLibrary
+from graphs.nodes import CASE_STUDY, SolveRuntime
 from graphs.registry import get_strategy, strategy_names
 from graphs.solve import solve
 from tests.cli import run_bongard
@@ -35,7 +35,7 @@ def test_graph_draws_each_strategy_as_mermaid(name: str) -> None:
 def test_every_prompt_names_the_paper_prompt_it_follows() -> None:
     folder = Path(__file__).resolve().parents[1] / "graphs" / "prompts" / "case_study"
     for path in folder.glob("*.md"):
-        template = PromptLibrary(user_dir=None).get("case_study", path.stem)
+        template = PromptLibrary(user_dir=None).get(CASE_STUDY, path.stem)
         assert template.follows and ("Prompt" in template.follows or "Section" in template.follows), path.name
 
 

@@ -1,9 +1,11 @@
-"""Prompt templates as data: `graphs/prompts/<family>/<name>.md`, replaceable by the user.
+"""Prompt templates as data, replaceable by the user.
 
-Each file opens with an HTML comment naming the paper prompt it follows; the
-rest is a `string.Template` (`$name` placeholders). A user directory given to
-`PromptLibrary` (or `$BONGARD_PROMPTS`) holding `<family>/<name>.md` wins over
-the built-in file of the same name.
+A room keeps its templates at `<package>/prompts/<family>/<name>.md` and
+declares the family with `prompt_family(family, package)`. Each file opens
+with an HTML comment naming the paper prompt it follows; the rest is a
+`string.Template` (`$name` placeholders). A user directory (the
+`PromptLibrary` argument, else `$BONGARD_PROMPTS`) holding
+`<family>/<name>.md` wins over the built-in file of the same name.
 """
 
 from __future__ import annotations
@@ -17,10 +19,17 @@ from string import Template
 
 PROMPTS_ENV = "BONGARD_PROMPTS"
 HEADER = re.compile(r"\A\s*<!--(.*?)-->\s*", re.DOTALL)
+_FAMILIES: dict[str, str] = {}
 
 
 class PromptError(KeyError):
     """A template that does not exist or lacks a value it needs."""
+
+
+def prompt_family(family: str, package: str) -> str:
+    """Declare that `family`'s built-in templates live in `<package>/prompts/<family>/`."""
+    _FAMILIES[family] = package
+    return family
 
 
 @dataclass(frozen=True)
@@ -51,7 +60,9 @@ class PromptLibrary:
         if user_file is not None and user_file.is_file():
             raw, source = user_file.read_text(encoding="utf-8"), str(user_file)
         else:
-            resource = files("graphs.prompts").joinpath(family, f"{name}.md")
+            if family not in _FAMILIES:
+                raise PromptError(f"unknown prompt family {family!r}; families: {', '.join(_FAMILIES)}")
+            resource = files(_FAMILIES[family]).joinpath("prompts", family, f"{name}.md")
             if not resource.is_file():
                 raise PromptError(f"no prompt template {family}/{name}.md")
             raw, source = resource.read_text(encoding="utf-8"), f"built-in {family}/{name}.md"
