@@ -1,0 +1,96 @@
+"""Agreement statistics for judges: unanimity, Cohen's and Fleiss' kappa, agreement with humans.
+
+The kappas are short closed formulas, written here rather than pulling in
+scikit-learn and statsmodels (and SciPy) for two functions; the tests check
+them against worked examples computed by hand.
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from judges.verdict import Verdict, VerdictLabel, decide
+
+LabelMatrix = Sequence[Sequence[VerdictLabel]]
+"""One row per judged answer, one column per judge."""
+HUMAN_OK = {"ok", "1", "true", "yes", "correct"}
+HUMAN_WRONG = {"wrong", "0", "false", "no", "incorrect"}
+
+
+def unanimity(matrix: LabelMatrix) -> float:
+    """The share of answers on which every judge gave the same label."""
+    if not matrix:
+        return float("nan")
+    return sum(len(set(row)) == 1 for row in matrix) / len(matrix)
+
+
+def cohen_kappa(first: Sequence[str], second: Sequence[str]) -> float:
+    """Cohen's kappa of two raters: (observed - chance agreement) / (1 - chance agreement)."""
+    if len(first) != len(second) or not first:
+        raise ValueError("Cohen's kappa needs two equally long, non-empty label sequences")
+    total = len(first)
+    observed = sum(a == b for a, b in zip(first, second, strict=True)) / total
+    counts_a, counts_b = Counter(first), Counter(second)
+    chance = sum(counts_a[label] * counts_b[label] for label in counts_a) / total**2
+    return 1.0 if chance == 1 else (observed - chance) / (1 - chance)
+
+
+def pairwise_cohen(matrix: LabelMatrix, judges: Sequence[str]) -> dict[tuple[str, str], float]:
+    columns = list(zip(*matrix, strict=True))
+    return {
+        (judges[i], judges[j]): cohen_kappa(columns[i], columns[j])
+        for i, j in itertools.combinations(range(len(judges)), 2)
+    }
+
+
+def fleiss_kappa(matrix: LabelMatrix) -> float:
+    """Fleiss' kappa for a fixed number of raters per item."""
+    if not matrix:
+        raise ValueError("Fleiss' kappa needs at least one rated item")
+    raters = len(matrix[0])
+    if raters < 2 or any(len(row) != raters for row in matrix):
+        raise ValueError("Fleiss' kappa needs the same number (at least 2) of ratings for every item")
+    items = len(matrix)
+    per_item = [Counter(row) for row in matrix]
+    agreement = sum(
+        (sum(n * n for n in counts.values()) - raters) / (raters * (raters - 1)) for counts in per_item
+    )
+    observed = agreement / items
+    totals: Counter[str] = Counter()
+    for counts in per_item:
+        totals.update(counts)
+    chance = sum((n / (items * raters)) ** 2 for n in totals.values())
+    return 1.0 if chance == 1 else (observed - chance) / (1 - chance)
+
+
+def read_human_labels(path: Path) -> dict[tuple[str, str], bool]:
+    """Human verdicts from a CSV with columns problem, answer, verdict (ok/wrong, 1/0, ...)."""
+    labels: dict[tuple[str, str], bool] = {}
+    with path.open(encoding="utf-8-sig", newline="") as handle:
+        for number, row in enumerate(csv.DictReader(handle), start=2):
+            verdict = (row.get("verdict") or row.get("human verdict") or "").strip().lower()
+            if verdict not in HUMAN_OK | HUMAN_WRONG or not row.get("problem"):
+                raise ValueError(
+                    f"{path}, line {number}: expected problem, answer and a verdict such as ok/wrong"
+                )
+            labels[(row["problem"].strip(), (row.get("answer") or "").strip())] = verdict in HUMAN_OK
+    return labels
+
+
+def agreement_with_humans(
+    verdicts: Mapping[tuple[str, str], Sequence[Verdict]],
+    human: Mapping[tuple[str, str], bool],
+    policies: Sequence[str],
+) -> dict[str, float]:
+    """For each policy, the share of human-labelled answers on which it agrees with the human."""
+    shared = [key for key in verdicts if key in human]
+    if not shared:
+        raise ValueError("no judged answer has a human label (match on problem and answer text)")
+    return {
+        policy: sum(decide(verdicts[key], policy).ok == human[key] for key in shared) / len(shared)
+        for policy in policies
+    }

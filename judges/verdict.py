@@ -1,0 +1,69 @@
+"""Verdicts: one judge's reading of one answer, and the policies that combine several."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+VerdictLabel = Literal["ok", "wrong", "abstain"]
+POLICY = re.compile(r"^(vote:(?P<k>\d+)|majority|all|any)$")
+
+
+class Verdict(BaseModel):
+    """A judge's verdict with its raw text and cost; an abstention never counts as ok."""
+
+    judge: str
+    label: VerdictLabel
+    raw_text: str = ""
+    reason: str | None = None
+    """Why a verdict is an abstention (an unreadable reply), or the score behind a non-LLM verdict."""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = 0.0
+    cache_hit: bool = False
+
+
+class Decision(BaseModel):
+    """An ensemble's decision under a policy, with every judge's verdict beside it."""
+
+    policy: str
+    ok: bool
+    counts: dict[VerdictLabel, int] = Field(default_factory=dict)
+    verdicts: list[Verdict] = Field(default_factory=list)
+
+
+def check_policy(policy: str) -> str:
+    """`vote:K`, `majority`, `all` or `any`; anything else is refused with the choices."""
+    if not POLICY.match(policy):
+        raise ValueError(
+            f"unknown voting policy {policy!r}; policies: vote:K (e.g. vote:2), majority, all, any"
+        )
+    return policy
+
+
+def decide(verdicts: Sequence[Verdict], policy: str) -> Decision:
+    """Combine verdicts: `vote:K` ok when at least K say ok (the case study uses 2 of 4),
+    `majority` when more than half of all judges do, `all` when every judge does, `any`
+    when one does. Abstentions are counted and never count as ok."""
+    match = POLICY.match(check_policy(policy))
+    assert match is not None
+    counts = Counter(v.label for v in verdicts)
+    oks, total = counts["ok"], len(verdicts)
+    if match.group("k") is not None:
+        ok = oks >= int(match.group("k"))
+    elif policy == "majority":
+        ok = oks * 2 > total
+    elif policy == "all":
+        ok = total > 0 and oks == total
+    else:
+        ok = oks > 0
+    return Decision(
+        policy=policy,
+        ok=ok,
+        counts={label: counts[label] for label in ("ok", "wrong", "abstain")},
+        verdicts=list(verdicts),
+    )
