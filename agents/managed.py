@@ -77,6 +77,8 @@ class AgentTotals:
 class _LoopModels:
     chat: BaseChatModel
     structured: dict[str, Runnable[Any, Any] | None] = field(default_factory=dict)
+    inflight: dict[str, asyncio.Future[AgentReply]] = field(default_factory=dict)
+    """Deterministic requests on their way, by cache key: an identical one waits instead of calling."""
     """Structured-output runnables by the canonical JSON of their schema."""
 
 
@@ -142,30 +144,49 @@ class ManagedAgent(BaseChatModel):
             self._totals.failed_calls += 1
             raise AgentCallError(f"{self.spec}: {error}") from None
         key = self._cache_key(prepared, call)
-        if key is not None and self.response_cache is not None:
-            cached = self.response_cache.get(key)
-            if cached is not None:
-                reply = AgentReply.model_validate(
-                    {**cached, "agent": self.spec, "cache_hit": True, "cost_usd": 0.0, "attempts": 0}
-                )
-                reply.latency_s = time.monotonic() - started
-                self._totals.add(reply)
-                return reply
-        reply = await self._call_model(prepared, call, started)
-        if key is not None and self.response_cache is not None and reply.parse_status != "failed":
+        if key is None:
+            reply = await self._call_model(prepared, call, started)
+            self._totals.add(reply)
+            return reply
+        cached = self.response_cache.get(key) if self.response_cache is not None else None
+        if cached is not None:
+            return self._shared(AgentReply.model_validate({**cached, "agent": self.spec}), started)
+        inflight = self._models().inflight
+        if key in inflight:  # the same deterministic request is already on its way: wait for it
+            return self._shared(await asyncio.shield(inflight[key]), started)
+        future: asyncio.Future[AgentReply] = asyncio.get_running_loop().create_future()
+        future.add_done_callback(lambda done: done.cancelled() or done.exception())
+        inflight[key] = future
+        try:
+            reply = await self._call_model(prepared, call, started)
+        except BaseException as error:
+            future.set_exception(error)
+            raise
+        finally:
+            inflight.pop(key, None)
+        future.set_result(reply)
+        if self.response_cache is not None and reply.parse_status != "failed":
             self.response_cache.put(key, self.spec, reply.model_dump(mode="json", exclude={"agent"}))
         self._totals.add(reply)
         return reply
 
+    def _shared(self, reply: AgentReply, started: float) -> AgentReply:
+        """A reply obtained without calling the model: from the cache or from an identical call in flight."""
+        shared = reply.model_copy(
+            update={
+                "cache_hit": True,
+                "cost_usd": 0.0,
+                "attempts": 0,
+                "latency_s": time.monotonic() - started,
+            }
+        )
+        self._totals.add(shared)
+        return shared
+
     def _prepare(self, messages: Sequence[BaseMessage], call: CallSpec) -> list[BaseMessage]:
         if self.provider.reads_call_metadata:
             return list(messages)
-        prepared = prepare_messages(
-            messages, self.image_policy, self.provider.image_limits, self.provider.name
-        )
-        if call.output_schema is not None and self.provider.structured_method == "prompt":
-            prepared.append(HumanMessage(content=schema_instructions(call.output_schema)))
-        return prepared
+        return prepare_messages(messages, self.image_policy, self.provider.image_limits, self.provider.name)
 
     def _cache_key(self, prepared: list[BaseMessage], call: CallSpec) -> str | None:
         if not (self.deterministic and self.params.cache):

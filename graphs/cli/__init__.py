@@ -11,9 +11,11 @@ from agents.registry import AgentSpecError
 from agents.secrets import redact
 from agents.servers import ServerStartError
 from datasets_io.errors import DatasetError
+from datasets_io.store import StoreError
 from graphs.cli.agents import ask, cache_app, list_agents
 from graphs.cli.console import error_console
 from graphs.cli.datasets import datasets_app
+from graphs.cli.run import judge, run, runs_app
 from graphs.cli.strategies import draw_graph, list_strategies
 from graphs.registry import StrategyError
 
@@ -29,6 +31,9 @@ app.command("agents")(list_agents)
 app.command("ask")(ask)
 app.add_typer(cache_app, name="cache")
 app.command("strategies")(list_strategies)
+app.command("run")(run)
+app.add_typer(runs_app, name="runs")
+app.command("judge")(judge)
 app.command("graph")(draw_graph)
 
 
@@ -36,6 +41,13 @@ def main() -> None:
     """Entry point: bad input ends in one clear line on stderr, never a traceback."""
     try:
         app()
-    except (DatasetError, AgentSpecError, AgentCallError, ServerStartError, StrategyError) as error:
+    except (
+        DatasetError,
+        AgentSpecError,
+        AgentCallError,
+        ServerStartError,
+        StrategyError,
+        StoreError,
+    ) as error:
         error_console.print(f"[red]error:[/red] {redact(str(error))}", highlight=False)
         sys.exit(2)

@@ -1,0 +1,328 @@
+"""The results store: one SQLite file per workspace holding runs, items, model calls and verdicts.
+
+Plain SQLite (readable with `sqlite3`), WAL mode, one transaction per item so
+a killed run loses at most the items in flight. The schema is versioned with
+`PRAGMA user_version` and upgraded by ordered migrations when opened.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+STORE_FILE = "store.sqlite"
+MIGRATIONS: Sequence[str] = (
+    """
+    CREATE TABLE runs (
+        id TEXT PRIMARY KEY,
+        created_at REAL NOT NULL,
+        finished_at REAL,
+        toolkit_version TEXT NOT NULL,
+        config TEXT NOT NULL
+    );
+    CREATE TABLE items (
+        run_id TEXT NOT NULL REFERENCES runs(id),
+        problem TEXT NOT NULL,
+        attempt INTEGER NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('done', 'failed')),
+        answer TEXT,
+        answer_text TEXT,
+        parse_status TEXT,
+        correct INTEGER,
+        error TEXT,
+        finished_at REAL NOT NULL,
+        PRIMARY KEY (run_id, problem, attempt)
+    );
+    CREATE TABLE calls (
+        run_id TEXT NOT NULL,
+        problem TEXT NOT NULL,
+        attempt INTEGER NOT NULL,
+        seq INTEGER NOT NULL,
+        role TEXT, agent TEXT, task TEXT, conversation TEXT, step INTEGER,
+        images TEXT, prompt TEXT, reply TEXT,
+        input_tokens INTEGER, output_tokens INTEGER, cost_usd REAL, latency_s REAL, cache_hit INTEGER,
+        PRIMARY KEY (run_id, problem, attempt, seq)
+    );
+    CREATE TABLE verdicts (
+        run_id TEXT NOT NULL,
+        problem TEXT NOT NULL,
+        attempt INTEGER NOT NULL,
+        judging TEXT NOT NULL,
+        judge TEXT NOT NULL,
+        label TEXT NOT NULL,
+        raw_text TEXT,
+        input_tokens INTEGER, output_tokens INTEGER, cost_usd REAL,
+        PRIMARY KEY (run_id, problem, attempt, judging, judge)
+    );
+    CREATE TABLE decisions (
+        run_id TEXT NOT NULL,
+        problem TEXT NOT NULL,
+        attempt INTEGER NOT NULL,
+        judging TEXT NOT NULL,
+        policy TEXT NOT NULL,
+        ok INTEGER NOT NULL,
+        PRIMARY KEY (run_id, problem, attempt, judging)
+    );
+    """,
+)
+
+
+SOLVED_ITEMS = """
+SELECT COUNT(*) FROM items i WHERE i.run_id = ? AND i.status = 'done' AND (
+    i.correct = 1 OR EXISTS (
+        SELECT 1 FROM decisions d
+        WHERE d.run_id = i.run_id AND d.problem = i.problem AND d.attempt = i.attempt AND d.ok = 1))
+"""
+"""Items solved: a classification answer that is correct, or a free-form answer a judging accepted."""
+
+
+class StoreError(RuntimeError):
+    """The store cannot be opened or written (locked, corrupt, disk full); nothing is half-written."""
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    id: str
+    created_at: float
+    finished_at: float | None
+    config: dict[str, Any]
+    items: int
+    done: int
+    failed: int
+    solved: int
+    calls: int
+    cached_calls: int
+    tokens: int
+    cost_usd: float | None
+
+    def as_json(self) -> dict[str, Any]:
+        return {**self.__dict__}
+
+
+class ResultsStore:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(path, check_same_thread=False, timeout=30, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            self._migrate()
+        except sqlite3.DatabaseError as error:
+            raise StoreError(f"cannot open the results store {path}: {error}") from None
+
+    def _migrate(self) -> None:
+        """Bring the schema up to date; the version is read inside the write lock, so two
+        processes opening a new store at once cannot both create it."""
+        with self.transaction() as db:
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
+                for statement in script.split(";"):
+                    if statement.strip():
+                        db.execute(statement)
+                db.execute(f"PRAGMA user_version = {number}")
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                yield self._db
+                self._db.execute("COMMIT")
+            except sqlite3.Error as error:
+                self._db.execute("ROLLBACK")
+                raise StoreError(f"results store {self.path}: {error}") from None
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
+    def create_run(self, config: dict[str, Any], toolkit_version: str) -> str:
+        run_id = time.strftime("run-%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+        with self.transaction() as db:
+            db.execute(
+                "INSERT INTO runs (id, created_at, toolkit_version, config) VALUES (?, ?, ?, ?)",
+                (run_id, time.time(), toolkit_version, json.dumps(config, sort_keys=True)),
+            )
+        return run_id
+
+    def resolve_run(self, run: str) -> str:
+        """A run id, accepting `latest` for the newest run."""
+        with self._lock:
+            if run == "latest":
+                row = self._db.execute("SELECT id FROM runs ORDER BY created_at DESC LIMIT 1").fetchone()
+            else:
+                row = self._db.execute("SELECT id FROM runs WHERE id = ?", (run,)).fetchone()
+        if row is None:
+            raise StoreError(f"no run {run!r} in {self.path}" + (" (no runs yet)" if run == "latest" else ""))
+        return str(row[0])
+
+    def run_config(self, run_id: str) -> dict[str, Any]:
+        with self._lock:
+            row = self._db.execute("SELECT config FROM runs WHERE id = ?", (run_id,)).fetchone()
+        config: dict[str, Any] = json.loads(row[0])
+        return config
+
+    def finished_items(self, run_id: str) -> set[tuple[str, int]]:
+        """(problem, attempt) pairs already done (failed ones are retried only on request)."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT problem, attempt FROM items WHERE run_id = ? AND status = 'done'", (run_id,)
+            )
+            return {(str(p), int(a)) for p, a in rows}
+
+    def failed_items(self, run_id: str) -> set[tuple[str, int]]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT problem, attempt FROM items WHERE run_id = ? AND status = 'failed'", (run_id,)
+            )
+            return {(str(p), int(a)) for p, a in rows}
+
+    def save_item(
+        self, run_id: str, problem: str, attempt: int, answer: dict[str, Any] | None, error: str | None
+    ) -> None:
+        """One item and its calls, in one transaction."""
+        trace = (answer or {}).get("trace", [])
+        with self.transaction() as db:
+            db.execute(
+                "DELETE FROM calls WHERE run_id = ? AND problem = ? AND attempt = ?",
+                (run_id, problem, attempt),
+            )
+            db.execute(
+                "INSERT OR REPLACE INTO items VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    run_id,
+                    problem,
+                    attempt,
+                    "failed" if error else "done",
+                    json.dumps(answer) if answer is not None else None,
+                    (answer or {}).get("text"),
+                    (answer or {}).get("parse_status"),
+                    None
+                    if (answer or {}).get("correct") is None
+                    else int(bool(answer and answer["correct"])),
+                    error,
+                    time.time(),
+                ),
+            )
+            db.executemany(
+                "INSERT INTO calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        run_id,
+                        problem,
+                        attempt,
+                        seq,
+                        c["role"],
+                        c["agent"],
+                        c["task"],
+                        c["conversation"],
+                        c["step"],
+                        json.dumps(c["images"]),
+                        c["prompt"],
+                        c["reply"],
+                        c["input_tokens"],
+                        c["output_tokens"],
+                        c["cost_usd"],
+                        c["latency_s"],
+                        int(c["cache_hit"]),
+                    )
+                    for seq, c in enumerate(trace)
+                ],
+            )
+
+    def finish_run(self, run_id: str) -> None:
+        with self.transaction() as db:
+            db.execute("UPDATE runs SET finished_at = ? WHERE id = ?", (time.time(), run_id))
+
+    def answers(self, run_id: str) -> list[tuple[str, int, dict[str, Any]]]:
+        """Every done item's answer, in problem order."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT problem, attempt, answer FROM items WHERE run_id = ? AND status = 'done' "
+                "ORDER BY rowid",
+                (run_id,),
+            ).fetchall()
+        return [(str(p), int(a), json.loads(answer)) for p, a, answer in rows]
+
+    def save_judging(
+        self,
+        run_id: str,
+        problem: str,
+        attempt: int,
+        judging: str,
+        policy: str,
+        ok: bool,
+        verdicts: list[dict[str, Any]],
+    ) -> None:
+        with self.transaction() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO decisions VALUES (?, ?, ?, ?, ?, ?)",
+                (run_id, problem, attempt, judging, policy, int(ok)),
+            )
+            db.executemany(
+                "INSERT OR REPLACE INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        run_id,
+                        problem,
+                        attempt,
+                        judging,
+                        v["judge"],
+                        v["label"],
+                        v["raw_text"],
+                        v["input_tokens"],
+                        v["output_tokens"],
+                        v["cost_usd"],
+                    )
+                    for v in verdicts
+                ],
+            )
+
+    def summary(self, run_id: str) -> RunSummary:
+        with self._lock:
+            created, finished, config = self._db.execute(
+                "SELECT created_at, finished_at, config FROM runs WHERE id = ?", (run_id,)
+            ).fetchone()
+            items, done, failed = self._db.execute(
+                "SELECT COUNT(*), COALESCE(SUM(status = 'done'), 0), COALESCE(SUM(status = 'failed'), 0) "
+                "FROM items WHERE run_id = ?",
+                (run_id,),
+            ).fetchone()
+            solved = self._db.execute(SOLVED_ITEMS, (run_id,)).fetchone()[0]
+            calls, cached, tokens, cost, unknown = self._db.execute(
+                "SELECT COUNT(*), COALESCE(SUM(cache_hit), 0), "
+                "COALESCE(SUM(input_tokens + output_tokens), 0), COALESCE(SUM(cost_usd), 0), "
+                "COALESCE(SUM(cost_usd IS NULL), 0) FROM calls WHERE run_id = ?",
+                (run_id,),
+            ).fetchone()
+        return RunSummary(
+            id=run_id,
+            created_at=created,
+            finished_at=finished,
+            config=json.loads(config),
+            items=items,
+            done=done,
+            failed=failed,
+            solved=solved,
+            calls=calls,
+            cached_calls=cached,
+            tokens=tokens,
+            cost_usd=None if unknown else float(cost),
+        )
+
+    def run_ids(self) -> list[str]:
+        with self._lock:
+            return [str(r[0]) for r in self._db.execute("SELECT id FROM runs ORDER BY created_at")]
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

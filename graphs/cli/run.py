@@ -1,0 +1,202 @@
+"""`bongard run`, `bongard runs list | show` and `bongard judge`: the everyday job."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from datasets_io.catalog import open_dataset
+from datasets_io.render import Variant
+from datasets_io.store import STORE_FILE, ResultsStore, RunSummary
+from datasets_io.workspace import workspace_home
+from graphs.cli.console import console, error_console
+from graphs.cli.options import DataDirOption, DatasetOptions, HomeOption, ModelParams, parse_key_values
+from graphs.judging import judge_run
+from graphs.runner import ItemOutcome, RunConfig, Runner, parse_selection, resume_run, start_run
+from judges.llm_judge import JudgeStyle
+
+runs_app = typer.Typer(help="List and inspect stored runs.", no_args_is_help=True)
+
+
+def open_store(home: Path | None) -> ResultsStore:
+    return ResultsStore(workspace_home(home) / STORE_FILE)
+
+
+def run(
+    strategy: Annotated[str | None, typer.Option(help="Strategy name (see `bongard strategies`).")] = None,
+    model: Annotated[str | None, typer.Option(help="Agent spec for every role.")] = None,
+    describer: Annotated[str | None, typer.Option(help="Agent spec for description calls.")] = None,
+    reasoner: Annotated[str | None, typer.Option(help="Agent spec for answer calls.")] = None,
+    dataset: Annotated[str | None, typer.Option(help="Dataset name or FORMAT:PATH.")] = None,
+    problems: Annotated[str | None, typer.Option(help="Problem ids, e.g. 1-20,31.")] = None,
+    attempts: Annotated[int, typer.Option(min=1)] = 1,
+    seed: int = 0,
+    concurrency: Annotated[int, typer.Option(min=1, help="Problems solved at once.")] = 4,
+    variant: Annotated[
+        Variant, typer.Option(help="Image variant: plain, grey, square, square-grey.")
+    ] = "plain",
+    strategy_option: Annotated[
+        list[str] | None,
+        typer.Option("--strategy-option", "-S", help="Strategy option KEY=VALUE, repeatable."),
+    ] = None,
+    judges: Annotated[
+        str | None, typer.Option(help="Judge the answers after the run: specs, comma-separated.")
+    ] = None,
+    policy: Annotated[str, typer.Option(help="Voting policy: vote:K, majority, all, any.")] = "vote:2",
+    resume: Annotated[str | None, typer.Option(help="Complete a stored run (an id or `latest`).")] = None,
+    retry_errors: Annotated[
+        bool, typer.Option("--retry-errors", help="With --resume: retry failed items.")
+    ] = False,
+    param: ModelParams = None,
+    data_dir: DataDirOption = None,
+    option: DatasetOptions = None,
+    home: HomeOption = None,
+) -> None:
+    """Run a strategy with a model over a dataset; resumable, cached, concurrent."""
+    store = open_store(home)
+    if resume is not None:
+        run_id, runner = resume_run(resume, store, home=home)
+    else:
+        if strategy is None or dataset is None or not (model or (describer and reasoner)):
+            raise typer.BadParameter(
+                "give --strategy, --model (or --describer and --reasoner) and --dataset; "
+                "a run with no options at all arrives with the offline perception agent",
+                param_hint="bongard run",
+            )
+        roles = {"describer": describer or model, "reasoner": reasoner or model}
+        config = RunConfig(
+            strategy=strategy,
+            dataset=dataset,
+            data_dir=str(data_dir) if data_dir else None,
+            dataset_options=parse_key_values(option),
+            agents={r: s for r, s in roles.items() if s},
+            agent_params=parse_key_values(param, "-M"),
+            problems=parse_selection(problems) if problems else None,
+            attempts=attempts,
+            seed=seed,
+            concurrency=concurrency,
+            variant=variant,
+            strategy_options=parse_key_values(strategy_option, "-S"),
+        )
+        run_id, runner = start_run(config, store, home)
+    for skipped in runner.skipped:
+        error_console.print(f"[yellow]warning:[/yellow] skipped {skipped}")
+    console.print(f"run {run_id}: {runner.config.strategy} on {runner.dataset.name}")
+    _run_with_progress(runner, run_id, retry_errors)
+    summary = store.summary(run_id)
+    _print_summary(summary)
+    if judges:
+        judge(run_id, judges, policy, home=home)
+
+
+def _run_with_progress(runner: Runner, run_id: str, retry_errors: bool) -> None:
+    pending = len(runner.pending(run_id, retry_errors))
+    totals: dict[str, Any] = {"done": 0, "failed": 0, "calls": 0, "tokens": 0, "cost": 0.0, "unknown": False}
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=error_console, transient=False) as progress:
+        task = progress.add_task("starting", total=pending)
+
+        def on_item(outcome: ItemOutcome) -> None:
+            totals["done" if outcome.ok else "failed"] += 1
+            totals["calls"] += outcome.calls
+            totals["tokens"] += outcome.tokens
+            totals["unknown"] |= outcome.cost_usd is None
+            totals["cost"] += outcome.cost_usd or 0.0
+            if outcome.error:
+                progress.console.print(
+                    f"[red]failed:[/red] {outcome.problem} (attempt {outcome.attempt}): {outcome.error}"
+                )
+            cost = "unknown" if totals["unknown"] else f"${totals['cost']:.4f}"
+            progress.update(
+                task,
+                advance=1,
+                description=f"{totals['done']} done, {totals['failed']} failed, {totals['calls']} calls, "
+                f"{totals['tokens']} tokens, {cost}",
+            )
+
+        asyncio.run(runner.run(run_id, retry_errors=retry_errors, on_item=on_item))
+
+
+def _print_summary(summary: RunSummary) -> None:
+    cost = "unknown" if summary.cost_usd is None else f"${summary.cost_usd:.4f}"
+    console.print(
+        f"{summary.id}: {summary.done}/{summary.items} items done, {summary.failed} failed, "
+        f"{summary.solved} solved; {summary.calls} calls ({summary.cached_calls} cached), "
+        f"{summary.tokens} tokens, cost {cost}"
+    )
+
+
+@runs_app.command("list")
+def list_runs(as_json: Annotated[bool, typer.Option("--json")] = False, home: HomeOption = None) -> None:
+    """Every stored run with its counts."""
+    store = open_store(home)
+    summaries = [store.summary(run_id) for run_id in store.run_ids()]
+    if as_json:
+        print(json.dumps([s.as_json() for s in summaries], indent=2))
+        return
+    table = Table(
+        "run", "strategy", "agents", "dataset", "items", "done", "failed", "solved", "calls", "cost"
+    )
+    for s in summaries:
+        cost = "unknown" if s.cost_usd is None else f"${s.cost_usd:.4f}"
+        table.add_row(
+            s.id,
+            s.config["strategy"],
+            ", ".join(sorted(set(s.config["agents"].values()))),
+            s.config["dataset"],
+            *map(str, (s.items, s.done, s.failed, s.solved, s.calls)),
+            cost,
+        )
+    console.print(table)
+
+
+@runs_app.command("show")
+def show_run(
+    run_id: Annotated[str, typer.Argument(metavar="RUN", help="A run id or `latest`.")],
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+    home: HomeOption = None,
+) -> None:
+    """One run's configuration and counts."""
+    store = open_store(home)
+    summary = store.summary(store.resolve_run(run_id))
+    if as_json:
+        print(json.dumps(summary.as_json(), indent=2))
+        return
+    console.print_json(json.dumps(summary.config))
+    _print_summary(summary)
+
+
+def judge(
+    run_id: Annotated[str, typer.Argument(metavar="RUN", help="A run id or `latest`.")],
+    judges: Annotated[str, typer.Option(help="Judge specs, comma-separated; `embedding[:T]` is offline.")],
+    policy: Annotated[str, typer.Option(help="vote:K, majority, all or any.")] = "vote:2",
+    style: Annotated[
+        JudgeStyle, typer.Option(help="Judge prompt: strict (case study) or rubric (Wonderland).")
+    ] = "strict",
+    human: Annotated[
+        Path | None, typer.Option(help="CSV of human verdicts: problem, answer, verdict.")
+    ] = None,
+    home: HomeOption = None,
+) -> None:
+    """Judge a stored run's free-form answers; nothing is re-solved, repeated judging is cached."""
+    store = open_store(home)
+    resolved = store.resolve_run(run_id)
+    config = RunConfig.model_validate(store.run_config(resolved))
+    dataset = open_dataset(
+        config.dataset, Path(config.data_dir) if config.data_dir else None, config.dataset_options
+    )
+    report = asyncio.run(judge_run(store, resolved, dataset, judges.split(","), policy, style, home, human))
+    for line in report.lines():
+        console.print(line)

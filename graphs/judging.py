@@ -1,0 +1,110 @@
+"""Judging a stored run: every free-form answer through the ensemble, verdicts into the store.
+
+Separate from solving, so a run can be judged again with other judges without
+re-solving; judges run at temperature 0, so judging again with the same judges
+is served from the response cache.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from datasets_io.catalog import Dataset
+from datasets_io.store import ResultsStore
+from judges.agreement import agreement_with_humans, fleiss_kappa, pairwise_cohen, read_human_labels, unanimity
+from judges.ensemble import JudgeEnsemble
+from judges.llm_judge import JudgeStyle
+from judges.specs import build_judges
+from judges.verdict import Decision, Verdict, decide
+
+JUDGING_CONCURRENCY = 8
+COMPARED_POLICIES = ("all", "any", "majority")
+
+
+@dataclass
+class JudgingReport:
+    run_id: str
+    policy: str
+    judges: list[str]
+    decisions: dict[tuple[str, int], Decision] = field(default_factory=dict)
+    not_judged: int = 0
+    human_agreement: dict[str, float] | None = None
+
+    def per_judge(self) -> dict[str, Counter[str]]:
+        counts: dict[str, Counter[str]] = {name: Counter() for name in self.judges}
+        for decision in self.decisions.values():
+            for verdict in decision.verdicts:
+                counts[verdict.judge][verdict.label] += 1
+        return counts
+
+    def policies(self) -> dict[str, int]:
+        """Answers accepted under each policy, side by side (the case study's Tables 5-6 layout)."""
+        chosen = [self.policy, *(p for p in COMPARED_POLICIES if p != self.policy)]
+        return {p: sum(decide(d.verdicts, p).ok for d in self.decisions.values()) for p in chosen}
+
+    def lines(self) -> list[str]:
+        matrix = [[v.label for v in d.verdicts] for d in self.decisions.values()]
+        lines = [
+            f"{self.run_id}: {len(self.decisions)} answers judged ({self.not_judged} not free-form, skipped)"
+        ]
+        for name, counts in self.per_judge().items():
+            lines.append(f"  {name}: {counts['ok']} ok, {counts['wrong']} wrong, {counts['abstain']} abstain")
+        lines.append("  accepted: " + ", ".join(f"{p} {n}" for p, n in self.policies().items()))
+        if matrix and len(self.judges) > 1:
+            lines.append(f"  unanimity {unanimity(matrix):.2f}, Fleiss' kappa {fleiss_kappa(matrix):.3f}")
+            for (a, b), kappa in pairwise_cohen(matrix, self.judges).items():
+                lines.append(f"  Cohen's kappa {a} ~ {b}: {kappa:.3f}")
+        if self.human_agreement is not None:
+            lines.append(
+                "  agreement with humans: "
+                + ", ".join(f"{p} {v:.2f}" for p, v in self.human_agreement.items())
+            )
+        return lines
+
+
+async def judge_run(
+    store: ResultsStore,
+    run_id: str,
+    dataset: Dataset,
+    specs: list[str],
+    policy: str,
+    style: JudgeStyle = "strict",
+    home: Path | None = None,
+    human_csv: Path | None = None,
+) -> JudgingReport:
+    judges = build_judges(specs, style, home=home)
+    ensemble = JudgeEnsemble(judges, policy)
+    judging = f"{style}|{','.join(j.name for j in judges)}"
+    report = JudgingReport(run_id, policy, [j.name for j in judges])
+    slots = asyncio.Semaphore(JUDGING_CONCURRENCY)
+
+    async def one(problem: str, attempt: int, text: str) -> None:
+        concept = dataset.problem(problem.split("/", 1)[1]).concept
+        if concept is None:
+            report.not_judged += 1
+            return
+        async with slots:
+            decision = await ensemble.judge(concept, text)
+        verdicts = [v.model_dump(mode="json") for v in decision.verdicts]
+        store.save_judging(run_id, problem, attempt, judging, policy, decision.ok, verdicts)
+        report.decisions[(problem, attempt)] = decision
+
+    tasks = []
+    for problem, attempt, answer in store.answers(run_id):
+        if answer.get("correct") is not None or answer.get("label") is not None or answer.get("sides"):
+            report.not_judged += 1  # a classification answer is scored exactly, not judged
+            continue
+        tasks.append(one(problem, attempt, answer.get("text", "")))
+    await asyncio.gather(*tasks)
+    if human_csv is not None:
+        human = read_human_labels(human_csv)
+        texts = {(p, a): ans.get("text", "") for p, a, ans in store.answers(run_id)}
+        keyed: dict[tuple[str, str], list[Verdict]] = {
+            (problem.split("/", 1)[1], texts[(problem, attempt)].strip()): d.verdicts
+            for (problem, attempt), d in report.decisions.items()
+        }
+        report.human_agreement = agreement_with_humans(keyed, human, [policy, *COMPARED_POLICIES])
+    return report

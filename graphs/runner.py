@@ -1,0 +1,193 @@
+"""Running a strategy over a dataset: bounded concurrency, resumable, every item into the store.
+
+Items are (problem, attempt) pairs, streamed through a fixed pool of workers
+so memory does not grow with the dataset. Each finished item is written with
+its calls in one transaction; a resumed run skips every item already done
+(and, with `retry_errors`, retries the failed ones), so no finished model call
+is paid twice, and deterministic calls inside a half-done item come from the
+response cache.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Callable, Iterator, Sequence
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from agents.managed import AgentCallError, ManagedAgent
+from agents.registry import resolve_agent
+from datasets_io.catalog import Dataset, open_dataset
+from datasets_io.errors import DatasetError
+from datasets_io.problem import BongardProblem
+from datasets_io.render import Variant
+from datasets_io.store import ResultsStore, StoreError
+from datasets_io.workspace import workspace_home
+from graphs.nodes import SolveRuntime
+from graphs.registry import DatasetContext, StrategyError, get_strategy
+from graphs.solve import solve
+
+RANGE = re.compile(r"^(\d+)-(\d+)$")
+
+
+class RunConfig(BaseModel):
+    """Everything that defines a run; a resumed run keeps it unchanged."""
+
+    strategy: str
+    dataset: str
+    data_dir: str | None = None
+    dataset_options: dict[str, str] = Field(default_factory=dict)
+    agents: dict[str, str]
+    """Role -> agent spec (reasoner, describer)."""
+    agent_params: dict[str, Any] = Field(default_factory=dict)
+    problems: list[str] | None = None
+    attempts: int = Field(default=1, ge=1)
+    seed: int = 0
+    concurrency: int = Field(default=4, ge=1)
+    variant: Variant = "plain"
+    strategy_options: dict[str, str] = Field(default_factory=dict)
+
+
+class ItemOutcome(BaseModel):
+    problem: str
+    attempt: int
+    ok: bool
+    calls: int = 0
+    tokens: int = 0
+    cost_usd: float | None = 0.0
+    error: str | None = None
+
+
+def toolkit_version() -> str:
+    try:
+        return version("bongard-agents")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def parse_selection(selection: str) -> list[str]:
+    """`1-20,31` -> ["1", ..., "20", "31"]; other ids are kept as written."""
+    ids: list[str] = []
+    for part in (p.strip() for p in selection.split(",")):
+        match = RANGE.match(part)
+        ids += (
+            [str(n) for n in range(int(match.group(1)), int(match.group(2)) + 1)]
+            if match
+            else [part]
+            if part
+            else []
+        )
+    return ids
+
+
+def config_differences(stored: RunConfig, requested: RunConfig) -> list[str]:
+    """The settings a resume request would change, named."""
+    old, new = stored.model_dump(), requested.model_dump()
+    return [f"{key}: {old[key]!r} -> {new[key]!r}" for key in old if old[key] != new[key]]
+
+
+class Runner:
+    def __init__(self, config: RunConfig, store: ResultsStore, home: Path | None = None) -> None:
+        self.config = config
+        self.store = store
+        self.home = workspace_home(home)
+        self.info = get_strategy(config.strategy)
+        self.dataset: Dataset = open_dataset(
+            config.dataset, Path(config.data_dir) if config.data_dir else None, config.dataset_options
+        )
+        scan = self.dataset.scan()
+        self.skipped: list[DatasetError] = scan.errors
+        self.context = DatasetContext.of(scan.problems)
+        self.problems = self._select(scan.problems)
+
+    def _select(self, problems: Sequence[BongardProblem]) -> list[BongardProblem]:
+        if self.config.problems is None:
+            return list(problems)
+        by_id = {p.id: p for p in problems}
+        wanted = [self.dataset.resolve_id(problem_id) for problem_id in self.config.problems]
+        missing = [problem_id for problem_id in wanted if problem_id not in by_id]
+        if missing:
+            raise DatasetError(f"problems {', '.join(missing)} are unusable (see the warnings above)")
+        return [by_id[problem_id] for problem_id in wanted]
+
+    def _agents(self) -> dict[str, ManagedAgent]:
+        built: dict[str, ManagedAgent] = {}
+        for role, spec in self.config.agents.items():
+            same = next((agent for agent in built.values() if agent.spec == spec), None)
+            built[role] = same or resolve_agent(spec, self.config.agent_params, home=self.home)
+        return built
+
+    def pending(self, run_id: str, retry_errors: bool) -> list[tuple[BongardProblem, int]]:
+        done = self.store.finished_items(run_id)
+        failed = set() if retry_errors else self.store.failed_items(run_id)
+        return [
+            (problem, attempt)
+            for problem in self.problems
+            for attempt in range(self.config.attempts)
+            if (problem.key, attempt) not in done | failed
+        ]
+
+    async def run(
+        self, run_id: str, *, retry_errors: bool = False, on_item: Callable[[ItemOutcome], None] | None = None
+    ) -> None:
+        runtime = SolveRuntime(
+            agents=self._agents(), render_dir=self.home / "renders", variant=self.config.variant
+        )
+        work: Iterator[tuple[BongardProblem, int]] = iter(self.pending(run_id, retry_errors))
+
+        async def worker() -> None:
+            for problem, attempt in work:
+                outcome = await self._solve_one(run_id, runtime, problem, attempt)
+                if on_item is not None:
+                    on_item(outcome)
+
+        await asyncio.gather(*(worker() for _ in range(self.config.concurrency)))
+        self.store.finish_run(run_id)
+
+    async def _solve_one(
+        self, run_id: str, runtime: SolveRuntime, problem: BongardProblem, attempt: int
+    ) -> ItemOutcome:
+        try:
+            answer = await solve(
+                self.config.strategy,
+                problem,
+                runtime,
+                context=self.context,
+                seed=self.config.seed + attempt,
+                options=self.config.strategy_options,
+            )
+        except (AgentCallError, StrategyError, DatasetError) as error:
+            self.store.save_item(run_id, problem.key, attempt, None, str(error))
+            return ItemOutcome(problem=problem.key, attempt=attempt, ok=False, error=str(error))
+        data = answer.model_dump(mode="json")
+        self.store.save_item(run_id, problem.key, attempt, data, None)
+        return ItemOutcome(
+            problem=problem.key,
+            attempt=attempt,
+            ok=True,
+            calls=len(answer.trace),
+            tokens=sum(c.input_tokens + c.output_tokens for c in answer.trace),
+            cost_usd=answer.cost_usd,
+        )
+
+
+def start_run(config: RunConfig, store: ResultsStore, home: Path | None = None) -> tuple[str, Runner]:
+    runner = Runner(config, store, home)
+    return store.create_run(config.model_dump(mode="json"), toolkit_version()), runner
+
+
+def resume_run(
+    run: str, store: ResultsStore, requested: RunConfig | None = None, home: Path | None = None
+) -> tuple[str, Runner]:
+    """The stored run and its runner; a differing requested configuration is refused, naming the changes."""
+    run_id = store.resolve_run(run)
+    stored = RunConfig.model_validate(store.run_config(run_id))
+    if requested is not None and (differences := config_differences(stored, requested)):
+        raise StoreError(
+            f"run {run_id} was started with other settings; a resume keeps them: {'; '.join(differences)}"
+        )
+    return run_id, Runner(stored, store, home)

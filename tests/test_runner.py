@@ -1,0 +1,160 @@
+"""Runs as a user makes them: `bongard run`, resume after SIGKILL, failures, `bongard runs`, `bongard judge`.
+
+The model is a stand-in OpenAI-protocol server on 127.0.0.1 that answers
+every call in the shape its prompt asks for and counts every request.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from datasets_io.store import STORE_FILE, ResultsStore, StoreError
+from graphs.runner import RunConfig, resume_run
+from tests.cli import BONGARD, run_bongard
+from tests.standins.protocols import OpenAIChat
+from tests.standins.server import Fault, StandInServer
+
+
+def prompt_of(body: Any) -> str:
+    content = body["messages"][-1]["content"]
+    return content if isinstance(content, str) else " ".join(p.get("text", "") for p in content)
+
+
+def respond(body: Any) -> str:
+    prompt = prompt_of(body)
+    if "EVALUATION" in prompt:
+        return "It matches.\nEVALUATION: OK"
+    if "How do the two sides differ" in prompt:
+        return "Left: one line\nRight: two lines"
+    return "a picture with a line"
+
+
+@pytest.fixture
+def server() -> Iterator[StandInServer]:
+    with StandInServer(OpenAIChat(), responder=respond) as running:
+        yield running
+
+
+def run_args(server: StandInServer, home: Path, shared_data: Path, *extra: str) -> list[str]:
+    return [
+        "run", "--strategy", "descriptive", "--model", f"openai-compatible:solver@{server.url}/v1",
+        "--dataset", "bongard-rwr", "--data-dir", str(shared_data), "--home", str(home),
+        "-M", "temperature=0", *extra,
+    ]  # fmt: skip
+
+
+def runs_json(home: Path) -> list[dict[str, Any]]:
+    result = run_bongard("runs", "list", "--json", "--home", home)
+    assert result.returncode == 0, result.stderr
+    runs: list[dict[str, Any]] = json.loads(result.stdout)
+    return runs
+
+
+def test_a_run_stores_every_item_and_call(server: StandInServer, tmp_path: Path, shared_data: Path) -> None:
+    result = run_bongard(*run_args(server, tmp_path, shared_data, "--problems", "1,31"))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("run run-") and "2/2 items done, 0 failed" in result.stdout
+    [summary] = runs_json(tmp_path)
+    assert (summary["items"], summary["done"], summary["calls"], summary["failed"]) == (2, 2, 26, 0)
+    assert summary["config"]["strategy"] == "descriptive" and summary["config"]["problems"] == ["1", "31"]
+    assert summary["cost_usd"] is None  # the stand-in model has no known price
+    shown = json.loads(run_bongard("runs", "show", "latest", "--json", "--home", tmp_path).stdout)
+    assert shown["id"] == summary["id"]
+    resumed = run_bongard("run", "--resume", "latest", "--home", tmp_path)
+    expected_requests = 26 - summary["cached_calls"]  # identical requests (a shared image) hit the cache
+    assert len(list(server.model_requests())) == expected_requests
+    assert resumed.returncode == 0 and len(list(server.model_requests())) == expected_requests  # nothing left
+
+
+def test_failed_items_are_recorded_and_retried_on_request(
+    server: StandInServer, tmp_path: Path, shared_data: Path
+) -> None:
+    server.fault_policy = lambda index: (
+        Fault(400, body='{"error": {"message": "bad request"}}') if index < 1 else None
+    )
+    first = run_bongard(*run_args(server, tmp_path, shared_data, "--problems", "31", "--concurrency", "1"))
+    assert "1 failed" in first.stdout and "bad request" in first.stderr
+    again = run_bongard("run", "--resume", "latest", "--home", tmp_path)
+    assert "0/1 items done, 1 failed" in again.stdout  # failures are kept unless asked to retry
+    retried = run_bongard("run", "--resume", "latest", "--retry-errors", "--home", tmp_path)
+    assert "1/1 items done, 0 failed" in retried.stdout
+
+
+def test_a_resume_keeps_the_runs_settings(server: StandInServer, tmp_path: Path, shared_data: Path) -> None:
+    run_bongard(*run_args(server, tmp_path, shared_data, "--problems", "31"))
+    store = ResultsStore(tmp_path / STORE_FILE)
+    stored = RunConfig.model_validate(store.run_config(store.resolve_run("latest")))
+    changed = stored.model_copy(update={"seed": 9, "strategy": "contrastive"})
+    with pytest.raises(StoreError, match=r"strategy: 'descriptive' -> 'contrastive'; seed: 0 -> 9"):
+        resume_run("latest", store, changed, home=tmp_path)
+
+
+def test_a_run_killed_with_sigkill_resumes_without_repeating_a_call(
+    server: StandInServer, tmp_path: Path, shared_data: Path
+) -> None:
+    server.latency_s = 0.05
+    args = run_args(server, tmp_path, shared_data, "--problems", "1-11", "--concurrency", "2")
+    child = subprocess.Popen([str(BONGARD), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    store_path = tmp_path / STORE_FILE
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        time.sleep(0.2)
+        if store_path.exists() and ResultsStore(store_path).run_ids():
+            store = ResultsStore(store_path)
+            if store.summary(store.resolve_run("latest")).done >= 4:
+                break
+    child.send_signal(signal.SIGKILL)
+    killed_at = time.time()
+    child.wait()
+    store = ResultsStore(store_path)
+    run_id = store.resolve_run("latest")
+    assert 4 <= store.summary(run_id).done < 11
+    resumed = run_bongard("run", "--resume", run_id, "--home", tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    final = store.summary(run_id)
+    assert (final.items, final.done, final.failed) == (11, 11, 0)  # every item done exactly once
+    requests = list(server.model_requests())
+    bodies = Counter(json.dumps(r.body, sort_keys=True) for r in requests)
+    first_seen: dict[str, float] = {}
+    for request in requests:
+        first_seen.setdefault(json.dumps(request.body, sort_keys=True), request.at)
+    repeated = [body for body, count in bodies.items() if count > 1]
+    # Only a call still in flight when the process died may be made again: no finished call is repeated.
+    assert all(first_seen[body] >= killed_at - 1.0 for body in repeated), len(repeated)
+    assert len(repeated) <= 2 * 12  # at most the calls of the two items in flight
+
+
+def test_judge_prints_verdicts_and_agreement_and_is_cached(
+    server: StandInServer, tmp_path: Path, shared_data: Path
+) -> None:
+    run_bongard(*run_args(server, tmp_path, shared_data, "--problems", "1,31"))
+    solved_requests = len(list(server.model_requests()))
+    judges = ",".join(f"openai-compatible:judge-{n}@{server.url}/v1" for n in range(3)) + ",embedding:0.3"
+    first = run_bongard("judge", "latest", "--judges", judges, "--policy", "vote:2", "--home", tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert "2 answers judged" in first.stdout
+    assert f"openai-compatible:judge-0@{server.url}/v1: 2 ok, 0 wrong, 0 abstain" in first.stdout
+    assert "embedding:0.3: 2 ok" in first.stdout
+    assert "accepted: vote:2 2, all 2, any 2, majority 2" in first.stdout
+    assert "Fleiss' kappa" in first.stdout and "Cohen's kappa" in first.stdout
+    assert len(list(server.model_requests())) == solved_requests + 6
+    again = run_bongard("judge", "latest", "--judges", judges, "--home", tmp_path)
+    assert again.returncode == 0 and len(list(server.model_requests())) == solved_requests + 6
+    [summary] = runs_json(tmp_path)
+    assert summary["solved"] == 2
+
+
+def test_run_without_the_essentials_explains_itself(tmp_path: Path) -> None:
+    result = run_bongard("run", "--home", tmp_path, env={"BONGARD_DATA": ""})
+    assert result.returncode == 2 and "--strategy" in result.stderr
+    unknown = run_bongard("run", "--resume", "latest", "--home", tmp_path)
+    assert unknown.returncode == 2 and "no runs yet" in unknown.stderr
