@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -39,3 +40,15 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("BONGARD_HOME", str(tmp_path / "home"))
     monkeypatch.chdir(tmp_path)
     return tmp_path / "home"
+
+
+@pytest.fixture(scope="module")
+def module_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A workspace shared by one test module; the local model servers it started stop after it."""
+    from agents.servers import stop_all
+
+    path = tmp_path_factory.mktemp("module-home")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("BONGARD_HOME", str(path))
+        yield path
+    stop_all()

@@ -14,7 +14,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
 
@@ -26,7 +25,6 @@ from pydantic import BaseModel
 from agents.call import CallSpec
 from agents.managed import ManagedAgent
 from agents.registry import resolve_agent
-from agents.servers import stop_all
 from tests.cli import run_bongard
 
 SPEC = "llamacpp:gemma3-270m"
@@ -38,16 +36,7 @@ class Greeting(BaseModel):
 
 
 @pytest.fixture(scope="module")
-def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    path = tmp_path_factory.mktemp("llamacpp-home")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("BONGARD_HOME", str(path))
-        yield path
-    stop_all()
-
-
-@pytest.fixture(scope="module")
-def agent(home: Path) -> ManagedAgent:
+def agent(module_home: Path) -> ManagedAgent:
     return resolve_agent(SPEC, {"temperature": 0, "max_tokens": 40})
 
 
@@ -89,17 +78,17 @@ def test_a_repeated_deterministic_request_is_served_from_the_cache(agent: Manage
     assert agent.totals.cached_calls >= 1
 
 
-def test_the_server_is_reused_and_logs_to_the_workspace(agent: ManagedAgent, home: Path) -> None:
+def test_the_server_is_reused_and_logs_to_the_workspace(agent: ManagedAgent, module_home: Path) -> None:
     again = resolve_agent(SPEC, {"temperature": 0, "max_tokens": 40})
     asyncio.run(again.acall([HumanMessage(content="Hello")]))
-    [log] = (home / "servers").glob("llamacpp-*.log")
+    [log] = (module_home / "servers").glob("llamacpp-*.log")
     assert "127.0.0.1" in log.read_text(errors="replace")
     starts = log.read_text(errors="replace").count("llama_server: listening on http://127.0.0.1:")
     assert starts == 1
 
 
 @pytest.mark.parametrize("ending", ["exit", "ctrl-c", "sigterm", "sigkill"])
-def test_the_server_dies_with_its_process(home: Path, ending: str) -> None:
+def test_the_server_dies_with_its_process(module_home: Path, ending: str) -> None:
     script = (
         "import sys, time\n"
         "from agents.providers.llamacpp import start_server\n"
@@ -112,7 +101,7 @@ def test_the_server_dies_with_its_process(home: Path, ending: str) -> None:
         [sys.executable, "-c", script, ending],
         stdout=subprocess.PIPE,
         text=True,
-        env={**os.environ, "BONGARD_HOME": str(home / "child")},
+        env={**os.environ, "BONGARD_HOME": str(module_home / "child")},
     )
     assert child.stdout is not None
     server_pid = int(child.stdout.readline())
@@ -127,7 +116,7 @@ def test_the_server_dies_with_its_process(home: Path, ending: str) -> None:
     assert not pid_alive(server_pid)
 
 
-def test_bongard_ask_returns_schema_valid_json(home: Path, tmp_path: Path) -> None:
+def test_bongard_ask_returns_schema_valid_json(module_home: Path, tmp_path: Path) -> None:
     schema = {
         "type": "object",
         "properties": {"greeting": {"type": "string", "maxLength": 40}, "mood": {"enum": ["happy", "calm"]}},
@@ -136,7 +125,7 @@ def test_bongard_ask_returns_schema_valid_json(home: Path, tmp_path: Path) -> No
     path = tmp_path / "s.json"
     path.write_text(json.dumps(schema), encoding="utf-8")
     result = run_bongard(
-        "ask", SPEC, "Say hi", "--schema", path, env={"BONGARD_HOME": str(home)}, timeout=300
+        "ask", SPEC, "Say hi", "--schema", path, env={"BONGARD_HOME": str(module_home)}, timeout=300
     )
     assert result.returncode == 0, result.stdout + result.stderr
     reply, end = json.JSONDecoder().raw_decode(result.stdout)

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from agents.registry import resolve_agent
-from agents.servers import stop_all
 from datasets_io.problem import Concept
 from judges.agreement import (
     agreement_with_humans,
@@ -102,16 +100,7 @@ def test_metrics_run_offline_and_name_what_cannot(monkeypatch: pytest.MonkeyPatc
     assert different["bleu1"].value is not None and different["bleu1"].value < 0.5
 
 
-@pytest.fixture(scope="module")
-def llama_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    path = tmp_path_factory.mktemp("judge-home")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("BONGARD_HOME", str(path))
-        yield path
-    stop_all()
-
-
-def test_a_real_model_as_rubric_judge_returns_a_schema_valid_verdict(llama_home: Path) -> None:
+def test_a_real_model_as_rubric_judge_returns_a_schema_valid_verdict(module_home: Path) -> None:
     judge = LLMJudge(resolve_agent("llamacpp:gemma3-270m", {"temperature": 0, "max_tokens": 32}), "rubric")
     verdict = asyncio.run(judge.judge(CONCEPT, "Left: circles. Right: triangles."))
     assert verdict.label in ("ok", "wrong")  # constrained decoding: never unreadable

@@ -10,14 +10,12 @@ go to the scripted recording agent until the offline perception agent lands.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from agents.managed import ManagedAgent
 from agents.registry import resolve_agent
-from agents.servers import stop_all
 from datasets_io.catalog import open_dataset
 from datasets_io.problem import BongardProblem
 from graphs.nodes import SolveRuntime
@@ -34,11 +32,8 @@ CALLS = {
 
 
 @pytest.fixture(scope="module")
-def llama(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ManagedAgent]:
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("BONGARD_HOME", str(tmp_path_factory.mktemp("e2e-home")))
-        yield resolve_agent("llamacpp:gemma3-270m", {"temperature": 0, "max_tokens": 48})
-    stop_all()
+def llama(module_home: Path) -> ManagedAgent:
+    return resolve_agent("llamacpp:gemma3-270m", {"temperature": 0, "max_tokens": 48})
 
 
 @pytest.fixture(scope="module")
