@@ -112,16 +112,6 @@ def with_intro(runtime: SolveRuntime, problem: BongardProblem, name: str, **valu
     return intro(runtime, problem) + "\n\n" + runtime.prompts.fill(CASE_STUDY, name, **values)
 
 
-def images_in(messages: Sequence[BaseMessage], sources: Mapping[str, ImageSource]) -> list[ImageSource]:
-    """The image sources of every image block in `messages`, in order."""
-    found = []
-    for message in messages:
-        for block in message.content if isinstance(message.content, list) else []:
-            if isinstance(block, dict) and block.get("type") == "image" and "path" in block:
-                found.append(sources[str(block["path"])])
-    return found
-
-
 async def call_agent(
     runtime: SolveRuntime,
     role: str,
