@@ -159,8 +159,11 @@ class ManagedAgent(BaseChatModel):
         inflight[key] = future
         try:
             reply = await self._call_model(prepared, call, started)
-        except BaseException as error:
-            future.set_exception(error)
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
+        except Exception as error:
+            future.set_exception(error)  # the identical calls waiting on it fail the same way
             raise
         finally:
             inflight.pop(key, None)

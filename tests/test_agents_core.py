@@ -240,3 +240,18 @@ def test_a_missing_key_is_named_without_its_value(home: Path, monkeypatch: pytes
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with pytest.raises(AgentSpecError, match="needs a key in one of: OPENAI_API_KEY"):
         resolve_agent("openai:gpt-4o")
+
+
+def test_identical_deterministic_requests_in_flight_reach_the_model_once(
+    home: Path, server: StandInServer
+) -> None:
+    server.latency_s = 0.3
+    agent = agent_for(server, temperature=0)
+
+    async def twins() -> list[Any]:
+        return await asyncio.gather(*(agent.acall([HumanMessage(content="same")]) for _ in range(4)))
+
+    replies = asyncio.run(twins())
+    assert len(list(server.model_requests())) == 1
+    assert sorted(r.cache_hit for r in replies) == [False, True, True, True]
+    assert {r.text for r in replies} == {"stand-in reply"}
