@@ -94,8 +94,8 @@ async def judge_run(
 
     tasks = []
     for problem, attempt, answer in store.answers(run_id):
-        if answer.get("correct") is not None or answer.get("label") is not None or answer.get("sides"):
-            report.not_judged += 1  # a classification answer is scored exactly, not judged
+        if answer.get("expected"):
+            report.not_judged += 1  # a classification answer is scored exactly against it, not judged
             continue
         tasks.append(one(problem, attempt, answer.get("text", "")))
     await asyncio.gather(*tasks)

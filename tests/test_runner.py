@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PIL import Image
 
 from datasets_io.store import STORE_FILE, ResultsStore, StoreError
 from graphs.runner import RunConfig, resume_run
@@ -158,3 +159,29 @@ def test_run_without_the_essentials_explains_itself(tmp_path: Path) -> None:
     assert result.returncode == 2 and "--strategy" in result.stderr
     unknown = run_bongard("run", "--resume", "latest", "--home", tmp_path)
     assert unknown.returncode == 2 and "no runs yet" in unknown.stderr
+
+
+def test_compare_writes_tables_and_plots_for_two_runs(
+    server: StandInServer, tmp_path: Path, shared_data: Path
+) -> None:
+    run_bongard(*run_args(server, tmp_path, shared_data, "--problems", "1,31"))
+    checker = f"openai-compatible:checker@{server.url}/v1"
+    run_bongard(
+        "run", "--strategy", "ground-truth", "--model", checker, "--dataset", "bongard-rwr",
+        "--data-dir", str(shared_data), "--home", str(tmp_path), "--problems", "1,31",
+    )  # fmt: skip
+    judges = f"openai-compatible:judge@{server.url}/v1"
+    run_bongard(
+        "judge", runs_json(tmp_path)[0]["id"], "--judges", judges, "--policy", "vote:1", "--home", tmp_path
+    )
+    out = tmp_path / "report"
+    result = run_bongard("compare", "--out", out, "--home", tmp_path)
+    assert result.returncode == 0, result.stderr
+    rows = {row["strategy"]: row for row in json.loads((out / "comparison.json").read_text())}
+    assert rows["descriptive"]["problems"] == 2 and rows["descriptive"]["solved"] == 2  # judged ok
+    assert rows["ground-truth"]["problems"] == 2 and rows["ground-truth"]["solved"] == 0  # no verdict parsed
+    assert "| descriptive" in (out / "comparison.md").read_text()
+    assert (out / "comparison.csv").read_text().startswith("strategy,model,dataset,problems,solved")
+    for name in ("accuracy", "coverage", "any_vs_best", "cost_per_solved"):
+        image = Image.open(out / f"{name}.png")
+        assert image.width > 300 and image.height > 100

@@ -15,7 +15,7 @@ from datasets_io.store import StoreError
 from graphs.cli.agents import ask, cache_app, list_agents
 from graphs.cli.console import error_console
 from graphs.cli.datasets import datasets_app
-from graphs.cli.run import judge, run, runs_app
+from graphs.cli.run import compare, judge, run, runs_app
 from graphs.cli.strategies import draw_graph, list_strategies
 from graphs.registry import StrategyError
 
@@ -34,6 +34,7 @@ app.command("strategies")(list_strategies)
 app.command("run")(run)
 app.add_typer(runs_app, name="runs")
 app.command("judge")(judge)
+app.command("compare")(compare)
 app.command("graph")(draw_graph)
 
 

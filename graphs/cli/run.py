@@ -13,6 +13,7 @@ from rich.table import Table
 
 from datasets_io.catalog import open_dataset
 from datasets_io.render import Variant
+from datasets_io.report import write_report
 from datasets_io.store import STORE_FILE, ResultsStore, RunSummary
 from datasets_io.workspace import workspace_home
 from graphs.cli.console import console, error_console
@@ -200,3 +201,20 @@ def judge(
     report = asyncio.run(judge_run(store, resolved, dataset, judges.split(","), policy, style, home, human))
     for line in report.lines():
         console.print(line)
+
+
+def compare(
+    run_ids: Annotated[
+        list[str] | None, typer.Argument(metavar="[RUN ...]", help="Runs to compare (default: all).")
+    ] = None,
+    out: Annotated[Path, typer.Option("--out", help="Folder for the tables and plots.")] = Path("report"),
+    home: HomeOption = None,
+) -> None:
+    """Solved problems and accuracy per strategy x model x dataset, as tables and plots."""
+    store = open_store(home)
+    chosen = [store.resolve_run(run_id) for run_id in run_ids] if run_ids else store.run_ids()
+    if not chosen:
+        raise typer.BadParameter("there are no runs to compare yet", param_hint="RUN")
+    table = write_report(store, chosen, out)
+    console.print(table.to_markdown(index=False))
+    console.print(f"tables and plots in {out}")

@@ -1,0 +1,152 @@
+"""The comparison report read from the store: tables (pandas) and plots (matplotlib).
+
+A problem counts as solved by a run when most of its attempts are solved; an
+attempt is solved when its classification answer is correct or a judging of
+its free-form answer accepted it. The table follows the case study's Tables 1
+and 4: solved problems and accuracy per strategy x model x dataset.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no display
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from datasets_io.store import ResultsStore
+
+ITEMS_SQL = """
+SELECT i.run_id, i.problem, i.attempt, i.status,
+       CASE WHEN i.correct = 1 OR EXISTS (
+            SELECT 1 FROM decisions d WHERE d.run_id = i.run_id AND d.problem = i.problem
+            AND d.attempt = i.attempt AND d.ok = 1) THEN 1 ELSE 0 END AS solved,
+       (SELECT COALESCE(SUM(c.input_tokens + c.output_tokens), 0) FROM calls c
+        WHERE c.run_id = i.run_id AND c.problem = i.problem AND c.attempt = i.attempt) AS tokens,
+       (SELECT SUM(c.cost_usd) FROM calls c
+        WHERE c.run_id = i.run_id AND c.problem = i.problem AND c.attempt = i.attempt) AS cost_usd
+FROM items i
+"""
+
+
+def runs_frame(store: ResultsStore, run_ids: list[str]) -> pd.DataFrame:
+    rows = []
+    for run_id in run_ids:
+        config = store.run_config(run_id)
+        agents = config["agents"]
+        model = (
+            agents.get("reasoner")
+            if len(set(agents.values())) == 1
+            else " + ".join(f"{role}={spec}" for role, spec in sorted(agents.items()))
+        )
+        rows.append(
+            {"run_id": run_id, "strategy": config["strategy"], "model": model, "dataset": config["dataset"]}
+        )
+    return pd.DataFrame(rows, columns=["run_id", "strategy", "model", "dataset"])
+
+
+def items_frame(store: ResultsStore, run_ids: list[str]) -> pd.DataFrame:
+    """One row per item: run, problem, attempt, status, solved, tokens, cost."""
+    with sqlite3.connect(store.path) as connection:
+        frame = pd.read_sql_query(ITEMS_SQL, connection)
+    return frame[frame["run_id"].isin(run_ids)].reset_index(drop=True)
+
+
+def problems_frame(store: ResultsStore, run_ids: list[str]) -> pd.DataFrame:
+    """One row per (run, problem): solved when most attempts are, with tokens and cost summed."""
+    items = items_frame(store, run_ids)
+    grouped = items.groupby(["run_id", "problem"]).agg(
+        attempts=("attempt", "count"), solved_attempts=("solved", "sum"), tokens=("tokens", "sum"),
+        cost_usd=("cost_usd", lambda c: None if c.isna().any() else float(c.sum())),
+    ).reset_index()  # fmt: skip
+    grouped["solved"] = grouped["solved_attempts"] * 2 > grouped["attempts"]
+    return grouped.merge(runs_frame(store, run_ids), on="run_id")
+
+
+def comparison_table(problems: pd.DataFrame) -> pd.DataFrame:
+    table = problems.groupby(["strategy", "model", "dataset"]).agg(
+        problems=("problem", "count"), solved=("solved", "sum"), tokens=("tokens", "sum"),
+        cost_usd=("cost_usd", lambda c: None if c.isna().any() else float(c.sum())),
+    ).reset_index()  # fmt: skip
+    table["accuracy"] = (table["solved"] / table["problems"]).round(3)
+    solved = table["solved"].where(table["solved"] > 0)
+    table["tokens_per_solved"] = (table["tokens"] / solved).round(1)
+    table["cost_per_solved_usd"] = table["cost_usd"] / solved
+    return table
+
+
+def write_report(store: ResultsStore, run_ids: list[str], out: Path) -> pd.DataFrame:
+    """Tables as Markdown, CSV and JSON and four PNG plots in `out`; returns the table."""
+    out.mkdir(parents=True, exist_ok=True)
+    problems = problems_frame(store, run_ids)
+    table = comparison_table(problems)
+    table.to_csv(out / "comparison.csv", index=False)
+    (out / "comparison.json").write_text(table.to_json(orient="records", indent=2), encoding="utf-8")
+    (out / "comparison.md").write_text(table.to_markdown(index=False), encoding="utf-8")
+    _accuracy_bars(table, out / "accuracy.png")
+    _coverage_grid(problems, out / "coverage.png")
+    _any_vs_best(problems, out / "any_vs_best.png")
+    _cost_per_solved(table, out / "cost_per_solved.png")
+    (out / "runs.json").write_text(json.dumps(run_ids, indent=2), encoding="utf-8")
+    return table
+
+
+def _label(frame: pd.DataFrame) -> pd.Series:
+    return frame["strategy"] + "\n" + frame["model"]
+
+
+def _accuracy_bars(table: pd.DataFrame, path: Path) -> None:
+    figure, axes = plt.subplots(figsize=(max(6, len(table) * 1.2), 4))
+    axes.bar(_label(table), table["accuracy"])
+    axes.set_ylabel("accuracy (solved / problems)")
+    axes.set_ylim(0, 1)
+    axes.set_title("Accuracy per strategy and model")
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+def _coverage_grid(problems: pd.DataFrame, path: Path) -> None:
+    """Which problems each strategy x model solved (the papers' coverage figures)."""
+    grid = problems.assign(column=_label(problems)).pivot_table(
+        index="column", columns="problem", values="solved", aggfunc="max", fill_value=False
+    )
+    figure, axes = plt.subplots(figsize=(max(6, grid.shape[1] * 0.3), max(2, grid.shape[0] * 0.6)))
+    axes.imshow(grid.to_numpy(dtype=float), cmap="Greens", vmin=0, vmax=1, aspect="auto")
+    axes.set_yticks(range(grid.shape[0]), grid.index)
+    axes.set_xticks(range(grid.shape[1]), [p.split("/")[-1] for p in grid.columns], rotation=90, fontsize=6)
+    axes.set_title("Problems solved (green)")
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+def _any_vs_best(problems: pd.DataFrame, path: Path) -> None:
+    """Per dataset: problems solved by any strategy x model against the best single one."""
+    rows = []
+    for dataset, group in problems.groupby("dataset"):
+        best = group.groupby(["strategy", "model"])["solved"].sum().max()
+        rows.append((dataset, int(group.groupby("problem")["solved"].any().sum()), int(best)))
+    figure, axes = plt.subplots(figsize=(6, 4))
+    names = [r[0] for r in rows]
+    axes.bar([f"{n}\nany" for n in names], [r[1] for r in rows], color="tab:green")
+    axes.bar([f"{n}\nbest single" for n in names], [r[2] for r in rows], color="tab:blue")
+    axes.set_ylabel("problems solved")
+    axes.set_title("Solved by any strategy vs the best single one")
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+def _cost_per_solved(table: pd.DataFrame, path: Path) -> None:
+    figure, axes = plt.subplots(figsize=(max(6, len(table) * 1.2), 4))
+    axes.bar(_label(table), table["tokens_per_solved"].fillna(0))
+    axes.set_ylabel("tokens per solved problem")
+    axes.set_title("Tokens per solved problem (cost in comparison.csv)")
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
