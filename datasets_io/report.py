@@ -18,13 +18,11 @@ matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from datasets_io.store import ResultsStore
+from datasets_io.store import ITEM_SOLVED, ResultsStore
 
-ITEMS_SQL = """
+ITEMS_SQL = f"""
 SELECT i.run_id, i.problem, i.attempt, i.status,
-       CASE WHEN i.correct = 1 OR EXISTS (
-            SELECT 1 FROM decisions d WHERE d.run_id = i.run_id AND d.problem = i.problem
-            AND d.attempt = i.attempt AND d.ok = 1) THEN 1 ELSE 0 END AS solved,
+       CASE WHEN {ITEM_SOLVED} THEN 1 ELSE 0 END AS solved,
        (SELECT COALESCE(SUM(c.input_tokens + c.output_tokens), 0) FROM calls c
         WHERE c.run_id = i.run_id AND c.problem = i.problem AND c.attempt = i.attempt) AS tokens,
        (SELECT SUM(c.cost_usd) FROM calls c

@@ -75,13 +75,11 @@ MIGRATIONS: Sequence[str] = (
 )
 
 
-SOLVED_ITEMS = """
-SELECT COUNT(*) FROM items i WHERE i.run_id = ? AND i.status = 'done' AND (
-    i.correct = 1 OR EXISTS (
-        SELECT 1 FROM decisions d
-        WHERE d.run_id = i.run_id AND d.problem = i.problem AND d.attempt = i.attempt AND d.ok = 1))
-"""
-"""Items solved: a classification answer that is correct, or a free-form answer a judging accepted."""
+ITEM_SOLVED = """(i.correct = 1 OR EXISTS (
+    SELECT 1 FROM decisions d
+    WHERE d.run_id = i.run_id AND d.problem = i.problem AND d.attempt = i.attempt AND d.ok = 1))"""
+"""SQL for `items i`: a classification answer that is correct, or a free-form answer a judging accepted."""
+SOLVED_ITEMS = f"SELECT COUNT(*) FROM items i WHERE i.run_id = ? AND i.status = 'done' AND {ITEM_SOLVED}"
 
 
 class StoreError(RuntimeError):
