@@ -1,11 +1,11 @@
 """Running a strategy over a dataset: bounded concurrency, resumable, every item into the store.
 
 Items are (problem, attempt) pairs, streamed through a fixed pool of workers
-so memory does not grow with the dataset. Each finished item is written with
-its calls in one transaction; a resumed run skips every item already done
-(and, with `retry_errors`, retries the failed ones), so no finished model call
-is paid twice, and deterministic calls inside a half-done item come from the
-response cache.
+so memory does not grow with the dataset. Each item runs as a checkpointed
+LangGraph thread and, once finished, is written with its calls in one
+transaction; a resumed run skips every item already done (and, with
+`retry_errors`, retries the failed ones) and continues a half-done item from
+its last checkpoint, so no finished model call is paid twice.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from pydantic import BaseModel, Field
 
 from agents.managed import AgentCallError, ManagedAgent
@@ -27,6 +28,7 @@ from datasets_io.problem import BongardProblem
 from datasets_io.render import Variant
 from datasets_io.store import ResultsStore, StoreError
 from datasets_io.workspace import workspace_home
+from graphs.checkpoints import item_thread, open_checkpoints
 from graphs.nodes import SolveRuntime
 from graphs.registry import DatasetContext, StrategyError, get_strategy
 from graphs.solve import solve
@@ -138,19 +140,26 @@ class Runner:
             agents=self._agents(), render_dir=self.home / "renders", variant=self.config.variant
         )
         work: Iterator[tuple[BongardProblem, int]] = iter(self.pending(run_id, retry_errors))
+        async with open_checkpoints(self.home) as checkpoints:
 
-        async def worker() -> None:
-            for problem, attempt in work:
-                outcome = await self._solve_one(run_id, runtime, problem, attempt)
-                if on_item is not None:
-                    on_item(outcome)
+            async def worker() -> None:
+                for problem, attempt in work:
+                    outcome = await self._solve_one(run_id, runtime, checkpoints, problem, attempt)
+                    if on_item is not None:
+                        on_item(outcome)
 
-        await asyncio.gather(*(worker() for _ in range(self.config.concurrency)))
+            await asyncio.gather(*(worker() for _ in range(self.config.concurrency)))
         self.store.finish_run(run_id)
 
     async def _solve_one(
-        self, run_id: str, runtime: SolveRuntime, problem: BongardProblem, attempt: int
+        self,
+        run_id: str,
+        runtime: SolveRuntime,
+        checkpoints: AsyncSqliteSaver,
+        problem: BongardProblem,
+        attempt: int,
     ) -> ItemOutcome:
+        thread = item_thread(run_id, problem.key, attempt)
         try:
             answer = await solve(
                 self.config.strategy,
@@ -159,12 +168,16 @@ class Runner:
                 context=self.context,
                 seed=self.config.seed + attempt,
                 options=self.config.strategy_options,
+                checkpoints=checkpoints,
+                thread=thread,
             )
         except (AgentCallError, StrategyError, DatasetError) as error:
+            # The thread is kept: retrying the item reuses the calls that had finished.
             self.store.save_item(run_id, problem.key, attempt, None, str(error))
             return ItemOutcome(problem=problem.key, attempt=attempt, ok=False, error=str(error))
         data = answer.model_dump(mode="json")
         self.store.save_item(run_id, problem.key, attempt, data, None)
+        await checkpoints.adelete_thread(thread)
         return ItemOutcome(
             problem=problem.key,
             attempt=attempt,

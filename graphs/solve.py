@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
 from datasets_io.problem import BongardProblem
@@ -40,11 +41,32 @@ async def solve(
     context: DatasetContext | None = None,
     seed: int = 0,
     options: dict[str, Any] | None = None,
+    checkpoints: BaseCheckpointSaver[Any] | None = None,
+    thread: str | None = None,
 ) -> Answer:
-    """Run strategy `name` on `problem`; the answer carries the trace of every call."""
+    """Run strategy `name` on `problem`; the answer carries the trace of every call.
+
+    With a checkpointer and a thread id, a thread that was interrupted part way
+    continues from its last checkpoint instead of starting again.
+    """
     inputs = strategy_inputs(name, problem, context or DatasetContext(), seed, options or {})
-    state = await compiled(name).ainvoke(
-        {"problem": problem.model_dump(mode="json"), "inputs": inputs, "notes": [], "trace": []},
-        config={"configurable": {"runtime": runtime}, "recursion_limit": get_strategy(name).recursion_limit},
-    )
+    graph = compiled(name)
+    config: dict[str, Any] = {
+        "configurable": {"runtime": runtime},
+        "recursion_limit": get_strategy(name).recursion_limit,
+    }
+    start: dict[str, Any] | None = {
+        "problem": problem.model_dump(mode="json"),
+        "inputs": inputs,
+        "notes": [],
+        "trace": [],
+    }
+    if checkpoints is None or thread is None:
+        state = await graph.ainvoke(start, config=config)
+    else:
+        graph = graph.copy(update={"checkpointer": checkpoints})
+        config["configurable"]["thread_id"] = thread
+        if (await graph.aget_state(config)).values:
+            start = None  # continue the interrupted thread; a finished one just returns its state
+        state = await graph.ainvoke(start, config=config, durability="sync")
     return Answer.model_validate({**state["answer"], "trace": state["trace"]})

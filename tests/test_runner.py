@@ -185,3 +185,28 @@ def test_compare_writes_tables_and_plots_for_two_runs(
     for name in ("accuracy", "coverage", "any_vs_best", "cost_per_solved"):
         image = Image.open(out / f"{name}.png")
         assert image.width > 300 and image.height > 100
+
+
+def test_a_killed_item_resumes_from_its_checkpoint_without_repeating_uncached_calls(
+    server: StandInServer, tmp_path: Path, shared_data: Path
+) -> None:
+    """Sampled calls (temperature 0.7) are never cached: only the item's checkpoint can save them."""
+    server.latency_s = 0.3
+    args = run_args(server, tmp_path, shared_data, "--problems", "31", "-M", "concurrency=1")
+    args[args.index("temperature=0")] = "temperature=0.7"
+    child = subprocess.Popen([str(BONGARD), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while len(list(server.model_requests())) < 5 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    answered_before_kill = [json.dumps(r.body, sort_keys=True) for r in list(server.model_requests())[:4]]
+    resumed = run_bongard("run", "--resume", "latest", "--home", tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "1/1 items done, 0 failed" in resumed.stdout
+    bodies = Counter(json.dumps(r.body, sort_keys=True) for r in server.model_requests())
+    assert all(bodies[body] == 1 for body in answered_before_kill)  # finished calls are not made again
+    assert 13 <= sum(bodies.values()) <= 14  # 12 descriptions + 1 answer, and at most the one in flight
+    store = ResultsStore(tmp_path / STORE_FILE)
+    [(_, _, answer)] = store.answers(store.resolve_run("latest"))
+    assert len(answer["trace"]) == 13  # the calls made before the kill are in the item's trace
