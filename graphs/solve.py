@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
@@ -51,10 +52,9 @@ async def solve(
     """
     inputs = strategy_inputs(name, problem, context or DatasetContext(), seed, options or {})
     graph = compiled(name)
-    config: dict[str, Any] = {
-        "configurable": {"runtime": runtime},
-        "recursion_limit": get_strategy(name).recursion_limit,
-    }
+    config = RunnableConfig(
+        configurable={"runtime": runtime}, recursion_limit=get_strategy(name).recursion_limit
+    )
     start: dict[str, Any] | None = {
         "problem": problem.model_dump(mode="json"),
         "inputs": inputs,
@@ -65,7 +65,7 @@ async def solve(
         state = await graph.ainvoke(start, config=config)
     else:
         graph = graph.copy(update={"checkpointer": checkpoints})
-        config["configurable"]["thread_id"] = thread
+        config["configurable"] = {"runtime": runtime, "thread_id": thread}
         if (await graph.aget_state(config)).values:
             start = None  # continue the interrupted thread; a finished one just returns its state
         state = await graph.ainvoke(start, config=config, durability="sync")
