@@ -86,6 +86,22 @@ class StoreError(RuntimeError):
     """The store cannot be opened or written (locked, corrupt, disk full); nothing is half-written."""
 
 
+def explain(path: Path, error: sqlite3.Error) -> StoreError:
+    """A store error that says what happened to which file and what to do, for the common causes."""
+    text = str(error)
+    if "locked" in text or "busy" in text:
+        hint = "it is locked by another process writing it (another bongard run?); try again when it ends"
+    elif "full" in text:
+        hint = "the disk is full; the items saved so far are intact: free space, then resume the run"
+    elif "not a database" in text or "malformed" in text:
+        hint = (
+            "it is not a readable SQLite store (corrupt?); it was left untouched: move it aside or use --home"
+        )
+    else:
+        hint = "nothing was half-written"
+    return StoreError(f"results store {path}: {text}: {hint}")
+
+
 @dataclass(frozen=True)
 class RunSummary:
     id: str
@@ -106,21 +122,30 @@ class RunSummary:
 
 
 class ResultsStore:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, busy_timeout_s: float = 30.0) -> None:
+        """Open (creating and migrating) the store; a writer waits `busy_timeout_s` for another's lock."""
         self.path = path
         self._lock = threading.Lock()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(path, check_same_thread=False, timeout=30, isolation_level=None)
+            self._db = sqlite3.connect(
+                path, check_same_thread=False, timeout=busy_timeout_s, isolation_level=None
+            )
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA foreign_keys=ON")
-            self._migrate()
-        except sqlite3.DatabaseError as error:
-            raise StoreError(f"cannot open the results store {path}: {error}") from None
+        except sqlite3.Error as error:
+            raise explain(path, error) from None
+        except OSError as error:
+            raise StoreError(f"results store {path}: {error.strerror or error}") from None
+        self._migrate()
 
     def _migrate(self) -> None:
-        """Bring the schema up to date; the version is read inside the write lock, so two
-        processes opening a new store at once cannot both create it."""
+        """Bring the schema up to date. An up-to-date store takes no write lock (so it opens while a
+        run writes); otherwise the version is re-read inside the write lock, so two processes opening
+        a new store at once cannot both create it."""
+        with self._reading() as db:
+            if db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS):
+                return
         with self.transaction() as db:
             version = db.execute("PRAGMA user_version").fetchone()[0]
             for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
@@ -131,17 +156,30 @@ class ResultsStore:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
+        """All or nothing: any failure rolls the whole transaction back."""
         with self._lock:
             try:
                 self._db.execute("BEGIN IMMEDIATE")
                 yield self._db
                 self._db.execute("COMMIT")
             except sqlite3.Error as error:
-                self._db.execute("ROLLBACK")
-                raise StoreError(f"results store {self.path}: {error}") from None
+                self._rollback()
+                raise explain(self.path, error) from None
             except BaseException:
-                self._db.execute("ROLLBACK")
+                self._rollback()
                 raise
+
+    def _rollback(self) -> None:
+        if self._db.in_transaction:
+            self._db.execute("ROLLBACK")
+
+    @contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            try:
+                yield self._db
+            except sqlite3.Error as error:
+                raise explain(self.path, error) from None
 
     def create_run(self, config: dict[str, Any], toolkit_version: str) -> str:
         run_id = time.strftime("run-%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
@@ -154,32 +192,32 @@ class ResultsStore:
 
     def resolve_run(self, run: str) -> str:
         """A run id, accepting `latest` for the newest run."""
-        with self._lock:
+        with self._reading() as db:
             if run == "latest":
-                row = self._db.execute("SELECT id FROM runs ORDER BY created_at DESC LIMIT 1").fetchone()
+                row = db.execute("SELECT id FROM runs ORDER BY created_at DESC LIMIT 1").fetchone()
             else:
-                row = self._db.execute("SELECT id FROM runs WHERE id = ?", (run,)).fetchone()
+                row = db.execute("SELECT id FROM runs WHERE id = ?", (run,)).fetchone()
         if row is None:
             raise StoreError(f"no run {run!r} in {self.path}" + (" (no runs yet)" if run == "latest" else ""))
         return str(row[0])
 
     def run_config(self, run_id: str) -> dict[str, Any]:
-        with self._lock:
-            row = self._db.execute("SELECT config FROM runs WHERE id = ?", (run_id,)).fetchone()
+        with self._reading() as db:
+            row = db.execute("SELECT config FROM runs WHERE id = ?", (run_id,)).fetchone()
         config: dict[str, Any] = json.loads(row[0])
         return config
 
     def finished_items(self, run_id: str) -> set[tuple[str, int]]:
         """(problem, attempt) pairs already done (failed ones are retried only on request)."""
-        with self._lock:
-            rows = self._db.execute(
+        with self._reading() as db:
+            rows = db.execute(
                 "SELECT problem, attempt FROM items WHERE run_id = ? AND status = 'done'", (run_id,)
             )
             return {(str(p), int(a)) for p, a in rows}
 
     def failed_items(self, run_id: str) -> set[tuple[str, int]]:
-        with self._lock:
-            rows = self._db.execute(
+        with self._reading() as db:
+            rows = db.execute(
                 "SELECT problem, attempt FROM items WHERE run_id = ? AND status = 'failed'", (run_id,)
             )
             return {(str(p), int(a)) for p, a in rows}
@@ -243,8 +281,8 @@ class ResultsStore:
 
     def answers(self, run_id: str) -> list[tuple[str, int, dict[str, Any]]]:
         """Every done item's answer, in problem order."""
-        with self._lock:
-            rows = self._db.execute(
+        with self._reading() as db:
+            rows = db.execute(
                 "SELECT problem, attempt, answer FROM items WHERE run_id = ? AND status = 'done' "
                 "ORDER BY rowid",
                 (run_id,),
@@ -286,17 +324,17 @@ class ResultsStore:
             )
 
     def summary(self, run_id: str) -> RunSummary:
-        with self._lock:
-            created, finished, config = self._db.execute(
+        with self._reading() as db:
+            created, finished, config = db.execute(
                 "SELECT created_at, finished_at, config FROM runs WHERE id = ?", (run_id,)
             ).fetchone()
-            items, done, failed = self._db.execute(
+            items, done, failed = db.execute(
                 "SELECT COUNT(*), COALESCE(SUM(status = 'done'), 0), COALESCE(SUM(status = 'failed'), 0) "
                 "FROM items WHERE run_id = ?",
                 (run_id,),
             ).fetchone()
-            solved = self._db.execute(SOLVED_ITEMS, (run_id,)).fetchone()[0]
-            calls, cached, tokens, cost, unknown = self._db.execute(
+            solved = db.execute(SOLVED_ITEMS, (run_id,)).fetchone()[0]
+            calls, cached, tokens, cost, unknown = db.execute(
                 "SELECT COUNT(*), COALESCE(SUM(cache_hit), 0), "
                 "COALESCE(SUM(input_tokens + output_tokens), 0), COALESCE(SUM(cost_usd), 0), "
                 "COALESCE(SUM(cost_usd IS NULL), 0) FROM calls WHERE run_id = ?",
@@ -318,8 +356,8 @@ class ResultsStore:
         )
 
     def run_ids(self) -> list[str]:
-        with self._lock:
-            return [str(r[0]) for r in self._db.execute("SELECT id FROM runs ORDER BY created_at")]
+        with self._reading() as db:
+            return [str(r[0]) for r in db.execute("SELECT id FROM runs ORDER BY created_at")]
 
     def close(self) -> None:
         with self._lock:
