@@ -7,6 +7,8 @@ agents, prompts and render folder travel in the run's configuration
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import itertools
 import operator
@@ -50,6 +52,8 @@ class SolveRuntime:
     render_dir: Path
     prompts: PromptLibrary = field(default_factory=PromptLibrary)
     variant: Variant = "plain"
+    call_slots: asyncio.Semaphore | None = None
+    """A bound on model calls in flight across the whole run (the run's concurrency)."""
 
     def agent(self, role: str) -> ManagedAgent:
         if role in self.agents:
@@ -130,7 +134,8 @@ async def call_agent(
     """
     agent = runtime.agent(role)
     call = CallSpec(task=task, output_schema=schema, images=list(images), extra=dict(extra or {}))
-    reply = await agent.acall(messages, call)
+    async with runtime.call_slots or contextlib.nullcontext():
+        reply = await agent.acall(messages, call)
     last = messages[-1]
     prompt = (
         last.content

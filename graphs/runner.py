@@ -50,6 +50,7 @@ class RunConfig(BaseModel):
     attempts: int = Field(default=1, ge=1)
     seed: int = 0
     concurrency: int = Field(default=4, ge=1)
+    """Problems solved at once, and model calls in flight across the run (provider limits apply too)."""
     variant: Variant = "plain"
     strategy_options: dict[str, str] = Field(default_factory=dict)
 
@@ -137,7 +138,10 @@ class Runner:
         self, run_id: str, *, retry_errors: bool = False, on_item: Callable[[ItemOutcome], None] | None = None
     ) -> None:
         runtime = SolveRuntime(
-            agents=self._agents(), render_dir=self.home / "renders", variant=self.config.variant
+            agents=self._agents(),
+            render_dir=self.home / "renders",
+            variant=self.config.variant,
+            call_slots=asyncio.Semaphore(self.config.concurrency),
         )
         work: Iterator[tuple[BongardProblem, int]] = iter(self.pending(run_id, retry_errors))
         async with open_checkpoints(self.home) as checkpoints:

@@ -210,3 +210,13 @@ def test_a_killed_item_resumes_from_its_checkpoint_without_repeating_uncached_ca
     store = ResultsStore(tmp_path / STORE_FILE)
     [(_, _, answer)] = store.answers(store.resolve_run("latest"))
     assert len(answer["trace"]) == 13  # the calls made before the kill are in the item's trace
+
+
+def test_the_runs_concurrency_bounds_the_calls_in_flight_across_problems(
+    server: StandInServer, tmp_path: Path, shared_data: Path
+) -> None:
+    server.latency_s = 0.1
+    args = run_args(server, tmp_path, shared_data, "--problems", "1-2", "--concurrency", "3")
+    result = run_bongard(*args, "-M", "concurrency=16")
+    assert result.returncode == 0, result.stderr
+    assert server.max_in_flight == 3  # the run's limit, below the provider's 16, and reached

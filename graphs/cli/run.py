@@ -38,7 +38,9 @@ def run(
     problems: Annotated[str | None, typer.Option(help="Problem ids, e.g. 1-20,31.")] = None,
     attempts: Annotated[int, typer.Option(min=1)] = 1,
     seed: int = 0,
-    concurrency: Annotated[int, typer.Option(min=1, help="Problems solved at once.")] = 4,
+    concurrency: Annotated[
+        int, typer.Option(min=1, help="Problems solved, and calls in flight, at once.")
+    ] = 4,
     variant: Annotated[
         Variant, typer.Option(help="Image variant: plain, grey, square, square-grey.")
     ] = "plain",
