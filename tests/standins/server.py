@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
 import threading
 import time
 from collections import deque
@@ -61,6 +62,11 @@ class _Listener(ThreadingHTTPServer):
     request_queue_size = 256  # the default 5 drops connections under a concurrent burst
     daemon_threads = True
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that went away (killed, timed out) is expected here, not an error to print."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
 
 class StandInServer:
     def __init__(self, protocol: WireProtocol, responder: Responder | None = None) -> None:
@@ -99,6 +105,8 @@ class StandInServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as real model servers do
+
             def log_message(self, format: str, *args: Any) -> None:
                 return
 

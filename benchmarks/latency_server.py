@@ -1,0 +1,57 @@
+"""A stand-in OpenAI-protocol model server with a fixed latency, in its own process.
+
+Run: `python -m benchmarks.latency_server --latency-ms 100 --log answered.tsv`;
+it prints its URL, then serves until its stdin closes. Being its own process,
+it takes no interpreter time from the run it serves. Every answered request is
+appended to the log as `<sha256 of the body>\t<unix time answered>`, which the
+benchmarks read to count model calls and repeated calls. A request whose image
+list is empty gets a `Left: ...` / `Right: ...` answer, one with images a
+description: enough for every case-study strategy to finish.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.standins.protocols import OpenAIChat
+from tests.standins.server import StandInServer
+
+
+def has_image(body: Any) -> bool:
+    return any(
+        isinstance(part, dict) and part.get("type") == "image_url"
+        for message in body.get("messages", [])
+        if isinstance(message.get("content"), list)
+        for part in message["content"]
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--latency-ms", type=float, required=True)
+    parser.add_argument("--log", type=Path, required=True)
+    args = parser.parse_args()
+    lock = threading.Lock()
+    log = args.log.open("a", encoding="utf-8", buffering=1)
+
+    def respond(body: Any) -> str:
+        digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+        with lock:
+            log.write(f"{digest}\t{time.time()}\n")
+        return "a figure made of one line" if has_image(body) else "Left: one line\nRight: two lines"
+
+    with StandInServer(OpenAIChat(), responder=respond) as server:
+        server.latency_s = args.latency_ms / 1000
+        print(server.url, flush=True)
+        sys.stdin.read()
+
+
+if __name__ == "__main__":
+    main()
