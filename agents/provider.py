@@ -83,6 +83,8 @@ class Provider:
     """A non-LLM agent: gets the `CallSpec` and the original messages."""
     deterministic: bool = False
     """Replies depend only on the request, whatever the parameters."""
+    default_model: str | None = None
+    """The model meant by the provider's name alone (`perception` for `perception:classical`)."""
 
     def installed(self) -> bool:
         return all(importlib.util.find_spec(module) is not None for module in self.requires)

@@ -38,6 +38,7 @@ BUILT_IN = {
     "vllm-offline": "agents.providers.vllm_offline",
     "llamacpp": "agents.providers.llamacpp",
     "openai-compatible": "agents.providers.openai_compatible",
+    "perception": "agents.providers.perception",
 }
 CACHE_FILE = "cache.sqlite"
 
@@ -83,8 +84,11 @@ def _load_entry_points() -> None:
 
 
 def split_spec(spec: str) -> tuple[str, str]:
-    """`provider:model` -> (provider, model); the model may itself contain colons."""
+    """`provider:model` -> (provider, model); the model may itself contain colons. A provider
+    with a default model (a non-LLM agent such as `perception`) may be named alone."""
     provider, separator, model = spec.partition(":")
+    if not separator and provider in provider_names() and get_provider(provider).default_model:
+        return provider, str(get_provider(provider).default_model)
     if not separator or not model:
         raise AgentSpecError(
             f"agent spec {spec!r} is not PROVIDER:MODEL; providers: {', '.join(provider_names())}"

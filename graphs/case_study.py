@@ -100,15 +100,16 @@ def _answer_node(name: str, prompt: str, values: Any, with_sheet: bool) -> Any:
     async def answer(state: SolveState, config: RunnableConfig) -> dict[str, Any]:
         runtime, problem = runtime_of(config), problem_of(state)
         images = [sheet_source(runtime, problem)] if with_sheet else []
-        text = with_intro(runtime, problem, prompt, **values(state.get("notes", [])))
+        notes = state.get("notes", [])
         reply, trace = await call_agent(
             runtime,
             "reasoner",
-            [user_message(text, images)],
+            [user_message(with_intro(runtime, problem, prompt, **values(notes)), images)],
             task="answer",
             images=images,
             conversation="answer",
             step=0,
+            extra={"notes": notes},  # what the prompt lists, for agents that read metadata
         )
         return {"trace": [trace], "answer": free_answer(name, problem, reply)}
 

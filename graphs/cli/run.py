@@ -8,12 +8,13 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
 from datasets_io.catalog import open_dataset
 from datasets_io.render import Variant
-from datasets_io.report import write_report
+from datasets_io.report import comparison_table, problems_frame, write_report
 from datasets_io.store import STORE_FILE, ResultsStore, RunSummary
 from datasets_io.workspace import workspace_home
 from graphs.cli.console import console, error_console
@@ -21,6 +22,15 @@ from graphs.cli.options import DataDirOption, DatasetOptions, HomeOption, ModelP
 from graphs.judging import judge_run
 from graphs.runner import ItemOutcome, RunConfig, Runner, parse_selection, resume_run, start_run
 from judges.llm_judge import JudgeStyle
+
+DEFAULT_RUN: dict[str, Any] = {
+    "strategy": "images-to-sides",
+    "model": "perception",
+    "dataset": "bongard-classic",
+    "options": ["holdout_test=true"],
+    "concurrency": 8,
+}
+"""The embedded default: no keys, no GPU, no network."""
 
 runs_app = typer.Typer(help="List and inspect stored runs.", no_args_is_help=True)
 
@@ -61,15 +71,23 @@ def run(
     option: DatasetOptions = None,
     home: HomeOption = None,
 ) -> None:
-    """Run a strategy with a model over a dataset; resumable, cached, concurrent."""
+    """Run a strategy with a model over a dataset; resumable, cached, concurrent.
+
+    With no options at all: the embedded default, images-to-sides with the offline
+    perception agent over bongard-classic (panels 5 and 11 held out as the test pair).
+    """
     store = open_store(home)
     if resume is not None:
         run_id, runner = resume_run(resume, store, home=home)
     else:
+        if strategy is None and dataset is None and not (model or describer or reasoner):
+            strategy, model, dataset = DEFAULT_RUN["strategy"], DEFAULT_RUN["model"], DEFAULT_RUN["dataset"]
+            option = [*(option or []), *DEFAULT_RUN["options"]]
+            concurrency = max(concurrency, DEFAULT_RUN["concurrency"])
         if strategy is None or dataset is None or not (model or (describer and reasoner)):
             raise typer.BadParameter(
-                "give --strategy, --model (or --describer and --reasoner) and --dataset; "
-                "a run with no options at all arrives with the offline perception agent",
+                "give --strategy, --model (or --describer and --reasoner) and --dataset, "
+                "or no options at all for the embedded default run",
                 param_hint="bongard run",
             )
         roles = {"describer": describer or model, "reasoner": reasoner or model}
@@ -94,6 +112,7 @@ def run(
     _run_with_progress(runner, run_id, retry_errors)
     summary = store.summary(run_id)
     _print_summary(summary)
+    console.print(_result_table(store, run_id))
     if judges:
         judge(run_id, judges, policy, home=home)
 
@@ -130,6 +149,19 @@ def _run_with_progress(runner: Runner, run_id: str, retry_errors: bool) -> None:
             )
 
         asyncio.run(runner.run(run_id, retry_errors=retry_errors, on_item=on_item))
+
+
+def _result_table(store: ResultsStore, run_id: str) -> Table:
+    """The run's row of the comparison table: problems, solved, accuracy, tokens and cost."""
+    [row] = comparison_table(problems_frame(store, [run_id])).to_dict("records") or [None]
+    table = Table(title=f"result of {run_id}")
+    for column in ("strategy", "model", "dataset", "problems", "solved", "accuracy"):
+        table.add_column(column)
+    if row is not None:
+        table.add_row(
+            *(escape(str(row[c])) for c in ("strategy", "model", "dataset", "problems", "solved", "accuracy"))
+        )
+    return table
 
 
 def _print_summary(summary: RunSummary) -> None:

@@ -1,0 +1,1 @@
+"""The offline perception agent: classical vision and rule induction, no keys, no weights."""

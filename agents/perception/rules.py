@@ -1,0 +1,138 @@
+"""Rule induction over feature rows: the simplest threshold rule that separates the two sides.
+
+A condition is `column <= t` or `column > t`. A rule is one condition, or a
+conjunction of two, that holds on every panel of one side and on no panel of
+the other. Single conditions are preferred to pairs; among equals, the larger
+margin (the gap around the threshold, relative to the column's range) wins,
+then the simpler column (the order of `table.COLUMNS`). Thresholds sit in the
+middle of the gap, so a new panel is judged by the nearer side of the gap.
+When nothing separates the sides, `nearest_side` gives a guess by distance.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from agents.perception.table import COLUMNS, Column
+
+Side = Literal["left", "right"]
+Row = Mapping[str, float]
+
+
+@dataclass(frozen=True)
+class Condition:
+    column: Column
+    above: bool
+    """True: `value > threshold`; False: `value <= threshold`."""
+    threshold: float
+    margin: float
+    """Half the gap around the threshold, relative to the column's range over all panels."""
+
+    def holds(self, row: Row) -> bool:
+        value = row[self.column.name]
+        return value > self.threshold if self.above else value <= self.threshold
+
+    def words(self, negated: bool = False) -> str:
+        above = self.above != negated
+        if self.column.whole:
+            bound = int(np.floor(self.threshold)) + (1 if above else 0)
+            return f"{self.column.phrase} is {'at least' if above else 'at most'} {bound}"
+        return f"{self.column.phrase} is {'above' if above else 'at most'} {self.threshold:.3g}"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """`conditions` all hold on every panel of `side`, and not all on any panel of the other side."""
+
+    side: Side
+    conditions: tuple[Condition, ...]
+
+    def matches(self, row: Row) -> bool:
+        return all(condition.holds(row) for condition in self.conditions)
+
+    def side_of(self, row: Row) -> Side:
+        return self.side if self.matches(row) else other(self.side)
+
+    @property
+    def margin(self) -> float:
+        return min(condition.margin for condition in self.conditions)
+
+    def sentences(self) -> dict[Side, str]:
+        """What holds on each side, in words."""
+        holds = " and ".join(condition.words() for condition in self.conditions)
+        fails = " or ".join(condition.words(negated=True) for condition in self.conditions)
+        return {self.side: holds, other(self.side): fails}
+
+    def text(self) -> str:
+        said = self.sentences()
+        return f"Left: {said['left']}\nRight: {said['right']}"
+
+
+def other(side: Side) -> Side:
+    return "right" if side == "left" else "left"
+
+
+def _conditions_true_on(
+    holders: Sequence[Row], others: Sequence[Row], everything: Sequence[Row]
+) -> list[tuple[Condition, frozenset[int]]]:
+    """Conditions true on every holder, each with the set of `others` it rules out (non-empty)."""
+    found = []
+    for column in COLUMNS:
+        values = [row[column.name] for row in holders]
+        spread = max(row[column.name] for row in everything) - min(row[column.name] for row in everything)
+        if spread <= 0:
+            continue
+        for above in (False, True):
+            bound = min(values) if above else max(values)
+            beyond = [v for v in (row[column.name] for row in others) if (v < bound if above else v > bound)]
+            if not beyond:
+                continue
+            nearest = max(beyond) if above else min(beyond)
+            threshold = (bound + nearest) / 2
+            condition = Condition(column, above, threshold, abs(bound - nearest) / 2 / spread)
+            excluded = frozenset(i for i, row in enumerate(others) if not condition.holds(row))
+            found.append((condition, excluded))
+    return found
+
+
+def induce_rule(left: Sequence[Row], right: Sequence[Row], max_conditions: int = 2) -> Rule | None:
+    """The simplest rule separating the sides, or None when no rule of up to `max_conditions` does."""
+    everything = [*left, *right]
+    for size in range(1, max_conditions + 1):
+        best: tuple[float, int, Rule] | None = None
+        for side, holders, others in (("left", left, right), ("right", right, left)):
+            candidates = _conditions_true_on(holders, others, everything)
+            for combination in itertools.combinations(enumerate(candidates), size):
+                excluded = frozenset().union(*(ruled_out for _, (_, ruled_out) in combination))
+                if len(excluded) < len(others):
+                    continue
+                rule = Rule(side, tuple(condition for _, (condition, _) in combination))  # type: ignore[arg-type]
+                rank = (rule.margin, -sum(index for index, _ in combination))
+                if best is None or rank > best[:2]:
+                    best = (*rank, rule)
+        if best is not None:
+            return best[2]
+    return None
+
+
+def _standardised(rows: Sequence[Row]) -> tuple[np.ndarray, np.ndarray]:
+    table = np.array([[row[c.name] for c in COLUMNS] for row in rows], dtype=float)
+    scale = table.std(axis=0)
+    return table.mean(axis=0), np.where(scale > 0, scale, 1.0)
+
+
+def nearest_side(left: Sequence[Row], right: Sequence[Row], row: Row) -> Side:
+    """The side whose nearest panel is closer to `row` (features standardised over the context)."""
+    centre, scale = _standardised([*left, *right])
+
+    def distance(panel: Row) -> float:
+        a = (np.array([panel[c.name] for c in COLUMNS]) - centre) / scale
+        b = (np.array([row[c.name] for c in COLUMNS]) - centre) / scale
+        return float(np.linalg.norm(a - b))
+
+    return "left" if min(map(distance, left)) <= min(map(distance, right)) else "right"
