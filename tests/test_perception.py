@@ -117,7 +117,7 @@ def test_the_larger_margin_wins_and_a_conjunction_is_used_only_when_needed() -> 
     # Filled on the left means: many filled figures AND no outline ones; neither alone separates.
     left = [row(filled_figures=2, outline_figures=0) for _ in range(5)]
     right = [row(filled_figures=2, outline_figures=1), row(filled_figures=0, outline_figures=0)] * 2
-    pair = induce_rule(left, right)
+    pair = induce_rule(left, right, max_exceptions=0)
     assert pair is not None and {c.column.name for c in pair.conditions} == {
         "filled_figures",
         "outline_figures",
@@ -125,10 +125,21 @@ def test_the_larger_margin_wins_and_a_conjunction_is_used_only_when_needed() -> 
     assert pair.side == "left" and " and " in pair.sentences()["left"] and " or " in pair.sentences()["right"]
 
 
+def test_a_single_condition_with_one_exception_comes_before_a_conjunction() -> None:
+    left = [row(figures=1, ink=0.1 + 0.01 * n) for n in range(4)] + [row(figures=3, ink=0.14)]
+    right = [row(figures=2 + n % 2, ink=0.5 + 0.01 * n) for n in range(4)] + [row(figures=3, ink=0.01)]
+    rule = induce_rule(left, right)
+    assert rule is not None and rule.exceptions == 1 and len(rule.conditions) == 1
+    assert rule.conditions[0].column.name == "ink"  # one exception each; ink's gap is the wider
+    said = "the share of the panel covered in ink is"
+    assert rule.text() == f"Left: {said} at most 0.32\nRight: {said} above 0.32"
+    assert induce_rule(left, right, max_exceptions=0) is not None  # exact, but only with two conditions
+
+
 def test_no_rule_separates_identical_sides_and_the_guess_is_the_nearer_side() -> None:
     left = [row(figures=1, ink=0.1), row(figures=2, ink=0.2)]
     right = [row(figures=1, ink=0.1), row(figures=3, ink=0.9)]
-    assert induce_rule(left, right) is None
+    assert induce_rule(left, right, max_exceptions=0) is None
     assert nearest_side(left, right, row(figures=2, ink=0.25)) == "left"
     assert nearest_side(left, right, row(figures=3, ink=0.8)) == "right"
 

@@ -112,7 +112,13 @@ def _answer_reply(call: CallSpec) -> str:
             "No rule of up to two conditions on the measured features holds on every panel of one side "
             f"and no panel of the other ({len(rows.rows)} panels measured).\n{_features_line(_panels(call))}"
         )
-    return f"{rule.text()}\n{_features_line(_panels(call))}"
+    return f"{rule.text()}\n{_caveat(rule)}{_features_line(_panels(call))}"
+
+
+def _caveat(rule: Rule) -> str:
+    if not rule.exceptions:
+        return ""
+    return f"(The rule is wrong on {rule.exceptions} of the context panels; no exact rule was found.)\n"
 
 
 def _decisions(call: CallSpec) -> list[dict[str, str]]:
@@ -126,7 +132,7 @@ def _decisions(call: CallSpec) -> list[dict[str, str]]:
         if rule is not None:
             side = rule.side_of(row)
             said = rule.sentences()
-            explanation = f"By the induced rule: {said[side]}."
+            explanation = f"By the induced rule: {said[side]}. {_caveat(rule)}".strip()
             concept = f"Left: {said['left']}; Right: {said['right']}"
         else:
             side = nearest_side(rows.side("left"), rows.side("right"), row)

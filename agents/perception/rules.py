@@ -1,12 +1,15 @@
 """Rule induction over feature rows: the simplest threshold rule that separates the two sides.
 
-A condition is `column <= t` or `column > t`. A rule is one condition, or a
-conjunction of two, that holds on every panel of one side and on no panel of
-the other. Single conditions are preferred to pairs; among equals, the larger
-margin (the gap around the threshold, relative to the column's range) wins,
-then the simpler column (the order of `table.COLUMNS`). Thresholds sit in the
-middle of the gap, so a new panel is judged by the nearer side of the gap.
-When nothing separates the sides, `nearest_side` gives a guess by distance.
+A condition is `column <= t` or `column > t`. A rule holds on every panel of
+one side and on no panel of the other; the search goes from simple to complex:
+one condition, then one condition allowed one exception, then two exceptions
+(perception of a drawing is sometimes wrong, and on the classic problems a
+single condition with an exception generalises better than two exact ones),
+then a conjunction of two conditions. Among equals the larger margin (the gap
+around the threshold, relative to the column's range) wins, then the simpler
+column (the order of `table.COLUMNS`). Thresholds sit in the middle of a gap,
+so a new panel is judged by the nearer side of it. When nothing separates the
+sides, `nearest_side` gives a guess by distance.
 """
 
 from __future__ import annotations
@@ -51,6 +54,8 @@ class Rule:
 
     side: Side
     conditions: tuple[Condition, ...]
+    exceptions: int = 0
+    """Context panels on which the rule is wrong."""
 
     def matches(self, row: Row) -> bool:
         return all(condition.holds(row) for condition in self.conditions)
@@ -100,23 +105,51 @@ def _conditions_true_on(
     return found
 
 
-def induce_rule(left: Sequence[Row], right: Sequence[Row], max_conditions: int = 2) -> Rule | None:
-    """The simplest rule separating the sides, or None when no rule of up to `max_conditions` does."""
+def _single_condition(left: Sequence[Row], right: Sequence[Row], exceptions: int) -> Rule | None:
+    """The best one-condition rule wrong on at most `exceptions` context panels."""
     everything = [*left, *right]
-    for size in range(1, max_conditions + 1):
-        best: tuple[float, int, Rule] | None = None
-        for side, holders, others in (("left", left, right), ("right", right, left)):
-            candidates = _conditions_true_on(holders, others, everything)
-            for combination in itertools.combinations(enumerate(candidates), size):
-                excluded = frozenset().union(*(ruled_out for _, (_, ruled_out) in combination))
-                if len(excluded) < len(others):
-                    continue
-                rule = Rule(side, tuple(condition for _, (condition, _) in combination))  # type: ignore[arg-type]
-                rank = (rule.margin, -sum(index for index, _ in combination))
-                if best is None or rank > best[:2]:
-                    best = (*rank, rule)
-        if best is not None:
-            return best[2]
+    best: tuple[tuple[int, float, int], Rule] | None = None
+    for order, column in enumerate(COLUMNS):
+        values = sorted({row[column.name] for row in everything})
+        spread = values[-1] - values[0]
+        for low, high in itertools.pairwise(values):
+            for above, (side, holders, others) in itertools.product(
+                (False, True), (("left", left, right), ("right", right, left))
+            ):
+                condition = Condition(column, above, (low + high) / 2, (high - low) / 2 / spread)
+                wrong = sum(not condition.holds(r) for r in holders) + sum(condition.holds(r) for r in others)
+                rank = (wrong, -condition.margin, order)
+                if wrong <= exceptions and (best is None or rank < best[0]):
+                    best = (rank, Rule(side, (condition,), wrong))  # type: ignore[arg-type]
+    return best[1] if best else None
+
+
+def _exact_conjunction(left: Sequence[Row], right: Sequence[Row], size: int) -> Rule | None:
+    everything = [*left, *right]
+    best: tuple[float, int, Rule] | None = None
+    for side, holders, others in (("left", left, right), ("right", right, left)):
+        candidates = _conditions_true_on(holders, others, everything)
+        for combination in itertools.combinations(enumerate(candidates), size):
+            excluded = frozenset().union(*(ruled_out for _, (_, ruled_out) in combination))
+            if len(excluded) < len(others):
+                continue
+            rule = Rule(side, tuple(condition for _, (condition, _) in combination))  # type: ignore[arg-type]
+            rank = (rule.margin, -sum(index for index, _ in combination))
+            if best is None or rank > best[:2]:
+                best = (*rank, rule)
+    return best[2] if best else None
+
+
+def induce_rule(
+    left: Sequence[Row], right: Sequence[Row], max_conditions: int = 2, max_exceptions: int = 2
+) -> Rule | None:
+    """The simplest rule separating the sides, or None when none of the allowed forms does."""
+    for exceptions in range(max_exceptions + 1):
+        if rule := _single_condition(left, right, exceptions):
+            return rule
+    for size in range(2, max_conditions + 1):
+        if rule := _exact_conjunction(left, right, size):
+            return rule
     return None
 
 

@@ -14,6 +14,14 @@ DEFAULT_MAX_TOKENS = 2048
 
 
 def build(model: str, params: AgentParams) -> BaseChatModel:
+    """A `ChatAnthropic` whose async client has an HTTP connection pool of its own.
+
+    langchain-anthropic otherwise shares one process-wide pool, whose kept-alive
+    connections belong to the first event loop that used them: a second loop in
+    the same process (`bongard run --judges` judges in a new one) then fails with
+    "Event loop is closed".
+    """
+    import anthropic
     from langchain_anthropic import ChatAnthropic
 
     settings: dict[str, Any] = {
@@ -25,7 +33,10 @@ def build(model: str, params: AgentParams) -> BaseChatModel:
         "max_retries": 0,
         "base_url": params.base_url,
     }
-    return ChatAnthropic(**{key: value for key, value in settings.items() if value is not None})
+    chat = ChatAnthropic(**{key: value for key, value in settings.items() if value is not None})
+    own_pool = anthropic.DefaultAsyncHttpxClient(timeout=params.timeout_s)
+    chat.__dict__["_async_client"] = anthropic.AsyncClient(**chat._client_params, http_client=own_pool)
+    return chat
 
 
 PROVIDER = Provider(
