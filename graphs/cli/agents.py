@@ -45,7 +45,8 @@ def list_agents() -> None:
             else ("set" if key_set else f"not set ({' or '.join(provider.key_env)})")
         )
         installed = "yes" if provider.installed() else f"no: pip install 'bongard-agents[{provider.extra}]'"
-        cells = (name, installed, key, EXAMPLES.get(name, f"{name}:MODEL"), provider.summary)
+        example = EXAMPLES.get(name, name if provider.default_model else f"{name}:MODEL")
+        cells = (name, installed, key, example, provider.summary)
         table.add_row(*map(escape, cells))
     console.print(table)
 
