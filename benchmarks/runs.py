@@ -39,13 +39,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from langchain_core.runnables import RunnableConfig
-
 from datasets_io.catalog import default_data_dir
 from datasets_io.store import STORE_FILE, ResultsStore
-from graphs.checkpoints import item_thread, open_checkpoints
+from graphs.checkpoints import checkpointed_calls
 from graphs.runner import RunConfig, start_run
-from graphs.solve import compiled
 
 BONGARD = Path(sys.executable).with_name("bongard")
 CRITICAL_PATH_CALLS = 2
@@ -148,26 +145,6 @@ def cli_run_args(server: LatencyServer, home: Path, dataset: str, problems: int,
     ]  # fmt: skip
 
 
-async def checkpointed_calls(home: Path, run_id: str, stored: set[tuple[str, int]]) -> int:
-    """Model calls whose results sit in the checkpoints of the run's items not yet stored.
-
-    An item's thread is deleted just after the item is stored, so a kill in
-    between leaves both; such a thread is skipped, not counted twice.
-    """
-    async with open_checkpoints(home) as checkpoints:
-        graph = compiled("descriptive").copy(update={"checkpointer": checkpoints})
-        threads = {
-            item.config["configurable"]["thread_id"]
-            async for item in checkpoints.alist(None)
-            if item.config["configurable"]["thread_id"].startswith(f"{run_id}/")
-        } - {item_thread(run_id, problem, attempt) for problem, attempt in stored}
-        total = 0
-        for thread in threads:
-            state = await graph.aget_state(RunnableConfig(configurable={"thread_id": thread}))
-            total += len(state.values.get("trace", []))  # finished branches' writes included
-        return total
-
-
 def resume(server: LatencyServer, problems: int, home: Path) -> None:
     before = len(server.answered())
     args = cli_run_args(server, home, "bongard-classic", problems, "temperature=0", "cache=false")
@@ -185,7 +162,7 @@ def resume(server: LatencyServer, problems: int, home: Path) -> None:
     store = ResultsStore(store_path)
     run_id = store.resolve_run("latest")
     stored = store.finished_items(run_id)
-    kept = store.summary(run_id).calls + asyncio.run(checkpointed_calls(home, run_id, stored))
+    kept = store.summary(run_id).calls + asyncio.run(checkpointed_calls(home, run_id, "descriptive", stored))
     sent_before = len(server.answered()) - before
     subprocess.run(
         [str(BONGARD), "run", "--resume", run_id, "--home", str(home)], check=True, capture_output=True

@@ -9,10 +9,11 @@ thread is deleted once its item is in the results store.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Collection
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 CHECKPOINTS_FILE = "checkpoints.sqlite"
@@ -29,3 +30,28 @@ async def open_checkpoints(home: Path) -> AsyncIterator[AsyncSqliteSaver]:
     async with AsyncSqliteSaver.from_conn_string(str(home / CHECKPOINTS_FILE)) as saver:
         await saver.setup()
         yield saver
+
+
+async def checkpointed_calls(
+    home: Path, run_id: str, strategy: str, stored: Collection[tuple[str, int]] = ()
+) -> int:
+    """Model calls whose results sit in the checkpoints of a run's items not yet in the store.
+
+    An item's thread is deleted just after the item is stored, so a kill in
+    between leaves both: the threads of `stored` items are skipped, not counted twice.
+    """
+    from graphs.solve import compiled
+
+    skipped = {item_thread(run_id, problem, attempt) for problem, attempt in stored}
+    async with open_checkpoints(home) as checkpoints:
+        graph = compiled(strategy).copy(update={"checkpointer": checkpoints})
+        threads = {
+            thread
+            async for item in checkpoints.alist(None)
+            if (thread := item.config["configurable"]["thread_id"]).startswith(f"{run_id}/")
+        }
+        total = 0
+        for thread in sorted(threads - skipped):
+            state = await graph.aget_state(RunnableConfig(configurable={"thread_id": thread}))
+            total += len(state.values.get("trace", []))  # finished branches' writes included
+        return total
