@@ -55,6 +55,16 @@ def run_args(server: StandInServer, home: Path, shared_data: Path, *extra: str) 
     ]  # fmt: skip
 
 
+def start_sampled_run(
+    server: StandInServer, home: Path, shared_data: Path, *extra: str
+) -> subprocess.Popen[str]:
+    """A `bongard run` process with sampled calls (temperature 0.7): never cached, so only
+    the store and the item checkpoints can spare a call."""
+    args = run_args(server, home, shared_data, *extra)
+    args[args.index("temperature=0")] = "temperature=0.7"
+    return subprocess.Popen([str(BONGARD), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
 def runs_json(home: Path) -> list[dict[str, Any]]:
     result = run_bongard("runs", "list", "--json", "--home", home)
     assert result.returncode == 0, result.stderr
@@ -106,9 +116,7 @@ def test_a_run_killed_with_sigkill_resumes_without_repeating_a_call(
 ) -> None:
     """Sampled calls (temperature 0.7) are never cached, so every call made is a request the server sees."""
     server.latency_s = 0.05
-    args = run_args(server, tmp_path, shared_data, "--problems", "1-11", "--concurrency", "2")
-    args[args.index("temperature=0")] = "temperature=0.7"
-    child = subprocess.Popen([str(BONGARD), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    child = start_sampled_run(server, tmp_path, shared_data, "--problems", "1-11", "--concurrency", "2")
     store_path = tmp_path / STORE_FILE
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -196,9 +204,7 @@ def test_a_killed_item_resumes_from_its_checkpoint_without_repeating_uncached_ca
 ) -> None:
     """Sampled calls (temperature 0.7) are never cached: only the item's checkpoint can save them."""
     server.latency_s = 0.3
-    args = run_args(server, tmp_path, shared_data, "--problems", "31", "-M", "concurrency=1")
-    args[args.index("temperature=0")] = "temperature=0.7"
-    child = subprocess.Popen([str(BONGARD), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    child = start_sampled_run(server, tmp_path, shared_data, "--problems", "31", "-M", "concurrency=1")
     deadline = time.monotonic() + 120
     while len(list(server.model_requests())) < 5 and time.monotonic() < deadline:
         time.sleep(0.02)
