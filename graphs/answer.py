@@ -54,6 +54,9 @@ class Answer(BaseModel):
     """For settings scored without a judge; None for free-form answers."""
     parse_status: Literal["ok", "failed", "not-requested"] = "not-requested"
     parse_error: str | None = None
+    details: dict[str, Any] = Field(default_factory=dict)
+    """Strategy-specific structured results (rule summaries, descriptions, hypotheses, probes),
+    kept so analyses and later runs (`--rules-from`, `--descriptions-from`) can reuse them."""
     trace: list[CallTrace] = Field(default_factory=list)
 
     @property

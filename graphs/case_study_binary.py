@@ -31,7 +31,7 @@ from graphs.nodes import (
     user_message,
     with_intro,
 )
-from graphs.registry import DatasetContext, StrategyError, seeded_random, strategy
+from graphs.registry import DatasetContext, StrategyError, flag_option, seeded_random, strategy
 
 SideLabel = Literal["LEFT", "RIGHT"]
 INCORRECT_LABEL_OFFSET = 20
@@ -150,7 +150,7 @@ def _prepare_images_to_sides(
         )
     order = [problem.test_left[0].ref, problem.test_right[0].ref]
     seeded_random(seed, problem, "images-to-sides").shuffle(order)
-    return {"order": order, "retry_same_side": str(options.get("retry_same_side", "true")).lower() != "false"}
+    return {"order": order, "retry_same_side": flag_option(options, "retry_same_side", True)}
 
 
 async def _images_to_sides(state: SolveState, config: RunnableConfig) -> dict[str, Any]:

@@ -1,5 +1,7 @@
 """Judging a stored run: every free-form answer through the ensemble, verdicts into the store.
 
+An answer holding hypotheses (Task 3) is judged one hypothesis at a time until
+one is accepted; the verdicts kept are those of the accepted one, or of the last.
 Separate from solving, so a run can be judged again with other judges without
 re-solving; judges run at temperature 0, so judging again with the same judges
 is served from the response cache.
@@ -11,6 +13,7 @@ import asyncio
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from datasets_io.catalog import Dataset
 from datasets_io.store import ResultsStore
@@ -65,6 +68,12 @@ class JudgingReport:
         return lines
 
 
+def candidate_texts(answer: dict[str, Any]) -> list[str]:
+    """What the judges see of an answer: its text, or each of its hypotheses in order (Task 3)."""
+    hypotheses = answer.get("details", {}).get("hypotheses") or []
+    return [f"Left: {left}\nRight: {right}" for left, right in hypotheses] or [answer.get("text", "")]
+
+
 async def judge_run(
     store: ResultsStore,
     run_id: str,
@@ -81,13 +90,16 @@ async def judge_run(
     report = JudgingReport(run_id, policy, [j.name for j in judges])
     slots = asyncio.Semaphore(JUDGING_CONCURRENCY)
 
-    async def one(problem: str, attempt: int, text: str) -> None:
+    async def one(problem: str, attempt: int, candidates: list[str]) -> None:
         concept = dataset.problem(problem.split("/", 1)[1]).concept
         if concept is None:
             report.not_judged += 1
             return
         async with slots:
-            decision = await ensemble.judge(concept, text)
+            for text in candidates:  # hypotheses: one by one, until one is accepted
+                decision = await ensemble.judge(concept, text)
+                if decision.ok:
+                    break
         verdicts = [v.model_dump(mode="json") for v in decision.verdicts]
         store.save_judging(run_id, problem, attempt, judging, policy, decision.ok, verdicts)
         report.decisions[(problem, attempt)] = decision
@@ -97,7 +109,7 @@ async def judge_run(
         if answer.get("expected"):
             report.not_judged += 1  # a classification answer is scored exactly against it, not judged
             continue
-        tasks.append(one(problem, attempt, answer.get("text", "")))
+        tasks.append(one(problem, attempt, candidate_texts(answer)))
     await asyncio.gather(*tasks)
     if human_csv is not None:
         human = read_human_labels(human_csv)

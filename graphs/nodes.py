@@ -198,10 +198,14 @@ def linear_graph(*nodes: tuple[str, Any]) -> Graph:
     return graph.compile()
 
 
-def fan_out_graph(fan_out: Any, worker: tuple[str, Any], finish: Any) -> Graph:
-    """START -> `worker` once per `Send` from `fan_out` (concurrently) -> `finish` -> END."""
-    graph = graph_of(worker, ("finish", finish))
-    graph.add_conditional_edges(START, fan_out, [worker[0]])
+def fan_out_graph(
+    fan_out: Any, worker: tuple[str, Any], finish: Any, before: tuple[str, Any] | None = None
+) -> Graph:
+    """START [-> `before`] -> `worker` once per `Send` from `fan_out` (concurrently) -> `finish` -> END."""
+    graph = graph_of(*([before] if before else []), worker, ("finish", finish))
+    if before:
+        graph.add_edge(START, before[0])
+    graph.add_conditional_edges(before[0] if before else START, fan_out, [worker[0]])
     graph.add_edge(worker[0], "finish")
     graph.add_edge("finish", END)
     return graph.compile()

@@ -30,10 +30,37 @@ class DatasetContext:
     def of(cls, problems: Sequence[BongardProblem]) -> DatasetContext:
         return cls(tuple((p.id, p.concept) for p in problems if p.concept is not None))
 
+    def other_concepts(self, own: Concept) -> list[Concept]:
+        """Every distinct concept of the dataset other than `own`, in dataset order: distractors."""
+        seen = {(own.left, own.right)}
+        others = []
+        for _, concept in self.concepts:
+            if (concept.left, concept.right) not in seen:
+                seen.add((concept.left, concept.right))
+                others.append(concept)
+        return others
+
+
+def flag_option(options: dict[str, Any], name: str, default: bool) -> bool:
+    """A yes/no strategy option as given on the command line (`-S cot=false`)."""
+    value = str(options.get(name, default)).strip().lower()
+    if value not in {"true", "false", "yes", "no", "1", "0"}:
+        raise StrategyError(f"option {name} takes true or false, not {options[name]!r}")
+    return value in {"true", "yes", "1"}
+
 
 def seeded_random(seed: int, problem: BongardProblem, purpose: str) -> random.Random:
     """A generator that depends only on the seed, the problem and what it is for."""
     return random.Random(f"{seed}:{problem.key}:{purpose}")
+
+
+@dataclass(frozen=True)
+class Reused:
+    """A result taken from an earlier run for this problem: what, from which run and agent."""
+
+    value: Any
+    run: str
+    agent: str
 
 
 Preparer = Callable[[BongardProblem, DatasetContext, int, dict[str, Any]], dict[str, Any]]
@@ -55,6 +82,10 @@ class StrategyInfo:
     recursion_limit: int = 25
     options: dict[str, str] = field(default_factory=dict)
     """Option name -> what it does, for `bongard strategies`."""
+    reuses: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Option naming an earlier run -> (the `Answer.details` key taken from that run's answer for
+    the same problem, the role that wrote it), e.g. `rules_from` -> (`rule_summary`, `reasoner`);
+    the runner looks it up and hands `prepare` a `Reused` value under the option's name."""
 
 
 _STRATEGIES: dict[str, StrategyInfo] = {}
@@ -90,7 +121,9 @@ def _register_plugin(name: str, info: Any) -> None:
 def _load() -> None:
     import graphs.case_study
     import graphs.case_study_binary
-    import graphs.rwr_plus  # noqa: F401  (importing the families registers their strategies)
+    import graphs.paradigms
+    import graphs.rwr_plus
+    import graphs.wonderland  # noqa: F401  (importing the families registers their strategies)
 
     _plugins.load_once(_register_plugin)
 

@@ -30,7 +30,7 @@ from datasets_io.store import ResultsStore, StoreError
 from datasets_io.workspace import workspace_home
 from graphs.checkpoints import item_thread, open_checkpoints
 from graphs.nodes import SolveRuntime
-from graphs.registry import DatasetContext, StrategyError, get_strategy
+from graphs.registry import DatasetContext, Reused, StrategyError, get_strategy
 from graphs.solve import solve
 
 RANGE = re.compile(r"^(\d+)-(\d+)$")
@@ -106,6 +106,37 @@ class Runner:
         self.skipped: list[DatasetError] = scan.errors
         self.context = DatasetContext.of(scan.problems)
         self.problems = self._select(scan.problems)
+        self.reused = {
+            option: self._reusable(option, key, role, config.strategy_options[option])
+            for option, (key, role) in self.info.reuses.items()
+            if option in config.strategy_options
+        }
+
+    def _reusable(self, option: str, key: str, role: str, run: str) -> dict[tuple[str, int], Reused]:
+        """`key` of every answer of the earlier run `run`, by (problem, attempt), and who wrote it."""
+        run_id = self.store.resolve_run(run)
+        agents = self.store.run_config(run_id)["agents"]
+        agent = agents.get(role) or next(iter(agents.values()))
+        found = {
+            (problem, attempt): Reused(answer["details"][key], run_id, agent)
+            for problem, attempt, answer in self.store.answers(run_id)
+            if key in answer.get("details", {})
+        }
+        if not found:
+            raise StrategyError(f"-S {option}={run}: run {run_id} holds no answers with {key!r} to reuse")
+        return found
+
+    def strategy_options(self, problem: BongardProblem, attempt: int) -> dict[str, Any]:
+        """The run's strategy options, with each reused result looked up for this problem."""
+        options: dict[str, Any] = dict(self.config.strategy_options)
+        for option, found in self.reused.items():
+            value = found.get((problem.key, attempt)) or found.get((problem.key, 0))
+            if value is None:
+                raise StrategyError(
+                    f"-S {option}: run {self.config.strategy_options[option]} has no answer for {problem.key}"
+                )
+            options[option] = value
+        return options
 
     def _select(self, problems: Sequence[BongardProblem]) -> list[BongardProblem]:
         if self.config.problems is None:
@@ -165,13 +196,14 @@ class Runner:
     ) -> ItemOutcome:
         thread = item_thread(run_id, problem.key, attempt)
         try:
+            options = self.strategy_options(problem, attempt)
             answer = await solve(
                 self.config.strategy,
                 problem,
                 runtime,
                 context=self.context,
                 seed=self.config.seed + attempt,
-                options=self.config.strategy_options,
+                options=options,
                 checkpoints=checkpoints,
                 thread=thread,
             )
@@ -193,6 +225,14 @@ class Runner:
 
 
 def start_run(config: RunConfig, store: ResultsStore, home: Path | None = None) -> tuple[str, Runner]:
+    info = get_strategy(config.strategy)
+    unknown = sorted(set(config.strategy_options) - set(info.options))
+    if unknown:
+        takes = ", ".join(info.options) or "none"
+        raise StrategyError(f"{info.name} has no option {', '.join(unknown)} (its options: {takes})")
+    reuses = info.reuses
+    pinned = {k: store.resolve_run(v) if k in reuses else v for k, v in config.strategy_options.items()}
+    config = config.model_copy(update={"strategy_options": pinned})  # `latest` must not move on resume
     runner = Runner(config, store, home)
     return store.create_run(config.model_dump(mode="json"), toolkit_version()), runner
 

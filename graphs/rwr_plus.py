@@ -134,12 +134,7 @@ def _prepare_concept_selection(
     if count not in CONCEPT_COUNTS:
         raise StrategyError(f"concept-selection takes concepts in {CONCEPT_COUNTS}, not {count}")
     own = needs_concept(problem)
-    seen = {(own.left, own.right)}
-    pool = []
-    for _, concept in context.concepts:
-        if (concept.left, concept.right) not in seen:
-            seen.add((concept.left, concept.right))
-            pool.append(concept)
+    pool = context.other_concepts(own)
     if len(pool) < count - 1:
         raise StrategyError(f"the dataset has {len(pool)} other distinct concepts; {count - 1} are needed")
     rng = seeded_random(seed, problem, "concept-selection")

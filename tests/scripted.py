@@ -17,7 +17,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict
 
-from agents.call import CallSpec
+from agents.call import CallSpec, schema_json
 from agents.managed import ManagedAgent
 from agents.provider import Provider
 
@@ -40,8 +40,49 @@ class Request:
         ]
 
 
+def schema_fields(call: CallSpec) -> set[str]:
+    return set(schema_json(call.output_schema).get("properties", {})) if call.output_schema else set()
+
+
+def _side_of(ref: str) -> str:
+    return ref.split("-")[0]
+
+
+def structured_reply(request: Request) -> dict[str, Any] | None:
+    """Valid replies for the structured calls of the paradigm and Wonderland strategies."""
+    call, fields = request.call, schema_fields(request.call)
+    if "conclusion" in fields:
+        positive = _side_of(call.extra["test_panels"][0]) == "left"
+        reply = {"conclusion": "positive" if positive else "negative"}
+        return reply | {k: f"scripted {k}" for k in ("analysis", "rule", "query") if k in fields}
+    if "summary" in fields and "rule" in fields:
+        return {"analysis": "scripted", "rule": "scripted rule", "summary": "shapes on the left are round"}
+    if "scene" in fields:
+        lists = ("living_beings", "inanimate_objects", "activities", "dominant_colors", "textures")
+        return {k: [f"scripted {request.images[-1]}"] if k in lists else f"scripted {k}" for k in fields}
+    if "set_a_rule" in fields:
+        return {
+            "analysis": "scripted",
+            "set_a_rule": "scripted left rule",
+            "set_b_rule": "scripted right rule",
+        }
+    if "option" in fields:
+        return {"analysis": "scripted", "option": 1}
+    if fields == {"probe"}:
+        return {"probe": "Which of the two concepts does the figure show?"}
+    if "concept" in fields and "reasoning" in fields:
+        return {"reasoning": "scripted", "concept": 1 if request.images[-1][0].startswith("left") else 2}
+    if "hypotheses" in fields:
+        count = int(call.extra.get("count", 20))
+        return {"hypotheses": [{"set_a_rule": f"left {n}", "set_b_rule": f"right {n}"} for n in range(count)]}
+    return None
+
+
 def default_reply(request: Request) -> str:
     task, extra = request.call.task, request.call.extra
+    structured = structured_reply(request)
+    if structured is not None:
+        return json.dumps(structured)
     if task == "describe":
         return f"described {request.images[-1]}"
     if task == "compare":

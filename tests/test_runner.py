@@ -173,6 +173,19 @@ def test_run_without_the_essentials_explains_itself(tmp_path: Path) -> None:
     assert unknown.returncode == 2 and "no runs yet" in unknown.stderr
 
 
+def test_strategy_options_are_checked_and_reuse_flags_name_their_run(
+    tmp_path: Path, shared_data: Path
+) -> None:
+    base = ("run", "--model", "perception", "--dataset", "bongard-classic", "--data-dir", shared_data)
+    wrong = run_bongard(*base, "--strategy", "deductive-rule-learning", "--no-cot", "--home", tmp_path)
+    assert wrong.returncode == 2 and "deductive-rule-learning has no option cot" in wrong.stderr
+    assert "rules_from" in wrong.stderr  # the options it does take
+    missing = run_bongard(
+        *base, "--strategy", "deductive-rule-learning", "--rules-from", "r0", "--home", tmp_path
+    )
+    assert missing.returncode == 2 and "no run 'r0'" in missing.stderr
+
+
 def test_compare_writes_tables_and_plots_for_two_runs(
     server: StandInServer, tmp_path: Path, shared_data: Path
 ) -> None:

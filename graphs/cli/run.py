@@ -20,6 +20,7 @@ from datasets_io.workspace import workspace_home
 from graphs.cli.console import console, error_console
 from graphs.cli.options import DataDirOption, DatasetOptions, HomeOption, ModelParams, parse_key_values
 from graphs.judging import judge_run
+from graphs.registry import get_strategy
 from graphs.runner import ItemOutcome, RunConfig, Runner, parse_selection, resume_run, start_run
 from judges.llm_judge import JudgeStyle
 
@@ -44,6 +45,9 @@ def run(
     model: Annotated[str | None, typer.Option(help="Agent spec for every role.")] = None,
     describer: Annotated[str | None, typer.Option(help="Agent spec for description calls.")] = None,
     reasoner: Annotated[str | None, typer.Option(help="Agent spec for answer calls.")] = None,
+    author: Annotated[
+        str | None, typer.Option(help="Agent spec writing concept probes (concept-probe).")
+    ] = None,
     dataset: Annotated[str | None, typer.Option(help="Dataset name or FORMAT:PATH.")] = None,
     problems: Annotated[str | None, typer.Option(help="Problem ids, e.g. 1-20,31.")] = None,
     attempts: Annotated[int, typer.Option(min=1)] = 1,
@@ -58,6 +62,18 @@ def run(
         list[str] | None,
         typer.Option("--strategy-option", "-S", help="Strategy option KEY=VALUE, repeatable."),
     ] = None,
+    rules_from: Annotated[
+        str | None, typer.Option(help="deductive-rule-learning: apply the rules of this earlier run.")
+    ] = None,
+    descriptions_from: Annotated[
+        str | None, typer.Option(help="componential-analysis: reason over this run's descriptions.")
+    ] = None,
+    probes_from: Annotated[
+        str | None, typer.Option(help="concept-probe: ask the probes this earlier run authored.")
+    ] = None,
+    no_cot: Annotated[
+        bool, typer.Option("--no-cot", help="direct-rule-learning: ask for the conclusion alone.")
+    ] = False,
     judges: Annotated[
         str | None, typer.Option(help="Judge the answers after the run: specs, comma-separated.")
     ] = None,
@@ -91,6 +107,14 @@ def run(
                 param_hint="bongard run",
             )
         roles = {"describer": describer or model, "reasoner": reasoner or model}
+        roles |= {r: author or model for r in get_strategy(strategy).roles if r == "author"}
+        shortcuts = {
+            "rules_from": rules_from,
+            "descriptions_from": descriptions_from,
+            "probes_from": probes_from,
+        }
+        shortcuts["cot"] = "false" if no_cot else None
+        strategy_option = [*(strategy_option or []), *(f"{k}={v}" for k, v in shortcuts.items() if v)]
         config = RunConfig(
             strategy=strategy,
             dataset=dataset,
