@@ -23,6 +23,7 @@ from graphs.queries import QueryConclusion, QueryVerdict
 from graphs.registry import DatasetContext, Reused, StrategyError
 from graphs.solve import solve
 from tests.scripted import Request, ScriptedAgent, default_reply
+from tests.test_loader_openworld import make_record, write_records
 
 CONTEXT = [f"left-{i}" for i in range(6)] + [f"right-{i}" for i in range(6)]
 QUERIES = ["left-test-6", "right-test-6"]
@@ -203,3 +204,15 @@ def test_query_strategies_refuse_problems_without_query_images(shared_data: Path
     classic = open_dataset("bongard-classic", shared_data).problem("6")
     with pytest.raises(StrategyError, match="holdout_test=true"):
         run("direct-rule-learning", classic, tmp_path)
+
+
+def test_an_openworld_record_gives_a_positive_and_a_negative_query_with_its_category(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    root = data_dir / "bongard-openworld"
+    write_records(root, "test", [make_record(root, "ow-7", common_sense="3")])
+    record = open_dataset("bongard-openworld", data_dir).problem("ow-7")
+    result = run("deductive-rule-learning", record, tmp_path)
+    assert_queries_scored(result.answer)
+    assert result.answer.details["category"] == "3"
+    assert sorted(r.images[0][0] for r in result.reasoner.requests[1:]) == QUERIES
