@@ -4,23 +4,37 @@ It reads the `CallSpec` of each call: the task kind, the output schema and the
 panels behind every image (a sheet's twelve included). It perceives each panel
 itself (`features.py`) and answers:
 
-- describe: the panel in sentences, then its measurements as JSON;
+- describe: the panel in sentences, then its measurements as JSON; with a schema
+  (a componential description of one panel), the schema filled honestly: line
+  drawings in black and white, one object per figure, nothing living, no weather;
 - compare: what differs between the two panels of a pair, then both panels' JSON;
-- answer: the simplest induced rule, as `Left: ...` / `Right: ...` lines;
+- answer: the simplest induced rule, as `Left: ...` / `Right: ...` lines; with a
+  schema, the rule, a one-line summary of the left (positive) side and what was measured;
 - classify: the induced rule applied to the test images, in the call's schema;
-  with no rule, the nearer side by feature distance, marked as a guess.
+  with no rule, the nearer side by feature distance, marked as a guess; with no
+  context panels, the rule of `extra["rule_summary"]` applied, if it is in the
+  agent's own wording (deductive rule application);
+- probe: which of two worded concepts fits a panel, a guess by word overlap with
+  its description of the panel;
+- select: which worded option is the problem's concept, a guess by word overlap
+  with the induced rule;
+- hypothesize: up to `extra["count"]` rules from the rule search, best first.
 
-Every reply ends with a `perception-features:` line holding the measurements
-of every panel the call showed, keyed by panel. A later text-only answer call
-gets earlier replies as `extra["notes"]` and reads the panels from those lines,
-so `descriptive` and `contrastive` work with the agent on both roles. The
-sides of test panels are never looked at.
+Anything else (generate, judge, chat) raises `PerceptionError`: it measures
+drawings and cannot read or write worded concepts.
+
+Every free-text reply ends with a `perception-features:` line holding the
+measurements of every panel the call showed, keyed by panel. A later text-only
+answer call gets earlier replies as `extra["notes"]` and reads the panels from
+those lines, so `descriptive` and `contrastive` work with the agent on both
+roles. A reply for a call with an output schema is one JSON object valid
+against it (`structured.py`). The sides of test panels are never looked at.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -28,73 +42,61 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from agents.call import CallSpec, schema_json
+from agents.perception import concepts
+from agents.perception.classify import classify_reply
 from agents.perception.features import perceive
-from agents.perception.rules import Row, Rule, Side, induce_rule, nearest_side
-from agents.perception.sentences import describe, differences
-from agents.perception.table import panel_row
-from datasets_io.problem import Panel
+from agents.perception.panels import (
+    FEATURES_MARK,
+    PerceptionError,
+    call_panels,
+    caveat,
+    features_line,
+    induce,
+    measured,
+    shown_panel,
+)
+from agents.perception.sentences import describe, differences, figure_sentence
+from agents.perception.structured import fill
+from agents.perception.wording import compact
 
-FEATURES_MARK = "perception-features:"
+__all__ = ["FEATURES_MARK", "PerceptionChatModel", "PerceptionError", "perception_reply"]
 
-
-class PerceptionError(ValueError):
-    """A call the perception agent cannot answer (a task kind it has no way to do, missing panels)."""
-
-
-class PanelRows:
-    """The context panels' feature rows by side, gathered from a call's images and notes."""
-
-    def __init__(self) -> None:
-        self.rows: dict[str, tuple[Side, Row]] = {}
-
-    def add_panel(self, panel: Panel) -> None:
-        if panel.role == "context" and panel.side in ("left", "right"):
-            self.rows[panel.ref] = (panel.side, panel_row(perceive(panel.path)))
-
-    def add_notes(self, notes: Iterable[Mapping[str, Any]]) -> None:
-        for note in notes:
-            for line in str(note.get("text", "")).splitlines():
-                if line.startswith(FEATURES_MARK):
-                    for ref, entry in json.loads(line.removeprefix(FEATURES_MARK)).items():
-                        self.rows.setdefault(ref, (entry["side"], entry["row"]))
-
-    def side(self, side: Side) -> list[Row]:
-        return [row for ref, (s, row) in sorted(self.rows.items()) if s == side]
+SUMMARY_WORDS = 20
+NO_RULE = "No rule was found: no rule of up to two conditions on the measured features separates the sides."
 
 
-def _panels(call: CallSpec) -> list[Panel]:
-    seen: dict[str, Panel] = {}
-    for image in call.images:
-        for panel in image.panels:
-            seen.setdefault(panel.ref, panel)
-    return list(seen.values())
-
-
-def _features_line(panels: Iterable[Panel]) -> str:
-    entries = {
-        p.ref: {"side": p.side, "row": panel_row(perceive(p.path))} for p in panels if p.role == "context"
-    }
-    return FEATURES_MARK + json.dumps(entries, sort_keys=True)
-
-
-def _induce(call: CallSpec) -> tuple[PanelRows, Rule | None]:
-    rows = PanelRows()
-    for panel in _panels(call):
-        rows.add_panel(panel)
-    rows.add_notes(call.extra.get("notes", []))
-    left, right = rows.side("left"), rows.side("right")
-    if not left or not right:
-        raise PerceptionError("the call shows no context panels of both sides, in its images or its notes")
-    return rows, induce_rule(left, right)
+def _structured(call: CallSpec, known: dict[str, Any], explanation: str) -> str:
+    """The known values in the call's schema, or as they are when the call has none."""
+    if call.output_schema is None:
+        return json.dumps(known)
+    return json.dumps(fill(schema_json(call.output_schema), known, explanation))
 
 
 def _describe_reply(call: CallSpec) -> str:
-    panels = _panels(call)
+    panels = call_panels(call)
     if not panels:
         raise PerceptionError("a describe call with no image")
-    shown = call.images[-1].panels
-    text = "\n".join(describe(perceive(panel.path)) for panel in shown)
-    return f"{text}\n{_features_line(panels)}"
+    if call.output_schema is None:
+        text = "\n".join(describe(perceive(panel.path)) for panel in call.images[-1].panels)
+        return f"{text}\n{features_line(panels)}"
+    perception = perceive(shown_panel(call).path)
+    text = describe(perception)
+    fills = {"solid black fill": any(f.filled for f in perception.figures)}
+    fills["thin black lines"] = any(not f.filled for f in perception.figures)
+    known = {
+        "scene": "a white panel with black line drawings (a Bongard problem panel)",
+        "living_beings": [],
+        "inanimate_objects": [figure_sentence(n, f) for n, f in enumerate(perception.figures, 1)],
+        "activities": [],
+        "time_of_day": "not applicable",
+        "weather": "not applicable",
+        "dominant_colors": ["black", "white"],
+        "textures": [name for name, present in fills.items() if present],
+        "emotional_tone": "not applicable (the perception agent measures shapes)",
+        "visible_text": "not read (the perception agent does not read text)",
+        "summary": text,
+    }
+    return _structured(call, known, text)
 
 
 def _compare_reply(call: CallSpec) -> str:
@@ -102,82 +104,62 @@ def _compare_reply(call: CallSpec) -> str:
         raise PerceptionError("a compare call needs two images")
     first, second = call.images[-2].panels[0], call.images[-1].panels[0]
     text = differences(perceive(first.path), perceive(second.path))
-    return f"{text}\n{_features_line(_panels(call))}"
+    return f"{text}\n{features_line(call_panels(call))}"
+
+
+def _summary(sentence: str) -> str:
+    """The left side's sentence as a summary, without the "the"s when that brings it within the word limit."""
+    summary = f"Positive images: {sentence}"
+    return summary if len(summary.split()) <= SUMMARY_WORDS else f"Positive images: {compact(sentence)}"
 
 
 def _answer_reply(call: CallSpec) -> str:
-    rows, rule = _induce(call)
-    if rule is None:
-        return (
-            "No rule of up to two conditions on the measured features holds on every panel of one side "
-            f"and no panel of the other ({len(rows.rows)} panels measured).\n{_features_line(_panels(call))}"
-        )
-    return f"{rule.text()}\n{_caveat(rule)}{_features_line(_panels(call))}"
-
-
-def _caveat(rule: Rule) -> str:
-    if not rule.exceptions:
-        return ""
-    return f"(The rule is wrong on {rule.exceptions} of the context panels; no exact rule was found.)\n"
-
-
-def _decisions(call: CallSpec) -> list[dict[str, str]]:
-    rows, rule = _induce(call)
-    panels = {panel.ref: panel for panel in _panels(call)}
-    decisions = []
-    for ref in call.extra.get("test_panels", []):
-        if ref not in panels:
-            raise PerceptionError(f"test panel {ref} is not among the call's images")
-        row = panel_row(perceive(panels[ref].path))
-        if rule is not None:
-            side = rule.side_of(row)
-            said = rule.sentences()
-            explanation = f"By the induced rule: {said[side]}. {_caveat(rule)}".strip()
-            concept = f"Left: {said['left']}; Right: {said['right']}"
-        else:
-            side = nearest_side(rows.side("left"), rows.side("right"), row)
-            explanation = f"A guess: no rule separates the sides; the nearest panels by features are {side}."
-            concept = "no separating rule found"
-        decisions.append({"answer": side.upper(), "explanation": explanation, "concept": concept})
-    if not decisions:
-        raise PerceptionError("a classify call names no test panels (extra['test_panels'])")
-    return decisions
-
-
-def _resolve(schema: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
-    ref = node.get("$ref")
-    if isinstance(ref, str) and ref.startswith("#/$defs/"):
-        resolved: dict[str, Any] = schema["$defs"][ref.removeprefix("#/$defs/")]
-        return resolved
-    return node
-
-
-def _fill(schema: dict[str, Any], node: dict[str, Any], decision: Mapping[str, str]) -> dict[str, Any]:
-    properties = _resolve(schema, node).get("properties", {})
-    return {key: decision.get(key, decision["explanation"]) for key in properties}
-
-
-def _classify_reply(call: CallSpec) -> str:
-    """The decisions in the call's schema: one object with an `answer`, or one such object per property."""
-    decisions = _decisions(call)
+    rows, rule = induce(call)
     if call.output_schema is None:
-        return "\n".join(f"{d['answer']}: {d['explanation']}" for d in decisions)
-    schema = schema_json(call.output_schema)
-    properties = schema.get("properties", {})
-    if "answer" in properties:
-        return json.dumps(_fill(schema, schema, decisions[0]))
-    if len(properties) != len(decisions):
-        raise PerceptionError(f"the schema has {len(properties)} fields for {len(decisions)} test panels")
-    return json.dumps(
-        {key: _fill(schema, node, d) for (key, node), d in zip(properties.items(), decisions, strict=True)}
-    )
+        if rule is None:
+            return (
+                "No rule of up to two conditions on the measured features holds on every panel of one side "
+                f"and no panel of the other ({len(rows.rows)} panels measured).\n"
+                + features_line(call_panels(call))
+            )
+        return f"{rule.text()}\n{caveat(rule)}{features_line(call_panels(call))}"
+    analysis = measured(rows, rule)
+    if rule is None:
+        known = {
+            "rule": NO_RULE,
+            "summary": f"Positive images: {NO_RULE}",
+            "set_a_rule": NO_RULE,
+            "set_b_rule": NO_RULE,
+        }
+    else:
+        said = rule.sentences()
+        known = {
+            "rule": rule.text(),
+            "summary": _summary(said["left"]),
+            "set_a_rule": said["left"],
+            "set_b_rule": said["right"],
+        }
+    return _structured(call, {**known, "analysis": analysis}, analysis)
 
 
-REPLIES = {
+def _worded(task: Callable[[CallSpec], tuple[dict[str, Any], str]]) -> Callable[[CallSpec], str]:
+    """A worded-concept task's values and explanation as a reply in the call's schema."""
+
+    def reply(call: CallSpec) -> str:
+        known, explanation = task(call)
+        return _structured(call, known, explanation)
+
+    return reply
+
+
+REPLIES: dict[str, Callable[[CallSpec], str]] = {
     "describe": _describe_reply,
     "compare": _compare_reply,
     "answer": _answer_reply,
-    "classify": _classify_reply,
+    "classify": classify_reply,
+    "probe": _worded(concepts.probe),
+    "select": _worded(concepts.select),
+    "hypothesize": _worded(concepts.hypothesize),
 }
 
 
@@ -186,7 +168,7 @@ def perception_reply(call: CallSpec) -> str:
     if reply is None:
         raise PerceptionError(
             f"the perception agent cannot do {call.task!r} calls (it does {', '.join(REPLIES)}): "
-            "it measures drawings and cannot read worded concepts"
+            "it measures drawings and cannot read or write worded concepts"
         )
     return reply(call)
 

@@ -8,14 +8,15 @@ single condition with an exception generalises better than two exact ones),
 then a conjunction of two conditions. Among equals the larger margin (the gap
 around the threshold, relative to the column's range) wins, then the simpler
 column (the order of `table.COLUMNS`). Thresholds sit in the middle of a gap,
-so a new panel is judged by the nearer side of it. When nothing separates the
-sides, `nearest_side` gives a guess by distance.
+so a new panel is judged by the nearer side of it. `candidate_rules` lists the
+search's rules in this order (hypotheses); `induce_rule` is its first. When
+nothing separates the sides, `nearest_side` gives a guess by distance.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -105,10 +106,13 @@ def _conditions_true_on(
     return found
 
 
-def _single_condition(left: Sequence[Row], right: Sequence[Row], exceptions: int) -> Rule | None:
-    """The best one-condition rule wrong on at most `exceptions` context panels."""
+def _single_conditions(left: Sequence[Row], right: Sequence[Row], exceptions: int) -> list[Rule]:
+    """Every one-condition rule wrong on at most `exceptions` context panels, best first.
+
+    Best is fewest wrong, then the larger margin, then the simpler column; the sort
+    is stable, so among equals the first found stays first."""
     everything = [*left, *right]
-    best: tuple[tuple[int, float, int], Rule] | None = None
+    ranked: list[tuple[tuple[int, float, int], Rule]] = []
     for order, column in enumerate(COLUMNS):
         values = sorted({row[column.name] for row in everything})
         spread = values[-1] - values[0]
@@ -118,15 +122,18 @@ def _single_condition(left: Sequence[Row], right: Sequence[Row], exceptions: int
             ):
                 condition = Condition(column, above, (low + high) / 2, (high - low) / 2 / spread)
                 wrong = sum(not condition.holds(r) for r in holders) + sum(condition.holds(r) for r in others)
-                rank = (wrong, -condition.margin, order)
-                if wrong <= exceptions and (best is None or rank < best[0]):
-                    best = (rank, Rule(side, (condition,), wrong))  # type: ignore[arg-type]
-    return best[1] if best else None
+                if wrong <= exceptions:
+                    rule = Rule(side, (condition,), wrong)  # type: ignore[arg-type]
+                    ranked.append(((wrong, -condition.margin, order), rule))
+    return [rule for _, rule in sorted(ranked, key=lambda entry: entry[0])]
 
 
-def _exact_conjunction(left: Sequence[Row], right: Sequence[Row], size: int) -> Rule | None:
+def _exact_conjunctions(left: Sequence[Row], right: Sequence[Row], size: int) -> list[Rule]:
+    """Every conjunction of `size` conditions that separates the sides exactly, best first.
+
+    Best is the larger margin, then the simpler columns (the lower indices)."""
     everything = [*left, *right]
-    best: tuple[float, int, Rule] | None = None
+    ranked: list[tuple[tuple[float, int], Rule]] = []
     for side, holders, others in (("left", left, right), ("right", right, left)):
         candidates = _conditions_true_on(holders, others, everything)
         for combination in itertools.combinations(enumerate(candidates), size):
@@ -134,23 +141,36 @@ def _exact_conjunction(left: Sequence[Row], right: Sequence[Row], size: int) -> 
             if len(excluded) < len(others):
                 continue
             rule = Rule(side, tuple(condition for _, (condition, _) in combination))  # type: ignore[arg-type]
-            rank = (rule.margin, -sum(index for index, _ in combination))
-            if best is None or rank > best[:2]:
-                best = (*rank, rule)
-    return best[2] if best else None
+            ranked.append(((rule.margin, -sum(index for index, _ in combination)), rule))
+    return [rule for _, rule in sorted(ranked, key=lambda entry: entry[0], reverse=True)]
+
+
+def _ranked(
+    left: Sequence[Row], right: Sequence[Row], max_conditions: int, max_exceptions: int
+) -> Iterator[Rule]:
+    """All rules of the allowed forms, simplest and best first; conjunctions searched only when reached."""
+    yield from _single_conditions(left, right, max_exceptions)
+    for size in range(2, max_conditions + 1):
+        yield from _exact_conjunctions(left, right, size)
+
+
+def candidate_rules(
+    left: Sequence[Row], right: Sequence[Row], limit: int, max_conditions: int = 2, max_exceptions: int = 2
+) -> list[Rule]:
+    """Up to `limit` rules separating the sides, distinct in words, in `induce_rule`'s order of preference."""
+    found: dict[str, Rule] = {}
+    for rule in _ranked(left, right, max_conditions, max_exceptions) if limit > 0 else ():
+        found.setdefault(rule.text(), rule)
+        if len(found) == limit:
+            break
+    return list(found.values())
 
 
 def induce_rule(
     left: Sequence[Row], right: Sequence[Row], max_conditions: int = 2, max_exceptions: int = 2
 ) -> Rule | None:
     """The simplest rule separating the sides, or None when none of the allowed forms does."""
-    for exceptions in range(max_exceptions + 1):
-        if rule := _single_condition(left, right, exceptions):
-            return rule
-    for size in range(2, max_conditions + 1):
-        if rule := _exact_conjunction(left, right, size):
-            return rule
-    return None
+    return next(iter(candidate_rules(left, right, 1, max_conditions, max_exceptions)), None)
 
 
 def _standardised(rows: Sequence[Row]) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,109 @@
+"""What a call shows the agent: its panels, their measurements by side, and the rule they induce.
+
+Context panels come from the call's images (a sheet's twelve included) and from
+the `perception-features:` lines of earlier replies passed as `extra["notes"]`,
+so a text-only call still knows the panels. The sides of test panels are never read.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from agents.call import CallSpec
+from agents.perception.features import perceive
+from agents.perception.rules import Row, Rule, Side, induce_rule
+from agents.perception.table import COLUMNS, panel_row
+from datasets_io.problem import Panel
+
+FEATURES_MARK = "perception-features:"
+
+
+class PerceptionError(ValueError):
+    """A call the perception agent cannot answer (a task kind it has no way to do, missing panels)."""
+
+
+class PanelRows:
+    """The context panels' feature rows by side, gathered from a call's images and notes."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, tuple[Side, Row]] = {}
+
+    def add_panel(self, panel: Panel) -> None:
+        if panel.role == "context" and panel.side in ("left", "right"):
+            self.rows[panel.ref] = (panel.side, panel_row(perceive(panel.path)))
+
+    def add_notes(self, notes: Iterable[Mapping[str, Any]]) -> None:
+        for note in notes:
+            for line in str(note.get("text", "")).splitlines():
+                if line.startswith(FEATURES_MARK):
+                    for ref, entry in json.loads(line.removeprefix(FEATURES_MARK)).items():
+                        self.rows.setdefault(ref, (entry["side"], entry["row"]))
+
+    def side(self, side: Side) -> list[Row]:
+        return [row for ref, (s, row) in sorted(self.rows.items()) if s == side]
+
+
+def call_panels(call: CallSpec) -> list[Panel]:
+    """Every panel behind the call's images, once each, in order."""
+    seen: dict[str, Panel] = {}
+    for image in call.images:
+        for panel in image.panels:
+            seen.setdefault(panel.ref, panel)
+    return list(seen.values())
+
+
+def shown_panel(call: CallSpec) -> Panel:
+    """The one panel of a call about a single panel image (its last image)."""
+    if not call.images or len(call.images[-1].panels) != 1:
+        raise PerceptionError(f"a {call.task} call with a schema takes one panel image")
+    return call.images[-1].panels[0]
+
+
+def features_line(panels: Iterable[Panel]) -> str:
+    entries = {
+        p.ref: {"side": p.side, "row": panel_row(perceive(p.path))} for p in panels if p.role == "context"
+    }
+    return FEATURES_MARK + json.dumps(entries, sort_keys=True)
+
+
+def context_rows(call: CallSpec) -> PanelRows:
+    rows = PanelRows()
+    for panel in call_panels(call):
+        rows.add_panel(panel)
+    rows.add_notes(call.extra.get("notes", []))
+    return rows
+
+
+def both_sides(call: CallSpec) -> PanelRows:
+    """The context panels' rows, which must include both sides."""
+    rows = context_rows(call)
+    if not rows.side("left") or not rows.side("right"):
+        raise PerceptionError("the call shows no context panels of both sides, in its images or its notes")
+    return rows
+
+
+def induce(call: CallSpec) -> tuple[PanelRows, Rule | None]:
+    """The context panels' rows and the rule they induce (None when no rule separates them)."""
+    rows = both_sides(call)
+    return rows, induce_rule(rows.side("left"), rows.side("right"))
+
+
+def caveat(rule: Rule) -> str:
+    """The warning a rule with exceptions carries (empty for an exact rule)."""
+    if not rule.exceptions:
+        return ""
+    return f"(The rule is wrong on {rule.exceptions} of the context panels; no exact rule was found.)\n"
+
+
+def measured(rows: PanelRows, rule: Rule | None) -> str:
+    """What the agent measured and how far its rule holds, said plainly."""
+    left, right = len(rows.side("left")), len(rows.side("right"))
+    done = (
+        f"I measured {left + right} context panels ({left} left, {right} right) in {len(COLUMNS)} features "
+        "and searched threshold rules of one or two conditions."
+    )
+    if rule is None:
+        return f"{done} No rule of up to two conditions separates the sides."
+    return f"{done} {caveat(rule).strip() or 'The rule holds on every context panel.'}"
