@@ -179,6 +179,24 @@ def free_answer(strategy: str, problem: BongardProblem, reply: AgentReply) -> di
     ).model_dump(mode="json", exclude={"trace"})
 
 
+def label_answer(
+    strategy: str, problem: BongardProblem, reply: AgentReply, field: str, label: int, **details: Any
+) -> dict[str, Any]:
+    """A chosen label (the reply's `field`) scored exactly against the true one."""
+    chosen = reply.parsed[field] if reply.parsed else None
+    return Answer(
+        strategy=strategy,
+        problem=problem.key,
+        text=reply.text,
+        label=chosen,
+        expected={"label": label},
+        correct=None if chosen is None else chosen == label,
+        parse_status=reply.parse_status,
+        parse_error=reply.parse_error,
+        details=details,
+    ).model_dump(mode="json", exclude={"trace"})
+
+
 Graph = CompiledStateGraph[Any, Any, Any, Any]
 
 

@@ -22,6 +22,7 @@ from graphs.nodes import (
     SolveState,
     call_agent,
     fan_out_graph,
+    label_answer,
     linear_graph,
     needs_concept,
     panel_by_ref,
@@ -160,18 +161,8 @@ async def _select(state: SolveState, config: RunnableConfig) -> dict[str, Any]:
         schema=Selection,
         extra={"candidates": state["inputs"]["candidates"]},
     )
-    label = reply.parsed["label"] if reply.parsed else None
-    answer = Answer(
-        strategy="concept-selection",
-        problem=problem.key,
-        text=reply.text,
-        label=label,
-        expected={"label": state["inputs"]["label"]},
-        correct=None if label is None else label == state["inputs"]["label"],
-        parse_status=reply.parse_status,
-        parse_error=reply.parse_error,
-    )
-    return {"trace": [trace], "answer": answer.model_dump(mode="json", exclude={"trace"})}
+    answer = label_answer("concept-selection", problem, reply, "label", state["inputs"]["label"])
+    return {"trace": [trace], "answer": answer}
 
 
 @strategy(

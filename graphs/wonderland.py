@@ -26,6 +26,7 @@ from graphs.nodes import (
     call_agent,
     fan_out_graph,
     free_answer,
+    label_answer,
     linear_graph,
     needs_concept,
     panel_by_ref,
@@ -142,20 +143,10 @@ async def _choose(state: SolveState, config: RunnableConfig) -> dict[str, Any]:
         runtime, "reasoner", [user_message(text, [sheet])], task="select", images=[sheet],
         conversation="choose", step=0, schema=OptionChoice, extra={"options": listed},
     )  # fmt: skip
-    chosen = reply.parsed["option"] if reply.parsed else None
-    label = state["inputs"]["label"]
-    answer = Answer(
-        strategy="multiple-choice",
-        problem=problem.key,
-        text=reply.text,
-        label=chosen,
-        expected={"label": label},
-        correct=None if chosen is None else chosen == label,
-        parse_status=reply.parse_status,
-        parse_error=reply.parse_error,
-        details={"options": len(listed)},
+    answer = label_answer(
+        "multiple-choice", problem, reply, "option", state["inputs"]["label"], options=len(listed)
     )
-    return {"trace": [trace], "answer": answer.model_dump(mode="json", exclude={"trace"})}
+    return {"trace": [trace], "answer": answer}
 
 
 @strategy(
