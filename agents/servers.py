@@ -92,7 +92,9 @@ class LocalServer:
         deadline = time.monotonic() + self.startup_timeout_s
         while time.monotonic() < deadline:
             if not self.running():
-                raise ServerStartError(f"{self.name} exited while starting; its log ends:\n{self.log_tail()}")
+                raise ServerStartError(
+                    f"{self.name} {self._exit_status()} while starting; its log ends:\n{self.log_tail()}"
+                )
             with contextlib.suppress(httpx.HTTPError):
                 if httpx.get(self.url + self.health_path, timeout=2.0).status_code == httpx.codes.OK:
                     return
@@ -102,6 +104,16 @@ class LocalServer:
             f"{self.name} was not healthy after {self.startup_timeout_s:.0f} s; "
             f"its log ends:\n{self.log_tail()}"
         )
+
+    def _exit_status(self) -> str:
+        """How the process ended, in words: a crash by signal says which (SIGILL: a binary built
+        for instructions this CPU does not run)."""
+        code = self.process.returncode if self.process else None
+        if code is None or code >= 0:
+            return f"exited with code {code}"
+        name = signal.Signals(-code).name
+        hint = " (it was built for CPU instructions this machine lacks)" if name == "SIGILL" else ""
+        return f"was killed by {name}{hint}"
 
     def log_tail(self) -> str:
         try:

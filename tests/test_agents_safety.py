@@ -104,7 +104,16 @@ def test_a_server_that_exits_is_reported_with_its_log(tmp_path: Path) -> None:
     script = "print('model file is broken'); raise SystemExit(3)"
     server = LocalServer("test server", lambda port: [sys.executable, "-c", script], tmp_path / "s.log")
     with pytest.raises(
-        ServerStartError, match=r"test server exited while starting(.|\n)*model file is broken"
+        ServerStartError, match=r"test server exited with code 3 while starting(.|\n)*model file is broken"
+    ):
+        server.start()
+
+
+def test_a_server_that_crashes_on_an_illegal_instruction_says_so(tmp_path: Path) -> None:
+    script = "import os, signal; print('threadpool init', flush=True); os.kill(os.getpid(), signal.SIGILL)"
+    server = LocalServer("test server", lambda port: [sys.executable, "-c", script], tmp_path / "s.log")
+    with pytest.raises(
+        ServerStartError, match=r"killed by SIGILL \(it was built for CPU instructions(.|\n)*threadpool init"
     ):
         server.start()
 
