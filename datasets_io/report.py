@@ -1,6 +1,7 @@
 """The comparison report read from the store: tables (pandas) and plots (matplotlib).
 
-A problem counts as solved by a run when most of its attempts are solved; an
+A problem counts as solved by a run when most of its attempts are solved (or
+at least `min_solved` of them, e.g. 2 of 3 for Bongard in Wonderland); an
 attempt is solved when its classification answer is correct or a judging of
 its free-form answer accepted it. The table follows the case study's Tables 1
 and 4: solved problems and accuracy per strategy x model x dataset.
@@ -54,14 +55,19 @@ def items_frame(store: ResultsStore, run_ids: list[str]) -> pd.DataFrame:
     return frame[frame["run_id"].isin(run_ids)].reset_index(drop=True)
 
 
-def problems_frame(store: ResultsStore, run_ids: list[str]) -> pd.DataFrame:
-    """One row per (run, problem): solved when most attempts are, with tokens and cost summed."""
+def problems_frame(store: ResultsStore, run_ids: list[str], min_solved: int | None = None) -> pd.DataFrame:
+    """One row per (run, problem): solved when most attempts are (or at least `min_solved`),
+    with tokens and cost summed."""
     items = items_frame(store, run_ids)
     grouped = items.groupby(["run_id", "problem"]).agg(
         attempts=("attempt", "count"), solved_attempts=("solved", "sum"), tokens=("tokens", "sum"),
         cost_usd=("cost_usd", lambda c: None if c.isna().any() else float(c.sum())),
     ).reset_index()  # fmt: skip
-    grouped["solved"] = grouped["solved_attempts"] * 2 > grouped["attempts"]
+    grouped["solved"] = (
+        grouped["solved_attempts"] * 2 > grouped["attempts"]
+        if min_solved is None
+        else grouped["solved_attempts"] >= min_solved
+    )
     return grouped.merge(runs_frame(store, run_ids), on="run_id")
 
 
@@ -77,10 +83,18 @@ def comparison_table(problems: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
-def write_report(store: ResultsStore, run_ids: list[str], out: Path) -> pd.DataFrame:
+def solved_problems(store: ResultsStore, run_id: str, min_solved: int | None = None) -> set[str]:
+    """The problems a run solved (the rule of `problems_frame`)."""
+    problems = problems_frame(store, [run_id], min_solved)
+    return set(problems.loc[problems["solved"], "problem"])
+
+
+def write_report(
+    store: ResultsStore, run_ids: list[str], out: Path, min_solved: int | None = None
+) -> pd.DataFrame:
     """Tables as Markdown, CSV and JSON and four PNG plots in `out`; returns the table."""
     out.mkdir(parents=True, exist_ok=True)
-    problems = problems_frame(store, run_ids)
+    problems = problems_frame(store, run_ids, min_solved)
     table = comparison_table(problems)
     table.to_csv(out / "comparison.csv", index=False)
     (out / "comparison.json").write_text(table.to_json(orient="records", indent=2), encoding="utf-8")

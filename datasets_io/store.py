@@ -323,6 +323,12 @@ class ResultsStore:
                 ],
             )
 
+    def judged_items(self, run_id: str) -> int:
+        """How many of the run's items some judging has decided."""
+        with self._reading() as db:
+            query = "SELECT COUNT(DISTINCT problem || '#' || attempt) FROM decisions WHERE run_id = ?"
+            return int(db.execute(query, (run_id,)).fetchone()[0])
+
     def summary(self, run_id: str) -> RunSummary:
         with self._reading() as db:
             created, finished, config = db.execute(

@@ -6,6 +6,7 @@ import sys
 
 import typer
 
+from agents.embeddings import EmbeddingsUnavailable
 from agents.managed import AgentCallError
 from agents.registry import AgentSpecError
 from agents.secrets import redact
@@ -13,6 +14,7 @@ from agents.servers import ServerStartError
 from datasets_io.errors import DatasetError
 from datasets_io.store import StoreError
 from graphs.cli.agents import ask, cache_app, list_agents
+from graphs.cli.analyze import analyze_app
 from graphs.cli.console import error_console
 from graphs.cli.datasets import datasets_app
 from graphs.cli.run import compare, judge, run, runs_app
@@ -35,6 +37,7 @@ app.command("run")(run)
 app.add_typer(runs_app, name="runs")
 app.command("judge")(judge)
 app.command("compare")(compare)
+app.add_typer(analyze_app, name="analyze")
 app.command("graph")(draw_graph)
 
 
@@ -49,6 +52,7 @@ def main() -> None:
         ServerStartError,
         StrategyError,
         StoreError,
+        EmbeddingsUnavailable,
     ) as error:
         error_console.print(f"[red]error:[/red] {redact(str(error))}", highlight=False)
         sys.exit(2)

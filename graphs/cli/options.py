@@ -46,6 +46,15 @@ HomeOption = Annotated[
         "--home", help="Workspace folder (default: $BONGARD_HOME, else ~/.bongard).", show_default=False
     ),
 ]
+MinSolvedOption = Annotated[
+    int | None,
+    typer.Option(
+        "--min-solved",
+        min=1,
+        help="A problem counts as solved when at least K of its attempts are (default: most of them).",
+        show_default=False,
+    ),
+]
 
 
 def parse_key_values(pairs: list[str] | None, option: str = "--option") -> dict[str, str]:

@@ -18,7 +18,14 @@ from datasets_io.report import comparison_table, problems_frame, write_report
 from datasets_io.store import STORE_FILE, ResultsStore, RunSummary
 from datasets_io.workspace import workspace_home
 from graphs.cli.console import console, error_console
-from graphs.cli.options import DataDirOption, DatasetOptions, HomeOption, ModelParams, parse_key_values
+from graphs.cli.options import (
+    DataDirOption,
+    DatasetOptions,
+    HomeOption,
+    MinSolvedOption,
+    ModelParams,
+    parse_key_values,
+)
 from graphs.judging import judge_run
 from graphs.registry import get_strategy
 from graphs.runner import ItemOutcome, RunConfig, Runner, parse_selection, resume_run, start_run
@@ -266,6 +273,7 @@ def compare(
         list[str] | None, typer.Argument(metavar="[RUN ...]", help="Runs to compare (default: all).")
     ] = None,
     out: Annotated[Path, typer.Option("--out", help="Folder for the tables and plots.")] = Path("report"),
+    min_solved: MinSolvedOption = None,
     home: HomeOption = None,
 ) -> None:
     """Solved problems and accuracy per strategy x model x dataset, as tables and plots."""
@@ -273,6 +281,6 @@ def compare(
     chosen = [store.resolve_run(run_id) for run_id in run_ids] if run_ids else store.run_ids()
     if not chosen:
         raise typer.BadParameter("there are no runs to compare yet", param_hint="RUN")
-    table = write_report(store, chosen, out)
+    table = write_report(store, chosen, out, min_solved)
     console.print(table.to_markdown(index=False))
     console.print(f"tables and plots in {out}")

@@ -1,0 +1,101 @@
+"""Query classification read from the store: one row per classified query, and accuracy tables.
+
+A query is a test image classified on its own (the cognitive paradigms, and any
+answer that gives a side per test image). A query whose true side is the left
+one is "positive" (it shows the left concept), a right-side one "negative", so
+accuracy is reported overall and on each polarity separately (Vaishnav &
+Tammet, Tables 2-3 and A.5), and per concept category where the dataset has one
+(Bongard-OpenWorld's `commonSense` ids, Table A.3).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from datasets_io.store import ResultsStore
+
+QUERY_COLUMNS = [
+    "run_id", "problem", "attempt", "query", "truth", "polarity", "given", "correct", "category",
+    "rule", "description",
+]  # fmt: skip
+POLARITY = {"left": "positive", "right": "negative"}
+
+
+def _stage_rule(details: dict[str, Any]) -> str | None:
+    """The rule a two-stage strategy extracted before seeing any query (deductive rule learning)."""
+    extraction = details.get("rule_extraction") or {}
+    return extraction.get("rule") or extraction.get("summary") or details.get("rule_summary")
+
+
+def _answer_rows(run_id: str, problem: str, attempt: int, answer: dict[str, Any]) -> list[dict[str, Any]]:
+    truths: dict[str, str] = (answer.get("expected") or {}).get("sides") or {}
+    given: dict[str, str | None] = answer.get("sides") or {}
+    details = answer.get("details") or {}
+    per_query = details.get("queries") or {}
+    stage_rule = _stage_rule(details)
+    rows = []
+    for ref, truth in truths.items():
+        found = per_query.get(ref) or {}
+        rows.append(
+            {
+                "run_id": run_id,
+                "problem": problem,
+                "attempt": attempt,
+                "query": ref,
+                "truth": truth,
+                "polarity": POLARITY[truth],
+                "given": given.get(ref),
+                "correct": given.get(ref) == truth,
+                "category": details.get("category"),
+                "rule": stage_rule or found.get("rule") or None,
+                "description": found.get("query") or None,
+            }
+        )
+    return rows
+
+
+def query_frame(store: ResultsStore, run_ids: list[str]) -> pd.DataFrame:
+    """Every classified query of the runs: its truth, polarity, the side given, the rule it was
+    classified by (the stage-1 rule where there is one) and the model's description of it."""
+    rows = [
+        row
+        for run_id in run_ids
+        for problem, attempt, answer in store.answers(run_id)
+        for row in _answer_rows(run_id, problem, attempt, answer)
+    ]
+    return pd.DataFrame(rows, columns=QUERY_COLUMNS)
+
+
+def _accuracy(correct: pd.Series) -> float | None:
+    return round(float(correct.mean()), 4) if len(correct) else None
+
+
+def query_accuracy(queries: pd.DataFrame) -> pd.DataFrame:
+    """Per run: queries, accuracy overall and on positive and negative queries."""
+    rows = []
+    for run_id, group in queries.groupby("run_id", sort=False):
+        positive, negative = (group[group["polarity"] == p] for p in ("positive", "negative"))
+        rows.append(
+            {
+                "run_id": run_id,
+                "queries": len(group),
+                "accuracy": _accuracy(group["correct"]),
+                "positive_queries": len(positive),
+                "positive_accuracy": _accuracy(positive["correct"]),
+                "negative_queries": len(negative),
+                "negative_accuracy": _accuracy(negative["correct"]),
+            }
+        )
+    columns = ["run_id", "queries", "accuracy", "positive_queries", "positive_accuracy"]
+    return pd.DataFrame(rows, columns=[*columns, "negative_queries", "negative_accuracy"])
+
+
+def category_accuracy(queries: pd.DataFrame) -> pd.DataFrame:
+    """Per run and concept category: queries and accuracy (empty where no problem has a category)."""
+    known = queries[queries["category"].notna()]
+    table = known.groupby(["run_id", "category"], sort=True)["correct"].agg(["count", "mean"]).reset_index()
+    table = table.rename(columns={"count": "queries", "mean": "accuracy"})
+    table["accuracy"] = table["accuracy"].astype(float).round(4)
+    return table

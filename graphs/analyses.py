@@ -1,0 +1,51 @@
+"""Analyses across stored runs: which runs go together, and what each analysis needs of them.
+
+The tables themselves come from `datasets_io` (query accuracy, Type I-IV sets)
+and `judges` (rule-description similarity); this module picks the runs out of
+the store, checks they are the runs an analysis needs, and says what is missing
+(an unjudged run solves nothing until it is judged).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from datasets_io.report import runs_frame, solved_problems
+from datasets_io.store import ResultsStore
+from datasets_io.task_types import TASKS, TaskTypes
+from graphs.registry import StrategyError
+
+JUDGED_STRATEGIES = {"open-ended", "hypotheses"}
+"""Strategies whose answers solve a problem only once a judging accepts them."""
+
+
+@dataclass
+class TypesAnalysis:
+    types: TaskTypes
+    title: str
+    warnings: list[str] = field(default_factory=list)
+
+
+def task_types_of_runs(
+    store: ResultsStore, runs: tuple[str, str, str], min_solved: int | None = None
+) -> TypesAnalysis:
+    """Type I-IV from an open-ended, a concept-probe and a hypotheses run of one dataset."""
+    resolved = [store.resolve_run(run) for run in runs]
+    configs = [store.run_config(run_id) for run_id in resolved]
+    for task, run_id, config in zip(TASKS, resolved, configs, strict=True):
+        if config["strategy"] != task:
+            raise StrategyError(f"run {run_id} is a {config['strategy']} run; expected {task}")
+    datasets = {config["dataset"] for config in configs}
+    if len(datasets) > 1:
+        raise StrategyError(f"the three runs must be of one dataset, not of {', '.join(sorted(datasets))}")
+    warnings = [
+        f"run {run_id} ({config['strategy']}) is not judged yet: `bongard judge {run_id} --judges ...`"
+        for run_id, config in zip(resolved, configs, strict=True)
+        if config["strategy"] in JUDGED_STRATEGIES and store.judged_items(run_id) == 0
+    ]
+    models = sorted(set(runs_frame(store, resolved)["model"]))
+    if len(models) > 1:
+        warnings.append(f"the runs are of different models ({', '.join(models)}); types compare one model")
+    t1, t2, t3 = (frozenset(solved_problems(store, run_id, min_solved)) for run_id in resolved)
+    title = f"{' / '.join(models)} on {datasets.pop()}"
+    return TypesAnalysis(TaskTypes(t1, t2, t3), title, warnings)

@@ -1,0 +1,89 @@
+"""`bongard analyze queries | similarity | types`: the papers' analyses over stored runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import pandas as pd
+import typer
+
+from datasets_io.query_report import category_accuracy, query_accuracy, query_frame
+from datasets_io.task_types import markdown_table, write_types
+from graphs.analyses import task_types_of_runs
+from graphs.cli.console import console, error_console
+from graphs.cli.options import HomeOption, MinSolvedOption
+from graphs.cli.run import open_store
+from judges.rule_similarity import rule_description_similarity
+
+analyze_app = typer.Typer(
+    help="Analyses across stored runs: queries, similarity, types.", no_args_is_help=True
+)
+RunIds = Annotated[list[str], typer.Argument(metavar="RUN ...", help="Run ids, or `latest`.")]
+OutOption = Annotated[
+    Path | None,
+    typer.Option("--out", help="Also write the tables as CSV to this folder.", show_default=False),
+]
+
+
+def _queries(run_ids: list[str], home: Path | None) -> pd.DataFrame:
+    store = open_store(home)
+    frame = query_frame(store, [store.resolve_run(run) for run in run_ids])
+    if frame.empty:
+        raise typer.BadParameter("these runs classified no query images", param_hint="RUN")
+    return frame
+
+
+def _show(tables: dict[str, pd.DataFrame], out: Path | None) -> None:
+    for name, table in tables.items():
+        console.print(f"\n{name}\n" + (table.to_markdown(index=False) if not table.empty else "(none)"))
+        if out is not None:
+            out.mkdir(parents=True, exist_ok=True)
+            table.to_csv(out / f"{name}.csv", index=False)
+    if out is not None:
+        console.print(f"\ntables in {out}")
+
+
+@analyze_app.command("queries")
+def queries(run_ids: RunIds, out: OutOption = None, home: HomeOption = None) -> None:
+    """Query accuracy overall, on positive and negative queries, and per concept category."""
+    frame = _queries(run_ids, home)
+    _show({"query_accuracy": query_accuracy(frame), "category_accuracy": category_accuracy(frame)}, out)
+
+
+@analyze_app.command("similarity")
+def similarity(
+    run_ids: RunIds,
+    correct_only: Annotated[
+        bool, typer.Option("--correct-only", help="Only queries the model classified right.")
+    ] = False,
+    out: OutOption = None,
+    home: HomeOption = None,
+) -> None:
+    """Similarity of each query's description to the rule it was classified by (offline MiniLM)."""
+    table = rule_description_similarity(_queries(run_ids, home), correct_only)
+    if table.empty:
+        raise typer.BadParameter(
+            "these runs stored no rule and query description to compare", param_hint="RUN"
+        )
+    _show({"rule_similarity": table}, out)
+
+
+@analyze_app.command("types")
+def types(
+    open_ended: Annotated[str, typer.Option(help="The open-ended run (Task 1), judged.")],
+    probe: Annotated[str, typer.Option(help="The concept-probe run (Task 2).")],
+    hypotheses: Annotated[str, typer.Option(help="The hypotheses run (Task 3), judged.")],
+    min_solved: MinSolvedOption = None,
+    out: Annotated[Path, typer.Option("--out", help="Folder for types.md, types.json, types.png.")] = Path(
+        "types"
+    ),
+    home: HomeOption = None,
+) -> None:
+    """Type I-IV: the problems solved in each task and their intersections, a table and a Venn diagram."""
+    analysis = task_types_of_runs(open_store(home), (open_ended, probe, hypotheses), min_solved)
+    for warning in analysis.warnings:
+        error_console.print(f"[yellow]warning:[/yellow] {warning}")
+    write_types(analysis.types, analysis.title, out)
+    console.print(markdown_table(analysis.types, analysis.title))
+    console.print(f"problems per type and the Venn diagram in {out}")

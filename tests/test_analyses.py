@@ -1,0 +1,247 @@
+"""The analyses over stored runs, on constructed results with known answers.
+
+Solved-in-K-of-N, query accuracy by polarity and category, the rule-description
+similarity (with the real offline MiniLM) and the Type I-IV set arithmetic,
+each through the library and through `bongard analyze`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PIL import Image
+
+from datasets_io.query_report import category_accuracy, query_accuracy, query_frame
+from datasets_io.report import problems_frame, solved_problems
+from datasets_io.store import STORE_FILE, ResultsStore
+from datasets_io.task_types import TaskTypes, write_types
+from graphs.analyses import task_types_of_runs
+from graphs.answer import Answer
+from graphs.registry import StrategyError
+from judges.rule_similarity import rule_description_similarity
+from tests.cli import run_bongard
+
+DATASET = "bongard-classic"
+
+
+def config(strategy: str, model: str = "m", dataset: str = DATASET) -> dict[str, Any]:
+    return {"strategy": strategy, "dataset": dataset, "agents": {"reasoner": model}}
+
+
+def free_answer(strategy: str, problem: str) -> dict[str, Any]:
+    return Answer(strategy=strategy, problem=problem, text="Left: a\nRight: b").model_dump(mode="json")
+
+
+def scored_answer(strategy: str, problem: str, correct: bool) -> dict[str, Any]:
+    return Answer(
+        strategy=strategy, problem=problem, text="", expected={"sides": {}}, correct=correct
+    ).model_dump(mode="json")
+
+
+def judged_run(store: ResultsStore, strategy: str, accepted: dict[str, list[bool]], model: str = "m") -> str:
+    """A free-form run whose attempt `a` of problem `p` was accepted when `accepted[p][a]`."""
+    run_id = store.create_run(config(strategy, model), "test")
+    for number, verdicts in accepted.items():
+        problem = f"{DATASET}/{number}"
+        for attempt, ok in enumerate(verdicts):
+            store.save_item(run_id, problem, attempt, free_answer(strategy, problem), None)
+            verdict = {"judge": "j", "label": "ok" if ok else "wrong", "raw_text": "", "input_tokens": 0}
+            store.save_judging(
+                run_id,
+                problem,
+                attempt,
+                "strict|j",
+                "vote:1",
+                ok,
+                [verdict | {"output_tokens": 0, "cost_usd": 0}],
+            )
+    return run_id
+
+
+def scored_run(store: ResultsStore, strategy: str, correct: dict[str, list[bool]], model: str = "m") -> str:
+    run_id = store.create_run(config(strategy, model), "test")
+    for number, flags in correct.items():
+        problem = f"{DATASET}/{number}"
+        for attempt, ok in enumerate(flags):
+            store.save_item(run_id, problem, attempt, scored_answer(strategy, problem, ok), None)
+    return run_id
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> ResultsStore:
+    return ResultsStore(tmp_path / "home" / STORE_FILE)
+
+
+def test_a_problem_is_solved_by_most_attempts_or_by_at_least_k(store: ResultsStore) -> None:
+    run_id = judged_run(
+        store,
+        "open-ended",
+        {"1": [True, True, False], "2": [True, False, False], "3": [True] * 3, "4": [False] * 3},
+    )
+    frame = problems_frame(store, [run_id]).set_index("problem")
+    assert list(frame["solved_attempts"]) == [2, 1, 3, 0]
+    assert solved_problems(store, run_id) == {f"{DATASET}/1", f"{DATASET}/3"}  # 2 of 3 by default
+    assert solved_problems(store, run_id, min_solved=1) == {f"{DATASET}/{n}" for n in "123"}
+    assert solved_problems(store, run_id, min_solved=3) == {f"{DATASET}/3"}
+
+
+def test_the_types_are_the_intersections_of_the_three_solved_sets() -> None:
+    t1, t2, t3 = frozenset("abcdh"), frozenset("abeg"), frozenset("acefh")
+    types = TaskTypes(t1, t2, t3)
+    assert types.types() == {
+        "I": frozenset("b"), "II": frozenset("e"), "III": frozenset("ch"), "IV": frozenset("a"),
+    }  # fmt: skip
+    counts = types.counts()
+    assert (counts["T1&T3/T1"], counts["Type IV/T1"]) == (3 / 5, 1 / 5)
+    assert TaskTypes(frozenset(), t2, t3).counts()["Type IV/T1"] is None
+
+
+def three_runs(store: ResultsStore) -> tuple[str, str, str]:
+    """T1 = {1, 2, 3, 5}, T2 = {1, 2, 4}, T3 = {2, 3, 4, 6}."""
+    open_ended = judged_run(
+        store, "open-ended",
+        {"1": [True] * 3, "2": [True, True, False], "3": [False, True, True], "4": [True, False, False],
+         "5": [True] * 3, "6": [False] * 3},
+    )  # fmt: skip
+    probe = scored_run(
+        store, "concept-probe",
+        {"1": [True, True, True], "2": [True, False, True], "3": [False] * 3, "4": [True, True, False],
+         "5": [False, False, True], "6": [False] * 3},
+    )  # fmt: skip
+    hypotheses = judged_run(
+        store, "hypotheses", {"1": [False], "2": [True], "3": [True], "4": [True], "5": [False], "6": [True]}
+    )
+    return open_ended, probe, hypotheses
+
+
+def test_types_from_three_stored_runs_with_solved_in_two_of_three(
+    store: ResultsStore, tmp_path: Path
+) -> None:
+    analysis = task_types_of_runs(store, three_runs(store))
+    members = {name: [p.split("/")[1] for p in ps] for name, ps in analysis.types.members().items()}
+    assert members == {
+        "T1": ["1", "2", "3", "5"], "T2": ["1", "2", "4"], "T3": ["2", "3", "4", "6"],
+        "Type I": ["1"], "Type II": ["4"], "Type III": ["3"], "Type IV": ["2"],
+    }  # fmt: skip
+    assert analysis.warnings == [] and analysis.title == f"m on {DATASET}"
+    write_types(analysis.types, analysis.title, tmp_path / "types")
+    report = json.loads((tmp_path / "types" / "types.json").read_text())
+    assert report["counts"]["Type III"] == 1 and report["members"]["Type IV"] == [f"{DATASET}/2"]
+    with Image.open(tmp_path / "types" / "types.png") as venn:
+        assert venn.size[0] > 300 and venn.getextrema() != ((255, 255), (255, 255), (255, 255))
+    assert (
+        "| m on bongard-classic | 4 | 3 | 4 | 0.5 | 1 | 1 | 1 | 1 | 0.25 |"
+        in (tmp_path / "types" / "types.md").read_text()
+    )
+
+
+def test_types_need_the_three_right_runs_of_one_dataset_and_warn_when_unjudged(store: ResultsStore) -> None:
+    open_ended, probe, hypotheses = three_runs(store)
+    with pytest.raises(StrategyError, match="is a concept-probe run; expected open-ended"):
+        task_types_of_runs(store, (probe, probe, hypotheses))
+    other = store.create_run(config("hypotheses", dataset="bongard-rwr"), "test")
+    with pytest.raises(StrategyError, match="one dataset"):
+        task_types_of_runs(store, (open_ended, probe, other))
+    unjudged = store.create_run(config("hypotheses", model="other"), "test")
+    store.save_item(unjudged, f"{DATASET}/1", 0, free_answer("hypotheses", f"{DATASET}/1"), None)
+    analysis = task_types_of_runs(store, (open_ended, probe, unjudged))
+    assert analysis.types.t3 == frozenset()
+    assert any(f"run {unjudged} (hypotheses) is not judged yet" in w for w in analysis.warnings)
+    assert any("different models (m, other)" in w for w in analysis.warnings)
+
+
+def query_answer(
+    problem: str, queries: dict[str, tuple[str, str, str, str]], category: str | None
+) -> dict[str, Any]:
+    """queries: ref -> (true side, given side, rule, description)."""
+    return Answer(
+        strategy="direct-rule-learning",
+        problem=problem,
+        text="",
+        sides={ref: given for ref, (_, given, _, _) in queries.items()},
+        expected={"sides": {ref: truth for ref, (truth, _, _, _) in queries.items()}},
+        correct=all(truth == given for truth, given, _, _ in queries.values()),
+        details={
+            "category": category,
+            "queries": {
+                ref: {"conclusion": "", "rule": rule, "query": d} for ref, (_, _, rule, d) in queries.items()
+            },
+        },
+    ).model_dump(mode="json")
+
+
+def query_run(store: ResultsStore) -> str:
+    run_id = store.create_run(config("direct-rule-learning"), "test")
+    answers = {
+        "1": ({"left-test-6": ("left", "left", "a red circle", "a big red circle on white"),
+               "right-test-6": ("right", "left", "a red circle", "a blue square in the corner")}, "Shape"),
+        "2": ({"left-test-6": ("left", "left", "people riding bicycles", "a man riding a bicycle downhill"),
+               "right-test-6": ("right", "right", "people riding bicycles", "a bowl of fruit")}, "Action"),
+        "3": ({"left-test-6": ("left", "right", "snow on mountains", "snowy mountain peaks at dawn"),
+               "right-test-6": ("right", "right", "snow on mountains", "a tram in a city street")}, "Shape"),
+    }  # fmt: skip
+    for number, (queries, category) in answers.items():
+        problem = f"{DATASET}/{number}"
+        store.save_item(run_id, problem, 0, query_answer(problem, queries, category), None)
+    return run_id
+
+
+def test_query_accuracy_overall_by_polarity_and_by_category(store: ResultsStore) -> None:
+    run_id = query_run(store)
+    frame = query_frame(store, [run_id])
+    assert len(frame) == 6 and set(frame["polarity"]) == {"positive", "negative"}
+    [row] = query_accuracy(frame).to_dict("records")
+    assert (row["queries"], row["accuracy"]) == (6, round(4 / 6, 4))
+    assert (row["positive_queries"], row["positive_accuracy"]) == (3, round(2 / 3, 4))
+    assert (row["negative_queries"], row["negative_accuracy"]) == (3, round(2 / 3, 4))
+    categories = category_accuracy(frame).set_index("category")
+    assert categories.loc["Action", "accuracy"] == 1.0 and categories.loc["Shape", "accuracy"] == 0.5
+    assert categories.loc["Shape", "queries"] == 4
+
+
+def test_descriptions_of_positives_are_closer_to_the_rule_than_of_negatives(store: ResultsStore) -> None:
+    run_id = query_run(store)
+    table = rule_description_similarity(query_frame(store, [run_id])).set_index("polarity")
+    assert table.loc["positive", "pairs"] == 3 and table.loc["negative", "pairs"] == 3
+    assert table.loc["positive", "mean"] > table.loc["negative", "mean"] + 0.2
+    assert 0 < table.loc["positive", "std"] < 0.5
+    right_only = rule_description_similarity(query_frame(store, [run_id]), correct_only=True)
+    assert dict(zip(right_only["polarity"], right_only["pairs"], strict=True)) == {
+        "positive": 2,
+        "negative": 2,
+    }
+
+
+def test_a_deductive_answer_is_compared_with_its_stage_one_rule(store: ResultsStore) -> None:
+    run_id = store.create_run(config("deductive-rule-learning"), "test")
+    answer = query_answer(f"{DATASET}/1", {"left-test-6": ("left", "left", "query's own", "a circle")}, None)
+    answer["details"] |= {"rule_summary": "round", "rule_extraction": {"rule": "every figure is round"}}
+    store.save_item(run_id, f"{DATASET}/1", 0, answer, None)
+    [row] = query_frame(store, [run_id]).to_dict("records")
+    assert (row["rule"], row["description"], row["category"]) == ("every figure is round", "a circle", None)
+
+
+def test_bongard_analyze_commands(store: ResultsStore, tmp_path: Path) -> None:
+    home = store.path.parent
+    runs = three_runs(store)
+    queries = query_run(store)
+    args: list[str | Path] = ["--home", home]
+    result = run_bongard("analyze", "types", "--open-ended", runs[0], "--probe", runs[1], "--hypotheses",
+                         runs[2], "--min-solved", "1", "--out", tmp_path / "types", *args)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    counts = json.loads((tmp_path / "types" / "types.json").read_text())["counts"]
+    assert (counts["T1"], counts["T2"], counts["Type IV"]) == (5, 4, 2)  # at least 1 of the attempts
+    result = run_bongard("analyze", "queries", queries, "--out", tmp_path / "q", *args)
+    assert result.returncode == 0 and "positive_accuracy" in result.stdout
+    assert (tmp_path / "q" / "category_accuracy.csv").read_text().count("\n") == 3
+    result = run_bongard("analyze", "similarity", queries, *args)
+    assert result.returncode == 0 and "negative" in result.stdout, result.stderr
+    result = run_bongard("analyze", "queries", runs[0], *args)
+    assert result.returncode == 2 and "classified no query images" in result.stderr
+    result = run_bongard(
+        "analyze", "types", "--open-ended", runs[1], "--probe", runs[1], "--hypotheses", runs[2], *args
+    )
+    assert result.returncode == 2 and "expected open-ended" in result.stderr
