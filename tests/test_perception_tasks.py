@@ -15,10 +15,10 @@ from agents.call import CallSpec, ImageSource, TaskKind
 from agents.perception.agent import PerceptionError, perception_reply
 from agents.perception.features import perceive
 from agents.perception.rules import Condition, Side, candidate_rules, induce_rule
-from agents.perception.structured import fill
 from agents.perception.table import COLUMNS, panel_row
 from agents.perception.wording import closest, compact, read_rule
 from agents.registry import resolve_agent
+from agents.schema_fill import SchemaFillError, fill
 from agents.structured import parse_reply
 from datasets_io.catalog import open_dataset
 from datasets_io.problem import BongardProblem, Panel
@@ -123,9 +123,9 @@ def test_the_filler_converts_known_values_and_defaults_the_rest() -> None:
         "count": 3,
     }
     assert Reply.model_validate(filled).choice == 2
-    with pytest.raises(PerceptionError, match="'label'"):
+    with pytest.raises(SchemaFillError, match="'label'"):
         fill(schema, {k: v for k, v in known.items() if k != "label"}, "")
-    with pytest.raises(PerceptionError, match="'choice'"):
+    with pytest.raises(SchemaFillError, match="'choice'"):
         fill(schema, {**known, "choice": 3}, "")
 
 

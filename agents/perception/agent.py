@@ -56,8 +56,8 @@ from agents.perception.panels import (
     shown_panel,
 )
 from agents.perception.sentences import describe, differences, figure_sentence
-from agents.perception.structured import fill
 from agents.perception.wording import compact
+from agents.schema_fill import fill
 
 __all__ = ["FEATURES_MARK", "PerceptionChatModel", "PerceptionError", "perception_reply"]
 

@@ -9,18 +9,16 @@ is the positive side.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from typing import Any
 
-from agents.call import CallSpec, schema_json
+from agents.call import CallSpec
 from agents.perception.features import perceive
 from agents.perception.panels import PerceptionError, call_panels, caveat, context_rows, induce
 from agents.perception.rules import Row, Rule, Side, nearest_side
 from agents.perception.sentences import describe
-from agents.perception.structured import fill
 from agents.perception.table import panel_row
 from agents.perception.wording import read_rule
+from agents.schema_fill import decisions_reply
 
 Judge = Callable[[Row], tuple[Side, str, str]]
 """A test panel's row -> its side, the explanation and the rule as one line."""
@@ -87,28 +85,6 @@ def decisions(call: CallSpec) -> list[dict[str, str]]:
     return found
 
 
-def _per_panel(schema: dict[str, Any]) -> bool:
-    """Whether the schema has one object field per test panel rather than the fields of one decision."""
-    properties = schema.get("properties", {})
-    return bool(properties) and all(
-        "$ref" in node or node.get("type") == "object" for node in properties.values()
-    )
-
-
 def classify_reply(call: CallSpec) -> str:
     """The decisions in the call's schema: one decision's fields, or one object per test panel."""
-    found = decisions(call)
-    if call.output_schema is None:
-        return "\n".join(f"{d['answer']}: {d['explanation']}" for d in found)
-    schema = schema_json(call.output_schema)
-    if not _per_panel(schema):
-        return json.dumps(fill(schema, found[0], found[0]["explanation"]))
-    properties = schema["properties"]
-    if len(properties) != len(found):
-        raise PerceptionError(f"the schema has {len(properties)} fields for {len(found)} test panels")
-    return json.dumps(
-        {
-            key: fill(schema, d, d["explanation"], node)
-            for (key, node), d in zip(properties.items(), found, strict=True)
-        }
-    )
+    return decisions_reply(call, decisions(call))

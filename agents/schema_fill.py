@@ -1,4 +1,4 @@
-"""Filling any output schema from what the agent knows, so every reply validates against its call's schema.
+"""Filling any output schema from what a non-LLM agent knows, so its reply validates against it.
 
 A call's schema names its fields; the agent knows some values by name (`answer`,
 `rule`, `summary`, ...). Every field gets its known value, converted to the
@@ -10,10 +10,15 @@ an error that names it.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
-from agents.perception.panels import PerceptionError
+from agents.call import CallSpec, schema_json
+
+
+class SchemaFillError(ValueError):
+    """A field of the reply schema the agent has no honest value for; the message names it."""
 
 
 def _resolve(schema: Mapping[str, Any], node: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -43,7 +48,7 @@ def _convert(
         return [_convert(schema, items, item, name, explanation) for item in listed]
     if kind == "object":
         if not isinstance(value, Mapping):
-            raise PerceptionError(f"the field {name!r} takes an object, and the agent has {value!r}")
+            raise SchemaFillError(f"the field {name!r} takes an object, and the agent has {value!r}")
         return fill(schema, value, explanation, node)
     if isinstance(value, list | tuple) and kind == "string":
         value = "; ".join(map(str, value))
@@ -52,7 +57,7 @@ def _convert(
     )
     allowed = node["enum"] if "enum" in node else [node["const"]] if "const" in node else None
     if allowed is not None and converted not in allowed:
-        raise PerceptionError(f"the field {name!r} takes one of {allowed}, and the agent has {value!r}")
+        raise SchemaFillError(f"the field {name!r} takes one of {allowed}, and the agent has {value!r}")
     return converted
 
 
@@ -62,7 +67,7 @@ def _default(
     node = _resolve(schema, node)
     kind = _kind(node)
     if "enum" in node or "const" in node or kind not in ("string", "array", "object"):
-        raise PerceptionError(f"the perception agent has no value for the field {name!r} of the reply schema")
+        raise SchemaFillError(f"the agent has no value for the field {name!r} of the reply schema")
     if kind == "object":
         return fill(schema, known, explanation, node)
     return explanation if kind == "string" else []
@@ -82,3 +87,30 @@ def fill(
         else _default(schema, prop, known, explanation, name)
         for name, prop in properties.items()
     }
+
+
+def _per_panel(schema: Mapping[str, Any]) -> bool:
+    """Whether the schema has one object field per test panel rather than the fields of one decision."""
+    properties = schema.get("properties", {})
+    return bool(properties) and all(
+        "$ref" in node or node.get("type") == "object" for node in properties.values()
+    )
+
+
+def decisions_reply(call: CallSpec, decisions: list[dict[str, Any]]) -> str:
+    """Classification decisions (one per test panel, each with an `explanation`) in the call's
+    schema: one decision's fields, or one object per test panel; plain lines without a schema."""
+    if call.output_schema is None:
+        return "\n".join(f"{d['answer']}: {d['explanation']}" for d in decisions)
+    schema = schema_json(call.output_schema)
+    if not _per_panel(schema):
+        return json.dumps(fill(schema, decisions[0], decisions[0]["explanation"]))
+    properties = schema["properties"]
+    if len(properties) != len(decisions):
+        raise SchemaFillError(f"the schema has {len(properties)} fields for {len(decisions)} test panels")
+    return json.dumps(
+        {
+            key: fill(schema, d, d["explanation"], node)
+            for (key, node), d in zip(properties.items(), decisions, strict=True)
+        }
+    )
