@@ -2,7 +2,8 @@
 
 Specs: `openai:gpt-4o`, `anthropic:claude-sonnet-4-5`, `gemini:gemini-2.5-pro`,
 `ollama:llava:13b`, `vllm:Qwen/Qwen2-VL-7B-Instruct`, `vllm-offline:MODEL`,
-`llamacpp:PATH.gguf` or `llamacpp:gemma3-270m`, `openai-compatible:MODEL@URL`.
+`llamacpp:PATH.gguf` or `llamacpp:gemma3-270m`, `openai-compatible:MODEL@URL`, and the
+non-LLM agents `perception` and `similarity[:EMBEDDER]`.
 A package adds providers under the entry-point group `bongard_agents.agents`,
 each entry point naming a `Provider` object.
 """
@@ -39,6 +40,7 @@ BUILT_IN = {
     "llamacpp": "agents.providers.llamacpp",
     "openai-compatible": "agents.providers.openai_compatible",
     "perception": "agents.providers.perception",
+    "similarity": "agents.providers.similarity",
 }
 CACHE_FILE = "cache.sqlite"
 

@@ -1,0 +1,147 @@
+"""Image embedders behind one small interface: the paper's CLIP ViT-L/14 and a weight-free one.
+
+Bongard-RWR+ embeds images with CLIP ViT-L/14 to pick diverse panel subsets
+(App. B, Alg. 2) and in its Similarity Classifier (Sec. 4). `open_clip:MODEL[/PRETRAINED]`
+is that embedder (extra `clip`; ViT-L-14 with OpenAI's weights by default,
+`/none` for random weights when none can be downloaded). `classical` is a
+deterministic, weight-free embedder of hand-made features (colour histogram,
+gradient histogram, thumbnail) for machines with neither weights nor a GPU; it
+is named for what it is and is no stand-in for CLIP's semantics. Every
+embedding is unit length, so a dot product is a cosine similarity.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+from PIL import Image
+
+from datasets_io.images import open_image
+from datasets_io.plugins import PluginGroup
+
+Embeddings = np.ndarray[Any, np.dtype[np.float32]]
+ENTRY_POINT_GROUP = "bongard_agents.image_embedders"
+DEFAULT_CLIP = "ViT-L-14"
+DEFAULT_PRETRAINED = "openai"
+THUMBNAIL = 16
+GRADIENT_SIDE = 64
+_model_lock = threading.Lock()
+"""One forward pass at a time through a process's shared open_clip model."""
+
+
+class EmbedderError(ValueError):
+    """An unknown or unusable embedder spec; the message says which and what to install."""
+
+
+class ImageEmbedder(Protocol):
+    spec: str
+
+    def embed_images(self, paths: Sequence[Path]) -> Embeddings:
+        """One unit-length row per image, in order."""
+        ...
+
+
+def unit_rows(vectors: np.ndarray[Any, Any]) -> Embeddings:
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return np.asarray(vectors / np.where(norms == 0, 1, norms), dtype=np.float32)
+
+
+class ClassicalEmbedder:
+    """Colour (HSV histogram), shape (a histogram of oriented gradients) and layout (a thumbnail)."""
+
+    spec = "classical"
+
+    def embed_images(self, paths: Sequence[Path]) -> Embeddings:
+        return unit_rows(np.stack([self._features(open_image(path)) for path in paths]))
+
+    @staticmethod
+    def _features(image: Image.Image) -> np.ndarray[Any, np.dtype[np.float64]]:
+        from skimage.feature import hog
+
+        hsv = np.asarray(image.convert("HSV"), dtype=np.int64)
+        bins = (hsv[..., 0] * 8 // 256) * 16 + (hsv[..., 1] * 4 // 256) * 4 + hsv[..., 2] * 4 // 256
+        colour = np.bincount(bins.ravel(), minlength=128).astype(np.float64)
+        grey = np.asarray(image.convert("L").resize((GRADIENT_SIDE, GRADIENT_SIDE)), dtype=np.float64) / 255
+        gradients = hog(grey, orientations=9, pixels_per_cell=(16, 16), cells_per_block=(2, 2))
+        thumbnail = np.asarray(image.convert("L").resize((THUMBNAIL, THUMBNAIL)), dtype=np.float64) / 255
+        parts = [colour / colour.sum(), gradients, thumbnail.ravel() - thumbnail.mean()]
+        return np.concatenate([part / (np.linalg.norm(part) or 1.0) for part in parts])
+
+
+class OpenClipEmbedder:
+    """An open_clip model's image tower, loaded once per process on first use (CPU or GPU)."""
+
+    def __init__(self, model: str, pretrained: str | None, device: str | None = None) -> None:
+        self.model, self.pretrained, self.device = model, pretrained, device
+        self.spec = f"open_clip:{model}/{pretrained or 'none'}"
+
+    def embed_images(self, paths: Sequence[Path]) -> Embeddings:
+        import torch
+
+        model, preprocess, device = _open_clip_model(self.model, self.pretrained, self.device)
+        batch = torch.stack([preprocess(open_image(path)) for path in paths]).to(device)
+        with _model_lock, torch.no_grad():
+            features = model.encode_image(batch).float().cpu().numpy()
+        return unit_rows(features)
+
+
+@cache
+def _open_clip_model(model: str, pretrained: str | None, device: str | None) -> tuple[Any, Any, str]:
+    try:
+        import open_clip
+        import torch
+    except ImportError as missing:
+        raise EmbedderError(
+            f"the open_clip embedder needs the `clip` extra ({missing.name} is not installed): "
+            "pip install 'bongard-agents[clip]'"
+        ) from None
+    chosen = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        network, _, preprocess = open_clip.create_model_and_transforms(
+            model, pretrained=pretrained, device=chosen
+        )
+    except (RuntimeError, OSError, ValueError) as error:
+        raise EmbedderError(
+            f"open_clip could not load {model} with pretrained={pretrained!r}: {error} "
+            "(weights are downloaded on first use; offline, use pretrained 'none' or the classical embedder)"
+        ) from None
+    network.eval()
+    return network, preprocess, chosen
+
+
+def _open_clip(model: str) -> ImageEmbedder:
+    name, _, pretrained = (model or DEFAULT_CLIP).partition("/")
+    weights = pretrained or DEFAULT_PRETRAINED
+    return OpenClipEmbedder(name, None if weights == "none" else weights)
+
+
+_BUILT_IN: dict[str, Callable[[str], ImageEmbedder]] = {
+    "classical": lambda model: ClassicalEmbedder(),
+    "open_clip": _open_clip,
+}
+_plugins = PluginGroup(ENTRY_POINT_GROUP)
+_registered: dict[str, Callable[[str], ImageEmbedder]] = dict(_BUILT_IN)
+
+
+def _register_plugin(name: str, factory: Any) -> None:
+    _registered.setdefault(name, factory)
+
+
+def image_embedder_names() -> list[str]:
+    _plugins.load_once(_register_plugin)
+    return list(_registered)
+
+
+def resolve_image_embedder(spec: str) -> ImageEmbedder:
+    """`classical`, `open_clip` (ViT-L-14, OpenAI weights), `open_clip:MODEL/PRETRAINED`, or a plugin's."""
+    name, _, model = spec.partition(":")
+    if name not in image_embedder_names():
+        raise EmbedderError(
+            f"unknown image embedder {spec!r}; embedders: {', '.join(image_embedder_names())}"
+        )
+    return _registered[name](model)
