@@ -13,12 +13,12 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from agents.call import CallSpec, ImageSource
-from agents.image_embedders import ClassicalEmbedder, resolve_image_embedder
+from agents.image_embedders import ClassicalEmbedder, Embeddings, resolve_image_embedder
 from agents.managed import AgentCallError, ManagedAgent
 from agents.registry import AgentSpecError, resolve_agent
 from agents.similarity import nearer_side, side_scores
 from datasets_io.catalog import open_dataset
-from datasets_io.problem import BongardProblem, Panel
+from datasets_io.problem import BongardProblem, Panel, Side
 from graphs.case_study_binary import TwoTestImages
 from graphs.nodes import SolveRuntime
 from graphs.registry import DatasetContext
@@ -28,14 +28,14 @@ from tests.builders import make_image
 from tests.cli import run_bongard
 
 
-def unit(*rows: list[float]) -> np.ndarray:
+def unit(*rows: list[float]) -> Embeddings:
     vectors = np.array(rows, dtype=np.float32)
-    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    return np.asarray(vectors / np.linalg.norm(vectors, axis=1, keepdims=True), dtype=np.float32)
 
 
 def test_the_side_whose_farthest_panel_is_nearer_wins() -> None:
     # left: one panel at the test, one far off; right: two panels moderately near.
-    context = {"left": unit([1, 0], [-1, 0.1]), "right": unit([1, 1], [1, -1])}
+    context: dict[Side, Embeddings] = {"left": unit([1, 0], [-1, 0.1]), "right": unit([1, 1], [1, -1])}
     test = unit([1, 0])[0]
     largest = side_scores(context, test, "euclidean", "max")
     assert largest["left"] == pytest.approx(np.linalg.norm(context["left"][1] - test))

@@ -1,11 +1,15 @@
-"""Response shapes of the four wire protocols the providers speak."""
+"""Response shapes of the wire protocols the providers and image generators speak."""
 
 from __future__ import annotations
 
+import base64
+import io
 import json
 import re
 import time
 from typing import Any
+
+from PIL import Image, ImageColor
 
 from tests.standins.server import Reply
 
@@ -143,3 +147,31 @@ class OllamaChat:
         ]
         lines.append(json.dumps(final))
         return Reply([("\n".join(lines) + "\n").encode()], content_type="application/x-ndjson")
+
+
+class OpenAIImages:
+    """POST /v1/images/generations: one PNG of the requested size, as `b64_json`.
+
+    The responder's text names the image's colour (`"#3366cc"`, `"red"`); any
+    other text gives grey, so a test can tell which reply it decoded.
+    """
+
+    def handles(self, method: str, path: str) -> bool:
+        return method == "POST" and path.endswith("/images/generations")
+
+    def reply(self, path: str, body: Any, text: str, finish: str) -> Reply:
+        width, height = (int(side) for side in str(body.get("size", "256x256")).split("x"))
+        try:
+            colour = ImageColor.getrgb(text)
+        except ValueError:
+            colour = (128, 128, 128)
+        encoded = io.BytesIO()
+        Image.new("RGB", (width, height), colour).save(encoded, format="PNG")
+        return Reply(
+            _json(
+                {
+                    "created": int(time.time()),
+                    "data": [{"b64_json": base64.b64encode(encoded.getvalue()).decode()}],
+                }
+            )
+        )
