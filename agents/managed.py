@@ -32,8 +32,10 @@ from agents.provider import AgentParams, Provider
 from agents.retry import RetryPolicy, with_retries
 from agents.secrets import redact
 from agents.structured import (
+    CUT_REPLY_ERROR,
     OutputSchema,
     ReplyParseError,
+    cut_reply,
     is_truncated,
     message_text,
     parse_reply,
@@ -263,7 +265,13 @@ class ManagedAgent(BaseChatModel):
         schema = call.output_schema
         structured = self._structured_runnable(schema) if schema is not None else None
         if schema is not None and structured is not None:
-            result = await structured.ainvoke(messages)
+            try:
+                result = await structured.ainvoke(messages)
+            except Exception as refused:
+                cut = cut_reply(refused)
+                if cut is None:
+                    raise
+                return _Outcome(cut, None, CUT_REPLY_ERROR, 0)
             raw: AIMessage = result["raw"]
             parsed, error = result["parsed"], result["parsing_error"]
             if error is None and parsed is not None:

@@ -90,6 +90,27 @@ def is_truncated(message: AIMessage) -> bool:
     return str(reason) in TRUNCATION_REASONS
 
 
+CUT_REPLY_ERROR = (
+    "the reply was cut at the token limit (max_tokens) before its structured output was complete"
+)
+
+
+def cut_reply(error: BaseException) -> AIMessage | None:
+    """The reply inside an SDK's refusal to parse a reply cut at the token limit (the OpenAI SDK's
+    `LengthFinishReasonError`, raised by every integration on it), as a truncated message; None
+    for any other error."""
+    completion = getattr(error, "completion", None)
+    if type(error).__name__ != "LengthFinishReasonError" or completion is None:
+        return None
+    usage = getattr(completion, "usage", None)
+    counts = (getattr(usage, "prompt_tokens", 0) or 0, getattr(usage, "completion_tokens", 0) or 0)
+    return AIMessage(
+        content=completion.choices[0].message.content or "",
+        response_metadata={"finish_reason": "length"},
+        usage_metadata={"input_tokens": counts[0], "output_tokens": counts[1], "total_tokens": sum(counts)},
+    )
+
+
 def message_text(message: AIMessage) -> str:
     """The reply's text, or its tool-call arguments as JSON when it answered through a tool."""
     text = message.text if isinstance(message.text, str) else str(message.text)

@@ -132,6 +132,20 @@ def test_a_reply_cut_at_the_token_limit_is_marked_truncated(home: Path, server: 
     assert ask(agent_for(server), "Talk.").truncated is True
 
 
+def test_a_structured_reply_cut_at_the_token_limit_is_a_parse_failure_not_an_error(
+    home: Path, server: StandInServer
+) -> None:
+    """The OpenAI SDK refuses to parse a cut reply (LengthFinishReasonError); the call still returns."""
+    server.finish_reason = "length"
+    server.responder = lambda body: '{"left": "circ'
+    agent = agent_for(server, max_tokens=5)
+    reply = ask(agent, "Solve.", call=CallSpec(task="answer", output_schema=Rule))
+    assert len(list(server.model_requests())) == 2  # re-asked once, as any unusable reply
+    assert (reply.parse_status, reply.parsed, reply.truncated) == ("failed", None, True)
+    assert reply.text == '{"left": "circ' and "token limit" in str(reply.parse_error)
+    assert reply.usage.output_tokens == 2 * TOKENS_OUT
+
+
 def test_a_429_storm_completes_every_request(home: Path, server: StandInServer) -> None:
     server.fault_policy = lambda index: (
         Fault(429, {"retry-after": "1"}, '{"error": {"message": "rate limited"}}') if index % 2 == 1 else None
