@@ -24,6 +24,10 @@ from datasets_io.images import open_image
 INK_THRESHOLD = 128
 """Grey level below which a pixel is ink (the classic panels are black on white or light grey)."""
 MIN_FIGURE_PIXELS = 4
+MIN_FIGURE_SHARE = 0.0002
+"""A figure covers at least this share of the panel's pixels (and 4 px): a photograph's specks are none."""
+MAX_FIGURES = 40
+"""The largest parts kept: a photograph thresholded into ink falls into hundreds of parts."""
 SOLID_INK_RATIO = 0.75
 """A closed figure whose ink covers this share of its inside is filled, otherwise an outline."""
 MIN_SOLID_RADIUS_PX = 2.5
@@ -204,8 +208,12 @@ def perceive_mask(ink: Mask) -> PanelPerception:
     height, width = ink.shape
     side = float(max(width, height))
     count, labels = cv2.connectedComponents(ink.astype(np.uint8), connectivity=8)
-    components = [labels == label for label in range(1, count)]
-    components = [c for c in components if c.sum() >= MIN_FIGURE_PIXELS]
+    sizes = np.bincount(labels.ravel(), minlength=count)[1:]
+    least = max(MIN_FIGURE_PIXELS, MIN_FIGURE_SHARE * height * width)
+    kept = sorted(
+        (label for label in range(1, count) if sizes[label - 1] >= least), key=lambda k: -sizes[k - 1]
+    )
+    components = [labels == label for label in kept[:MAX_FIGURES]]
     measured = [measure_figure(c, side) for c in components]
     order = sorted(range(len(measured)), key=lambda k: (round(measured[k][0].y, 1), measured[k][0].x))
     figures = [measured[k][0] for k in order]
