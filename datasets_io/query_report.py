@@ -17,8 +17,8 @@ import pandas as pd
 from datasets_io.store import ResultsStore
 
 QUERY_COLUMNS = [
-    "run_id", "problem", "attempt", "query", "truth", "polarity", "given", "correct", "category",
-    "rule", "description",
+    "run_id", "strategy", "describer", "reasoner", "problem", "attempt", "query", "truth", "polarity",
+    "given", "correct", "category", "rule", "description",
 ]  # fmt: skip
 POLARITY = {"left": "positive", "right": "negative"}
 
@@ -29,7 +29,9 @@ def _stage_rule(details: dict[str, Any]) -> str | None:
     return extraction.get("rule") or extraction.get("summary") or details.get("rule_summary")
 
 
-def _answer_rows(run_id: str, problem: str, attempt: int, answer: dict[str, Any]) -> list[dict[str, Any]]:
+def _answer_rows(
+    run: dict[str, Any], problem: str, attempt: int, answer: dict[str, Any]
+) -> list[dict[str, Any]]:
     truths: dict[str, str] = (answer.get("expected") or {}).get("sides") or {}
     given: dict[str, str | None] = answer.get("sides") or {}
     details = answer.get("details") or {}
@@ -40,7 +42,8 @@ def _answer_rows(run_id: str, problem: str, attempt: int, answer: dict[str, Any]
         found = per_query.get(ref) or {}
         rows.append(
             {
-                "run_id": run_id,
+                **run,
+                "describer": details.get("describer"),  # strategies that describe panels record it
                 "problem": problem,
                 "attempt": attempt,
                 "query": ref,
@@ -59,12 +62,11 @@ def _answer_rows(run_id: str, problem: str, attempt: int, answer: dict[str, Any]
 def query_frame(store: ResultsStore, run_ids: list[str]) -> pd.DataFrame:
     """Every classified query of the runs: its truth, polarity, the side given, the rule it was
     classified by (the stage-1 rule where there is one) and the model's description of it."""
-    rows = [
-        row
-        for run_id in run_ids
-        for problem, attempt, answer in store.answers(run_id)
-        for row in _answer_rows(run_id, problem, attempt, answer)
-    ]
+    rows = []
+    for run_id in run_ids:
+        config = store.run_config(run_id)
+        run = {"run_id": run_id, "strategy": config["strategy"], "reasoner": config["agents"].get("reasoner")}
+        rows += [row for p, a, answer in store.answers(run_id) for row in _answer_rows(run, p, a, answer)]
     return pd.DataFrame(rows, columns=QUERY_COLUMNS)
 
 
@@ -97,5 +99,19 @@ def category_accuracy(queries: pd.DataFrame) -> pd.DataFrame:
     known = queries[queries["category"].notna()]
     table = known.groupby(["run_id", "category"], sort=True)["correct"].agg(["count", "mean"]).reset_index()
     table = table.rename(columns={"count": "queries", "mean": "accuracy"})
+    table["accuracy"] = table["accuracy"].astype(float).round(4)
+    return table
+
+
+def describer_reasoner_accuracy(queries: pd.DataFrame) -> pd.DataFrame:
+    """Query accuracy per strategy, describer and reasoner: one describer's descriptions reasoned
+    over by each reasoner (Bongard-RWR+ D1S/D2S, componential analysis)."""
+    known = queries[queries["describer"].notna()]
+    table = (
+        known.groupby(["strategy", "describer", "reasoner"], sort=True)["correct"]
+        .agg(["count", "mean"])
+        .reset_index()
+        .rename(columns={"count": "queries", "mean": "accuracy"})
+    )
     table["accuracy"] = table["accuracy"].astype(float).round(4)
     return table

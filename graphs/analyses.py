@@ -9,11 +9,15 @@ the store, checks they are the runs an analysis needs, and says what is missing
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from datasets_io.catalog import Dataset, open_dataset
 from datasets_io.report import runs_frame, solved_problems
 from datasets_io.store import ResultsStore
 from datasets_io.task_types import TASKS, TaskTypes
 from graphs.registry import StrategyError
+from graphs.runner import RunConfig
+from judges.metrics import METRICS, MetricScore, concept_metrics
 
 JUDGED_STRATEGIES = {"open-ended", "hypotheses"}
 """Strategies whose answers solve a problem only once a judging accepts them."""
@@ -49,3 +53,47 @@ def task_types_of_runs(
     t1, t2, t3 = (frozenset(solved_problems(store, run_id, min_solved)) for run_id in resolved)
     title = f"{' / '.join(models)} on {datasets.pop()}"
     return TypesAnalysis(TaskTypes(t1, t2, t3), title, warnings)
+
+
+def run_dataset(store: ResultsStore, run_id: str) -> Dataset:
+    """The dataset a stored run was made on, opened with the run's own settings."""
+    config = RunConfig.model_validate(store.run_config(run_id))
+    return open_dataset(
+        config.dataset, Path(config.data_dir) if config.data_dir else None, config.dataset_options
+    )
+
+
+@dataclass
+class RunMetrics:
+    scores: list[MetricScore]
+    pairs: int
+    """(true rule, generated rule) pairs scored: a left and a right one per answer with both."""
+    skipped: int
+    """Answers without parsed rules, or problems without a concept."""
+
+
+def concept_generation_metrics(
+    store: ResultsStore, run_id: str, metrics: tuple[str, ...] = METRICS
+) -> RunMetrics:
+    """Text metrics of a run's generated rules against the true ones, side by side (Bongard-RWR+ CG)."""
+    dataset = run_dataset(store, run_id)
+    references: list[str] = []
+    candidates: list[str] = []
+    skipped = 0
+    for problem, _, answer in store.answers(run_id):
+        concept = dataset.problem(problem.split("/", 1)[1]).concept
+        pairs = [
+            (truth, answer.get(field))
+            for truth, field in (
+                (concept and concept.left, "left_rule"),
+                (concept and concept.right, "right_rule"),
+            )
+            if truth and answer.get(field)
+        ]
+        if not pairs:
+            skipped += 1
+        references += [truth for truth, _ in pairs]
+        candidates += [str(generated) for _, generated in pairs]
+    if not references:
+        raise StrategyError(f"run {run_id} holds no generated rules to score")
+    return RunMetrics(concept_metrics(references, candidates, metrics), len(references), skipped)

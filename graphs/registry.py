@@ -123,6 +123,7 @@ def _load() -> None:
     import graphs.case_study_binary
     import graphs.paradigms
     import graphs.rwr_plus
+    import graphs.rwr_plus_text
     import graphs.wonderland  # noqa: F401  (importing the families registers their strategies)
 
     _plugins.load_once(_register_plugin)

@@ -13,7 +13,8 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import Send
 from pydantic import BaseModel
 
-from datasets_io.problem import BongardProblem
+from agents.call import AgentReply
+from datasets_io.problem import BongardProblem, Side
 from graphs.answer import Answer
 from graphs.case_study_binary import SideLabel
 from graphs.nodes import (
@@ -33,6 +34,7 @@ from graphs.nodes import (
     side_of_label,
     user_message,
 )
+from graphs.queries import StageDetails
 from graphs.registry import DatasetContext, StrategyError, seeded_random, strategy
 
 RWR_PLUS = "Pawlonka et al., ICLR 2026 (Bongard-RWR+)"
@@ -78,35 +80,44 @@ async def _classify_one(state: SolveState, config: RunnableConfig) -> dict[str, 
         extra={"test_panels": [panel.ref]},
     )
     side = side_of_label(reply.parsed["answer"]) if reply.parsed else None
-    note = {
+    return {"notes": [side_note(panel.ref, reply, side)], "trace": [trace]}
+
+
+def side_note(ref: str, reply: AgentReply, given: Side | None) -> dict[str, Any]:
+    """One test input's side as a note for `collect_sides`."""
+    return {
         "kind": "side",
         "side": "test",
-        "index": panel.index,
-        "ref": panel.ref,
-        "given": side,
+        "ref": ref,
+        "given": given,
         "text": reply.text,
         "parse_error": reply.parse_error,
     }
-    return {"notes": [note], "trace": [trace]}
 
 
-async def _collect_sides(state: SolveState, config: RunnableConfig) -> dict[str, Any]:
-    problem = problem_of(state)
-    notes = sorted((n for n in state.get("notes", []) if n["side"] == "test"), key=lambda n: n["ref"])
-    sides = {n["ref"]: n["given"] for n in notes}
-    expected = {ref: panel_by_ref(problem, ref).side for ref in sides}
-    errors = [n["parse_error"] for n in notes if n["parse_error"]]
-    answer = Answer(
-        strategy="image-to-side",
-        problem=problem.key,
-        text="\n".join(n["text"] for n in notes),
-        sides=sides,
-        expected={"sides": expected},
-        correct=sides == expected,
-        parse_status="failed" if errors else "ok",
-        parse_error="; ".join(errors) or None,
-    )
-    return {"answer": answer.model_dump(mode="json", exclude={"trace"})}
+def collect_sides(strategy: str, details: StageDetails | None = None) -> Any:
+    """The finishing node: the side given to each test input against its true side."""
+
+    async def collect(state: SolveState, config: RunnableConfig) -> dict[str, Any]:
+        problem = problem_of(state)
+        notes = sorted((n for n in state.get("notes", []) if n["kind"] == "side"), key=lambda n: n["ref"])
+        sides = {n["ref"]: n["given"] for n in notes}
+        expected = {ref: panel_by_ref(problem, ref).side for ref in sides}
+        errors = [n["parse_error"] for n in notes if n["parse_error"]]
+        answer = Answer(
+            strategy=strategy,
+            problem=problem.key,
+            text="\n".join(n["text"] for n in notes),
+            sides=sides,
+            expected={"sides": expected},
+            correct=sides == expected,
+            parse_status="failed" if errors else "ok",
+            parse_error="; ".join(errors) or None,
+            details=details(state, config) if details else {},
+        )
+        return {"answer": answer.model_dump(mode="json", exclude={"trace"})}
+
+    return collect
 
 
 @strategy(
@@ -120,7 +131,7 @@ async def _collect_sides(state: SolveState, config: RunnableConfig) -> dict[str,
     needs_test_panels=True,
 )
 def image_to_side() -> Graph:
-    return fan_out_graph(_test_sends, ("classify", _classify_one), _collect_sides)
+    return fan_out_graph(_test_sends, ("classify", _classify_one), collect_sides("image-to-side"))
 
 
 class Selection(BaseModel):

@@ -31,6 +31,13 @@ class Request:
     def images(self) -> list[list[str]]:
         return [[panel.ref for panel in image.panels] for image in self.call.images]
 
+    def text(self) -> str:
+        """The text of the last message, as the agent reads it."""
+        content = self.messages[-1].content
+        if isinstance(content, str):
+            return content
+        return "\n".join(str(b["text"]) for b in content if isinstance(b, dict) and b.get("type") == "text")
+
     def image_paths(self) -> list[str]:
         return [
             str(block["path"])
@@ -66,6 +73,8 @@ def structured_reply(request: Request) -> dict[str, Any] | None:
             "set_a_rule": "scripted left rule",
             "set_b_rule": "scripted right rule",
         }
+    if "left_concept" in fields:
+        return {"explanation": "scripted", "left_concept": "scripted left", "right_concept": "scripted right"}
     if "option" in fields:
         return {"analysis": "scripted", "option": 1}
     if fields == {"probe"}:
@@ -97,6 +106,7 @@ def default_reply(request: Request) -> str:
         first, second = (ref.split("-")[0].upper() for ref in extra["test_panels"])
         return json.dumps(
             {
+                "concept": "scripted concept",
                 "first": {"explanation": "", "concept": "", "answer": first},
                 "second": {"explanation": "", "concept": "", "answer": second},
             }

@@ -36,7 +36,7 @@ def test_the_default_open_clip_is_vit_l14_with_openai_weights() -> None:
 
 def test_unknown_embedders_and_unloadable_weights_are_named() -> None:
     assert {"classical", "open_clip"} <= set(image_embedder_names())
-    with pytest.raises(EmbedderError, match="unknown image embedder 'clip'.*classical, open_clip"):
+    with pytest.raises(EmbedderError, match=r"unknown image embedder 'clip'.*classical, open_clip"):
         resolve_image_embedder("clip")
     with pytest.raises(EmbedderError, match="could not load ViT-L-14 with pretrained='no-such-weights'"):
         resolve_image_embedder("open_clip:ViT-L-14/no-such-weights").embed_images([Path("unused.png")])

@@ -9,16 +9,12 @@ and that answers and their stage-1 results are stored and reusable.
 
 from __future__ import annotations
 
-import asyncio
-import json
-import sqlite3
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from datasets_io.store import ResultsStore
-from graphs.runner import RunConfig, start_run
+from graphs.runner import RunConfig
+from tests.stored_runs import Stored, run_into_store
 
 PROBLEMS = ["6", "31"]
 PERCEPTION = "perception"
@@ -41,26 +37,10 @@ CALLS = {
 """Calls per problem."""
 
 
-class Stored:
-    def __init__(self, store: ResultsStore, run_id: str) -> None:
-        self.store, self.run_id = store, run_id
-
-    def answers(self) -> dict[str, dict[str, Any]]:
-        return {problem: answer for problem, _, answer in self.store.answers(self.run_id)}
-
-    def calls(self) -> list[tuple[str, str, list[list[str]]]]:
-        with sqlite3.connect(self.store.path) as db:
-            rows = db.execute(
-                "SELECT agent, task, images FROM calls WHERE run_id = ? ORDER BY problem, seq", (self.run_id,)
-            ).fetchall()
-        return [(agent, task, json.loads(images)) for agent, task, images in rows]
-
-
 def run_strategy(
     strategy: str, home: Path, shared_data: Path, options: dict[str, str] | None = None,
     agents: dict[str, str] | None = None,
 ) -> Stored:  # fmt: skip
-    store = ResultsStore(home / "store.sqlite")
     config = RunConfig(
         strategy=strategy,
         dataset="bongard-classic",
@@ -72,11 +52,7 @@ def run_strategy(
         strategy_options=options or {},
         concurrency=2,
     )
-    run_id, runner = start_run(config, store, home)
-    asyncio.run(runner.run(run_id))
-    summary = store.summary(run_id)
-    assert (summary.done, summary.failed) == (len(PROBLEMS), 0), store.answers(run_id)
-    return Stored(store, run_id)
+    return run_into_store(home, config)
 
 
 @pytest.mark.parametrize("strategy", sorted(ROLES))

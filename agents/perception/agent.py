@@ -128,8 +128,7 @@ def _answer_reply(call: CallSpec) -> str:
         known = {
             "rule": NO_RULE,
             "summary": f"Positive images: {NO_RULE}",
-            "set_a_rule": NO_RULE,
-            "set_b_rule": NO_RULE,
+            **dict.fromkeys(("set_a_rule", "set_b_rule", "left_concept", "right_concept"), NO_RULE),
         }
     else:
         said = rule.sentences()
@@ -138,6 +137,8 @@ def _answer_reply(call: CallSpec) -> str:
             "summary": _summary(said["left"]),
             "set_a_rule": said["left"],
             "set_b_rule": said["right"],
+            "left_concept": said["left"],
+            "right_concept": said["right"],
         }
     return _structured(call, {**known, "analysis": analysis}, analysis)
 

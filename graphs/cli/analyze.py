@@ -8,16 +8,21 @@ from typing import Annotated
 import pandas as pd
 import typer
 
-from datasets_io.query_report import category_accuracy, query_accuracy, query_frame
+from datasets_io.query_report import (
+    category_accuracy,
+    describer_reasoner_accuracy,
+    query_accuracy,
+    query_frame,
+)
 from datasets_io.task_types import markdown_table, write_types
-from graphs.analyses import task_types_of_runs
+from graphs.analyses import concept_generation_metrics, task_types_of_runs
 from graphs.cli.console import console, error_console
 from graphs.cli.options import HomeOption, MinSolvedOption
 from graphs.cli.run import open_store
 from judges.rule_similarity import rule_description_similarity
 
 analyze_app = typer.Typer(
-    help="Analyses across stored runs: queries, similarity, types.", no_args_is_help=True
+    help="Analyses across stored runs: queries, describers, similarity, metrics, types.", no_args_is_help=True
 )
 RunIds = Annotated[list[str], typer.Argument(metavar="RUN ...", help="Run ids, or `latest`.")]
 OutOption = Annotated[
@@ -87,3 +92,32 @@ def types(
     write_types(analysis.types, analysis.title, out)
     console.print(markdown_table(analysis.types, analysis.title))
     console.print(f"problems per type and the Venn diagram in {out}")
+
+
+@analyze_app.command("describers")
+def describers(run_ids: RunIds, out: OutOption = None, home: HomeOption = None) -> None:
+    """Query accuracy per describer x reasoner (description-based and componential runs)."""
+    table = describer_reasoner_accuracy(_queries(run_ids, home))
+    if table.empty:
+        raise typer.BadParameter("these runs did not classify from panel descriptions", param_hint="RUN")
+    grid = table.pivot_table(index=["strategy", "describer"], columns="reasoner", values="accuracy")
+    _show({"describer_reasoner": table}, out)
+    console.print("\n" + grid.to_markdown())
+
+
+@analyze_app.command("metrics")
+def metrics(
+    run_id: Annotated[
+        str, typer.Argument(metavar="RUN", help="A concept-generation (or other free-form) run.")
+    ],
+    home: HomeOption = None,
+) -> None:
+    """Text metrics of generated rules against the true ones: BLEU-1/2, ROUGE-L, METEOR, CIDEr,
+    BERTScore, embedding similarity (Bongard-RWR+ CG)."""
+    store = open_store(home)
+    result = concept_generation_metrics(store, store.resolve_run(run_id))
+    rows = [{"metric": s.name, "value": s.value, "note": s.note or ""} for s in result.scores]
+    console.print(pd.DataFrame(rows).to_markdown(index=False))
+    console.print(
+        f"{result.pairs} (true, generated) rule pairs scored; {result.skipped} answers without rules skipped"
+    )

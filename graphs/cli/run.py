@@ -12,11 +12,11 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from datasets_io.catalog import open_dataset
 from datasets_io.render import Variant
 from datasets_io.report import comparison_table, problems_frame, write_report
 from datasets_io.store import STORE_FILE, ResultsStore, RunSummary
 from datasets_io.workspace import workspace_home
+from graphs.analyses import run_dataset
 from graphs.cli.console import console, error_console
 from graphs.cli.options import (
     DataDirOption,
@@ -259,10 +259,7 @@ def judge(
     """Judge a stored run's free-form answers; nothing is re-solved, repeated judging is cached."""
     store = open_store(home)
     resolved = store.resolve_run(run_id)
-    config = RunConfig.model_validate(store.run_config(resolved))
-    dataset = open_dataset(
-        config.dataset, Path(config.data_dir) if config.data_dir else None, config.dataset_options
-    )
+    dataset = run_dataset(store, resolved)
     report = asyncio.run(judge_run(store, resolved, dataset, judges.split(","), policy, style, home, human))
     for line in report.lines():
         console.print(line)

@@ -1,0 +1,128 @@
+"""D1S, D2S and CG end to end on two real problems, through the runner into a store.
+
+The offline perception agent writes the panel descriptions; the real llama.cpp
+server with Gemma 3 270M and the Similarity Classifier (MiniLM over the
+descriptions) reason over them without images. Gemma's answers are nonsense, so
+the tests check structure: calls, roles, images, stored answers, reuse of one
+describer's descriptions by two reasoners, and the analyses. The LLM runs use
+classic problems (panels 5 and 11 held out), whose line drawings the perception
+agent describes in a few sentences; on Bongard-RWR photographs it finds many
+parts and writes descriptions long enough to fill Gemma's context slowly, so the
+real Bongard-RWR run goes to the Similarity Classifier.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from graphs.runner import RunConfig
+from tests.cli import run_bongard
+from tests.stored_runs import Stored, run_into_store
+
+PROBLEMS = ["6", "31"]
+PERCEPTION, LLAMA, SIMILARITY = "perception", "llamacpp:gemma3-270m", "similarity"
+DESCRIBED = {"description-to-side": 12, "descriptions-to-sides": 12, "concept-generation": 10}
+"""Panels described per problem: 5 + 5 context panels (classic, panels 5 and 11 held out), and the tests."""
+REASONING = {"description-to-side": 2, "descriptions-to-sides": 1, "concept-generation": 1}
+
+
+def run(
+    strategy: str, home: Path, shared_data: Path, reasoner: str, options: dict[str, str] | None = None,
+    dataset: str = "bongard-classic", problems: list[str] = PROBLEMS,
+) -> Stored:  # fmt: skip
+    config = RunConfig(
+        strategy=strategy,
+        dataset=dataset,
+        data_dir=str(shared_data),
+        dataset_options={"holdout_test": "true"} if dataset == "bongard-classic" else {},
+        agents={"describer": PERCEPTION, "reasoner": reasoner},
+        agent_params={"temperature": 0, "max_tokens": 200},
+        problems=problems,
+        strategy_options=options or {},
+        concurrency=2,
+    )
+    return run_into_store(home, config)
+
+
+@pytest.mark.parametrize("strategy", sorted(DESCRIBED))
+def test_describer_then_text_reasoner_into_the_store(
+    strategy: str, module_home: Path, shared_data: Path
+) -> None:
+    options = {"input": "descriptions"} if strategy == "concept-generation" else {}
+    stored = run(strategy, module_home, shared_data, LLAMA, options)
+    calls = stored.calls()
+    per_problem = DESCRIBED[strategy] + REASONING[strategy]
+    assert len(calls) == per_problem * len(PROBLEMS)
+    for agent, task, images in calls:
+        assert (agent, task, len(images)) in {
+            (PERCEPTION, "describe", 1),
+            (LLAMA, "classify", 0),
+            (LLAMA, "answer", 0),
+        }
+    answers = stored.answers()
+    assert set(answers) == {f"bongard-classic/{p}" for p in PROBLEMS}
+    for answer in answers.values():
+        assert answer["strategy"] == strategy and answer["details"]["describer"] == PERCEPTION
+        assert len(answer["details"]["descriptions"]["panels"]) == DESCRIBED[strategy]
+
+
+def test_one_describers_descriptions_reasoned_over_by_two_reasoners(
+    module_home: Path, shared_data: Path
+) -> None:
+    described = run("description-to-side", module_home, shared_data, LLAMA)
+    by_similarity = run(
+        "description-to-side", module_home, shared_data, SIMILARITY, {"descriptions_from": described.run_id}
+    )
+    assert {(agent, task) for agent, task, _ in by_similarity.calls()} == {(SIMILARITY, "classify")}
+    for problem, answer in by_similarity.answers().items():
+        assert (
+            answer["details"]["descriptions"]["panels"]
+            == described.answers()[problem]["details"]["descriptions"]["panels"]
+        )
+        assert set(answer["sides"].values()) <= {"left", "right"}  # the classifier always decides
+    result = run_bongard(
+        "analyze", "describers", described.run_id, by_similarity.run_id, "--home", module_home
+    )
+    assert result.returncode == 0, result.stderr
+    assert "perception" in result.stdout and SIMILARITY in result.stdout and LLAMA in result.stdout
+
+
+def test_concept_generation_from_the_sheet_is_scored_with_text_metrics(
+    module_home: Path, shared_data: Path
+) -> None:
+    stored = run("concept-generation", module_home, shared_data, PERCEPTION)  # the perception agent's rules
+    assert [(agent, task, len(images)) for agent, task, images in stored.calls()] == [
+        (PERCEPTION, "answer", 1)
+    ] * 2
+    for answer in stored.answers().values():
+        assert answer["text"].startswith("Left: ") and answer["left_rule"] and answer["right_rule"]
+    result = run_bongard("analyze", "metrics", stored.run_id, "--home", module_home, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "bleu1" in result.stdout and "rouge_l" in result.stdout and "embedding" in result.stdout
+    assert "4 (true, generated) rule pairs scored; 0 answers without rules skipped" in result.stdout
+    judged = run_bongard(
+        "judge", stored.run_id, "--judges", "embedding:0.7", "--home", module_home, timeout=300
+    )
+    assert judged.returncode == 0 and "2 answers judged" in judged.stdout, judged.stderr
+    summary = json.loads(run_bongard("runs", "show", stored.run_id, "--json", "--home", module_home).stdout)
+    assert summary["done"] == 2
+
+
+def test_real_photographs_described_and_classified_by_the_similarity_classifier(
+    module_home: Path, shared_data: Path
+) -> None:
+    stored = run(
+        "descriptions-to-sides",
+        module_home,
+        shared_data,
+        SIMILARITY,
+        dataset="bongard-rwr",
+        problems=["31", "63"],
+    )
+    assert len(stored.calls()) == 2 * 15
+    for answer in stored.answers().values():
+        assert sorted(answer["sides"]) == ["left-test-6", "right-test-6"] and answer["parse_status"] == "ok"
+        assert "descriptions (MiniLM)" in answer["text"]
