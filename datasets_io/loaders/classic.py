@@ -10,6 +10,7 @@ from __future__ import annotations
 from functools import cached_property
 from pathlib import Path
 
+from datasets_io.concept_groups import known_groups
 from datasets_io.images import find_image
 from datasets_io.loaders.base import DatasetLoader, LoaderOptions
 from datasets_io.loaders.classic_rules import RULES_FILE_NAME, ClassicRules
@@ -73,6 +74,7 @@ class ClassicLoader(DatasetLoader):
             test_left=tests["left"],
             test_right=tests["right"],
             concept=concept,
+            concept_group=known_groups().get(problem_id),
             panels_per_side=HELD_OUT_INDEX if self.options.holdout_test else CONTEXT_PANELS_PER_SIDE,
             metadata={"folder": folder.name},
         )

@@ -10,6 +10,7 @@ from __future__ import annotations
 from functools import cached_property
 from pathlib import Path
 
+from datasets_io.concept_groups import known_groups
 from datasets_io.images import find_image
 from datasets_io.loaders.base import DatasetLoader, LoaderOptions, numeric_folders
 from datasets_io.loaders.classic_rules import RULES_FILE_NAME, ClassicRules
@@ -71,4 +72,5 @@ class RwrLoader(DatasetLoader):
             test_left=panels["left"][TEST_INDEX:],
             test_right=panels["right"][TEST_INDEX:],
             concept=concept,
+            concept_group=known_groups().get(problem_id),
         )

@@ -3,8 +3,9 @@
 `dataset.json` holds `problems: [{id, left_images: [{image_id, path}], right_images}]`
 with paths relative to the dataset folder; the last image of each side is its
 test image, so a variant with P panels per side lists P + 1 images.
-`labels.csv` has the columns `Left-side Rule` and `Right-side Rule`; the row of
-problem `id` is `(id % 1000) - 1` (problems derived from one source share it).
+`labels.csv` has the columns `Left-side Rule` and `Right-side Rule` (and, in
+datasets this toolkit generates, `Concept Group`); the row of problem `id` is
+`(id % 1000) - 1` (problems derived from one source share it).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from datasets_io.problem import SIDES, BongardProblem, Concept, Panel
 
 LEFT_RULE_COLUMN = "Left-side Rule"
 RIGHT_RULE_COLUMN = "Right-side Rule"
+GROUP_COLUMN = "Concept Group"
 SOURCE_PROBLEMS_PER_BLOCK = 1000
 
 
@@ -116,6 +118,7 @@ class RwrPlusLoader(DatasetLoader):
             test_left=panels["left"][-1:],
             test_right=panels["right"][-1:],
             concept=self._concept(record.id, problem_id),
+            concept_group=self._labels[record.id % SOURCE_PROBLEMS_PER_BLOCK - 1].get(GROUP_COLUMN) or None,
             panels_per_side=len(record.left_images) - 1,
             metadata={
                 "image_ids": {side: [image.image_id for image in images[side]] for side in SIDES},
