@@ -1,4 +1,4 @@
-"""The results store: one SQLite file per workspace holding runs, items, model calls and verdicts.
+"""The results store: one SQLite file per workspace: runs, items, model calls, verdicts, generations, reviews.
 
 Plain SQLite (readable with `sqlite3`), WAL mode, one transaction per item so
 a killed run loses at most the items in flight. The schema is versioned with
@@ -72,6 +72,26 @@ MIGRATIONS: Sequence[str] = (
         PRIMARY KEY (run_id, problem, attempt, judging)
     );
     """,
+    """
+    CREATE TABLE generations (
+        id TEXT PRIMARY KEY,
+        created_at REAL NOT NULL,
+        finished_at REAL,
+        config TEXT NOT NULL
+    );
+    CREATE TABLE reviews (
+        generation_id TEXT NOT NULL REFERENCES generations(id),
+        image_id INTEGER NOT NULL,
+        source TEXT NOT NULL,
+        side TEXT NOT NULL,
+        path TEXT NOT NULL,
+        concept TEXT NOT NULL,
+        decision TEXT CHECK (decision IN ('left', 'right', 'none')),
+        reviewer TEXT,
+        decided_at REAL,
+        PRIMARY KEY (generation_id, image_id)
+    );
+    """,
 )
 
 
@@ -143,7 +163,7 @@ class ResultsStore:
         """Bring the schema up to date. An up-to-date store takes no write lock (so it opens while a
         run writes); otherwise the version is re-read inside the write lock, so two processes opening
         a new store at once cannot both create it."""
-        with self._reading() as db:
+        with self.reading() as db:
             if db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS):
                 return
         with self.transaction() as db:
@@ -174,7 +194,7 @@ class ResultsStore:
             self._db.execute("ROLLBACK")
 
     @contextmanager
-    def _reading(self) -> Iterator[sqlite3.Connection]:
+    def reading(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
             try:
                 yield self._db
@@ -192,7 +212,7 @@ class ResultsStore:
 
     def resolve_run(self, run: str) -> str:
         """A run id, accepting `latest` for the newest run."""
-        with self._reading() as db:
+        with self.reading() as db:
             if run == "latest":
                 row = db.execute("SELECT id FROM runs ORDER BY created_at DESC LIMIT 1").fetchone()
             else:
@@ -202,21 +222,21 @@ class ResultsStore:
         return str(row[0])
 
     def run_config(self, run_id: str) -> dict[str, Any]:
-        with self._reading() as db:
+        with self.reading() as db:
             row = db.execute("SELECT config FROM runs WHERE id = ?", (run_id,)).fetchone()
         config: dict[str, Any] = json.loads(row[0])
         return config
 
     def finished_items(self, run_id: str) -> set[tuple[str, int]]:
         """(problem, attempt) pairs already done (failed ones are retried only on request)."""
-        with self._reading() as db:
+        with self.reading() as db:
             rows = db.execute(
                 "SELECT problem, attempt FROM items WHERE run_id = ? AND status = 'done'", (run_id,)
             )
             return {(str(p), int(a)) for p, a in rows}
 
     def failed_items(self, run_id: str) -> set[tuple[str, int]]:
-        with self._reading() as db:
+        with self.reading() as db:
             rows = db.execute(
                 "SELECT problem, attempt FROM items WHERE run_id = ? AND status = 'failed'", (run_id,)
             )
@@ -281,7 +301,7 @@ class ResultsStore:
 
     def answers(self, run_id: str) -> list[tuple[str, int, dict[str, Any]]]:
         """Every done item's answer, in problem order."""
-        with self._reading() as db:
+        with self.reading() as db:
             rows = db.execute(
                 "SELECT problem, attempt, answer FROM items WHERE run_id = ? AND status = 'done' "
                 "ORDER BY rowid",
@@ -325,12 +345,12 @@ class ResultsStore:
 
     def judged_items(self, run_id: str) -> int:
         """How many of the run's items some judging has decided."""
-        with self._reading() as db:
+        with self.reading() as db:
             query = "SELECT COUNT(DISTINCT problem || '#' || attempt) FROM decisions WHERE run_id = ?"
             return int(db.execute(query, (run_id,)).fetchone()[0])
 
     def summary(self, run_id: str) -> RunSummary:
-        with self._reading() as db:
+        with self.reading() as db:
             created, finished, config = db.execute(
                 "SELECT created_at, finished_at, config FROM runs WHERE id = ?", (run_id,)
             ).fetchone()
@@ -362,7 +382,7 @@ class ResultsStore:
         )
 
     def run_ids(self) -> list[str]:
-        with self._reading() as db:
+        with self.reading() as db:
             return [str(r[0]) for r in db.execute("SELECT id FROM runs ORDER BY created_at")]
 
     def close(self) -> None:
