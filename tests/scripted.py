@@ -73,6 +73,13 @@ def structured_reply(request: Request) -> dict[str, Any] | None:
             "set_a_rule": "scripted left rule",
             "set_b_rule": "scripted right rule",
         }
+    if fields == {"positive", "negative"}:
+        return {"positive": f"two red circles seen in {request.images[-1]}", "negative": "squares"}
+    if fields == {"prompts"}:
+        count = int(call.extra["count"])
+        return {"prompts": [f"{n + 1} blue triangles" for n in range(count)]}
+    if fields == {"explanation", "verdict"}:  # an image review: the scripted description names the panel
+        return {"explanation": "scripted", "verdict": "left" if "['left" in request.text() else "right"}
     if "left_concept" in fields:
         return {"explanation": "scripted", "left_concept": "scripted left", "right_concept": "scripted right"}
     if "option" in fields:

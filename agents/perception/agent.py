@@ -7,6 +7,7 @@ itself (`features.py`) and answers:
 - describe: the panel in sentences, then its measurements as JSON; with a schema
   (a componential description of one panel), the schema filled honestly: line
   drawings in black and white, one object per figure, nothing living, no weather;
+  a drawing prompt (`positive`) names its figures, and it leaves `negative` empty;
 - compare: what differs between the two panels of a pair, then both panels' JSON;
 - answer: the simplest induced rule, as `Left: ...` / `Right: ...` lines; with a
   schema, the rule, a one-line summary of the left (positive) side and what was measured;
@@ -55,7 +56,7 @@ from agents.perception.panels import (
     measured,
     shown_panel,
 )
-from agents.perception.sentences import describe, differences, figure_sentence
+from agents.perception.sentences import describe, differences, figure_sentence, figures_phrase
 from agents.perception.wording import compact
 from agents.schema_fill import fill
 
@@ -95,6 +96,8 @@ def _describe_reply(call: CallSpec) -> str:
         "emotional_tone": "not applicable (the perception agent measures shapes)",
         "visible_text": "not read (the perception agent does not read text)",
         "summary": text,
+        "positive": figures_phrase(perception),
+        "negative": "",  # it measures figures; what would show the other concept is beyond it
     }
     return _structured(call, known, text)
 

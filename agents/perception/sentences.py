@@ -32,6 +32,17 @@ def figure_sentence(number: int, figure: Figure) -> str:
     )
 
 
+def figures_phrase(perception: PanelPerception) -> str:
+    """The figures as one short noun phrase, such as a drawing prompt wants."""
+    if not perception.figures:
+        return "an empty white panel"
+    named = [
+        "an open line" if not f.closed else f"a {_size(f)} {'filled' if f.filled else 'outline'} {f.shape}"
+        for f in perception.figures
+    ]
+    return "black line drawing on white: " + ", ".join(named)
+
+
 def describe(perception: PanelPerception) -> str:
     if not perception.figures:
         return "The panel is empty."

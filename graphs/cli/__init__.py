@@ -7,6 +7,7 @@ import sys
 import typer
 
 from agents.embeddings import EmbeddingsUnavailable
+from agents.image_embedders import EmbedderError
 from agents.managed import AgentCallError
 from agents.registry import AgentSpecError
 from agents.secrets import redact
@@ -17,6 +18,7 @@ from graphs.cli.agents import ask, cache_app, list_agents
 from graphs.cli.analyze import analyze_app
 from graphs.cli.console import error_console
 from graphs.cli.datasets import datasets_app
+from graphs.cli.generate import generate, review, variants
 from graphs.cli.run import compare, judge, run, runs_app
 from graphs.cli.strategies import draw_graph, list_strategies
 from graphs.registry import StrategyError
@@ -38,6 +40,9 @@ app.add_typer(runs_app, name="runs")
 app.command("judge")(judge)
 app.command("compare")(compare)
 app.add_typer(analyze_app, name="analyze")
+app.command("generate")(generate)
+app.command("review")(review)
+app.command("variants")(variants)
 app.command("graph")(draw_graph)
 
 
@@ -53,6 +58,7 @@ def main() -> None:
         StrategyError,
         StoreError,
         EmbeddingsUnavailable,
+        EmbedderError,
     ) as error:
         error_console.print(f"[red]error:[/red] {redact(str(error))}", highlight=False)
         sys.exit(2)

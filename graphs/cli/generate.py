@@ -1,0 +1,249 @@
+"""`bongard generate`, `bongard review` and `bongard variants`: the Bongard-RWR+ pipeline from the shell."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+from pathlib import Path
+from typing import Annotated, get_args
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from agents.image_embedders import resolve_image_embedder
+from datasets_io.generated import Decision
+from datasets_io.reviews import GenerationRecords, Review
+from graphs.cli.console import console, error_console
+from graphs.cli.options import DataDirOption, DatasetOptions, HomeOption, ModelParams, parse_key_values
+from graphs.cli.run import open_store
+from graphs.generation import GenerationSettings, ReviewMode
+from graphs.generation_run import (
+    Generation,
+    GenerationConfig,
+    GenerationStatus,
+    resume_generation,
+    start_generation,
+)
+from graphs.generation_variants import write_variants
+from graphs.runner import parse_selection
+
+DECISION_KEYS: dict[str, Decision] = {"l": "left", "r": "right", "n": "none"}
+
+
+def generate(
+    source: Annotated[
+        str | None, typer.Option(help="Dataset of source problems (name or FORMAT:PATH).")
+    ] = None,
+    out: Annotated[Path | None, typer.Option(help="Folder the new dataset is written to.")] = None,
+    problems: Annotated[str | None, typer.Option(help="Source problem ids, e.g. 1-11,31.")] = None,
+    model: Annotated[str | None, typer.Option(help="Agent spec for every role not given.")] = None,
+    describer: Annotated[str | None, typer.Option(help="Image + concept -> prompt pair (a VLM).")] = None,
+    augmenter: Annotated[str | None, typer.Option(help="Prompt -> N variants (any LLM).")] = None,
+    reviewer: Annotated[str | None, typer.Option(help="--review auto: re-describes each image.")] = None,
+    review_judge: Annotated[
+        str | None, typer.Option(help="--review auto: which concept a description shows.")
+    ] = None,
+    generator: Annotated[
+        str, typer.Option(help="Image generator: flux, openai-images:MODEL, shapes.")
+    ] = "flux",
+    generator_param: Annotated[
+        list[str] | None, typer.Option("--generator-param", "-G", help="Generator parameter KEY=VALUE.")
+    ] = None,
+    embedder: Annotated[
+        str, typer.Option(help="Image embedder: open_clip[:MODEL/WEIGHTS], classical.")
+    ] = "open_clip",
+    variations: Annotated[int, typer.Option(min=1, max=99, help="Variants per source image (N).")] = 15,
+    panels: Annotated[int, typer.Option(min=1, help="Context images per side (P).")] = 6,
+    subsets: Annotated[
+        int, typer.Option(min=1, help="Subsets per side (M); M x M problems per source.")
+    ] = 10,
+    no_removal: Annotated[
+        bool, typer.Option("--no-removal", help="Keep images in the pool (the LP variant).")
+    ] = False,
+    review: Annotated[
+        str, typer.Option(help="human (stop for decisions) or auto (cycle-consistency).")
+    ] = "human",
+    groups: Annotated[Path | None, typer.Option(help="CSV of source id, concept group.")] = None,
+    seed: int = 0,
+    size: Annotated[int, typer.Option(min=64, help="Image side in pixels.")] = 512,
+    concurrency: Annotated[int, typer.Option(min=1)] = 4,
+    resume: Annotated[str | None, typer.Option(help="Continue a generation (an id or `latest`).")] = None,
+    param: ModelParams = None,
+    data_dir: DataDirOption = None,
+    option: DatasetOptions = None,
+    home: HomeOption = None,
+) -> None:
+    """Generate a Bongard-RWR+ style dataset: describe, augment, render, review, embed, select, build.
+
+    A human review stops the run with the images to review: decide them with
+    `bongard review GEN`, then continue with `bongard generate --resume GEN`.
+    """
+    store = open_store(home)
+    if resume is not None:
+        job = resume_generation(resume, store, home)
+    else:
+        if source is None or out is None or not (model or (describer and augmenter)):
+            raise typer.BadParameter(
+                "give --source, --out and --model (or --describer and --augmenter)",
+                param_hint="bongard generate",
+            )
+        if review not in get_args(ReviewMode):
+            raise typer.BadParameter("--review takes human or auto", param_hint="--review")
+        roles = {"describer": describer, "augmenter": augmenter}
+        if review == "auto":
+            roles |= {"reviewer": reviewer, "review_judge": review_judge}
+        agents = {role: spec or model for role, spec in roles.items()}
+        missing = [role for role, spec in agents.items() if not spec]
+        if missing:
+            raise typer.BadParameter(f"no agent for {', '.join(missing)}", param_hint="--model")
+        settings = GenerationSettings(
+            folder=str(out.resolve()), variations=variations, panels=panels, subsets=subsets,
+            remove=not no_removal, seed=seed, size=size, review=review,
+        )  # fmt: skip
+        config = GenerationConfig(
+            source=source,
+            data_dir=str(data_dir) if data_dir else None,
+            dataset_options=parse_key_values(option),
+            problems=parse_selection(problems) if problems else None,
+            agents={role: str(spec) for role, spec in agents.items()},
+            agent_params=parse_key_values(param, "-M"),
+            generator=generator,
+            generator_params=parse_key_values(generator_param, "-G"),
+            embedder=embedder,
+            settings=settings,
+            groups=_read_groups(groups) if groups else {},
+            concurrency=concurrency,
+        )
+        job = start_generation(config, store, home)
+    console.print(f"generation {job.id}: {len(job.sources)} source problems -> {job.folder}")
+    _report(job, asyncio.run(job.run()))
+
+
+def _read_groups(path: Path) -> dict[str, str]:
+    with path.open(encoding="utf-8", newline="") as handle:
+        return {
+            row[0].strip(): row[1].strip() for row in csv.reader(handle) if len(row) >= 2 and row[0].strip()
+        }
+
+
+def _report(job: Generation, status: GenerationStatus) -> None:
+    for source, error in status.failed.items():
+        error_console.print(f"[red]failed:[/red] source {source}: {escape(error)}")
+    if status.awaiting:
+        waiting, sources = sum(status.awaiting.values()), len(status.awaiting)
+        console.print(
+            f"{len(status.built)} sources built; {waiting} images of {sources} sources await review:\n"
+            f"  bongard review {job.id} --list          (the images and their concepts)\n"
+            f"  bongard review {job.id} --decisions FILE.csv   (image_id,decision: left, right or none)\n"
+            f"then: bongard generate --resume {job.id}"
+        )
+    for where, stop in status.stops.items():
+        console.print(f"  {where}: {stop}")
+    if status.complete:
+        console.print(
+            f"wrote {status.problems} problems to {status.folder} "
+            f"(read it as --dataset bongard-rwr-plus:{status.folder})"
+        )
+    elif status.failed:
+        raise typer.Exit(1)
+
+
+def review(
+    generation: Annotated[str, typer.Argument(metavar="GEN", help="A generation id or `latest`.")],
+    decisions: Annotated[Path | None, typer.Option(help="CSV with columns image_id,decision.")] = None,
+    template: Annotated[
+        Path | None, typer.Option(help="Write a CSV of the pending images to fill in.")
+    ] = None,
+    interactive: Annotated[
+        bool, typer.Option("--interactive", help="Ask for each pending image here.")
+    ] = False,
+    home: HomeOption = None,
+) -> None:
+    """List, record or ask for the review decisions of a generation's images (left, right or none)."""
+    records = GenerationRecords(open_store(home))
+    generation_id = records.resolve(generation)
+    pending = [r for r in records.reviews(generation_id) if r.decision is None]
+    if decisions is not None:
+        stored = records.decide(generation_id, _read_decisions(decisions), "human")
+        console.print(f"stored {stored} decisions")
+    elif template is not None:
+        with template.open("w", encoding="utf-8", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["image_id", "decision", "side", "concept", "path"])
+            writer.writerows([r.image_id, "", r.side, r.concept, r.path] for r in pending)
+        console.print(f"{len(pending)} pending images in {template}: fill in decision (left, right or none)")
+    elif interactive:
+        _ask(records, generation_id, pending)
+    else:
+        _list(pending, Path(records.config(generation_id)["settings"]["folder"]))
+    left = sum(r.decision is None for r in records.reviews(generation_id))
+    console.print(
+        f"{left} images still to review"
+        if left
+        else f"all decided: bongard generate --resume {generation_id}"
+    )
+
+
+def _read_decisions(path: Path) -> dict[int, Decision]:
+    found: dict[int, Decision] = {}
+    with path.open(encoding="utf-8", newline="") as handle:
+        for number, row in enumerate(csv.DictReader(handle), start=2):
+            value = (row.get("decision") or "").strip().lower()
+            if not value:
+                continue
+            decision = (
+                DECISION_KEYS.get(value[:1]) if value in (*get_args(Decision), *DECISION_KEYS) else None
+            )
+            if decision is None or not (row.get("image_id") or "").strip().isdigit():
+                raise typer.BadParameter(f"{path}, line {number}: expected image_id and left, right or none")
+            found[int(str(row["image_id"]))] = decision
+    return found
+
+
+def _list(pending: list[Review], folder: Path) -> None:
+    table = Table("image", "side", "concept of its side", "file")
+    for r in pending:
+        table.add_row(str(r.image_id), r.side, escape(r.concept), escape(str(folder / r.path)))
+    console.print(table)
+
+
+def _ask(records: GenerationRecords, generation_id: str, pending: list[Review]) -> None:
+    folder = Path(records.config(generation_id)["settings"]["folder"])
+    for r in pending:
+        answer = (
+            typer.prompt(
+                f"image {r.image_id} ({r.side}: {r.concept}) {folder / r.path} [l]eft/[r]ight/[n]one/[q]uit"
+            )
+            .strip()
+            .lower()[:1]
+        )
+        if answer == "q":
+            return
+        if answer in DECISION_KEYS:
+            records.decide(generation_id, {r.image_id: DECISION_KEYS[answer]}, "human")
+
+
+def variants(
+    folder: Annotated[Path, typer.Argument(help="A generated dataset folder (with pool.json).")],
+    embedder: Annotated[
+        str, typer.Option(help="Image embedder (as the generation used, to reuse its files).")
+    ] = "open_clip",
+    panels: Annotated[str | None, typer.Option(help="P values, e.g. 2-6: one manifest each.")] = None,
+    removal: Annotated[
+        bool, typer.Option("--removal/--no-removal", help="Remove redundant images (off: LP).")
+    ] = False,
+    tvt: Annotated[int | None, typer.Option(help="Write train/validation/test splits with P panels.")] = None,
+    impure: Annotated[bool, typer.Option("--impure", help="Also an -impure twin of each manifest.")] = False,
+    subsets: Annotated[int, typer.Option(min=1)] = 10,
+    seed: int = 0,
+) -> None:
+    """Variants of a generated dataset as extra manifests: LP / P panels, TVT splits, impure sides."""
+    counts = [int(n) for n in parse_selection(panels)] if panels else []
+    report = write_variants(
+        folder, resolve_image_embedder(embedder), counts, removal, tvt, impure, seed, subsets
+    )
+    for name, count in report.written.items():
+        console.print(f"{name}: {count} problems  (-O manifest={name})")
+    for note in report.notes:
+        error_console.print(f"[yellow]note:[/yellow] {note}")
