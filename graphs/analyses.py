@@ -11,8 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pandas as pd
+
 from datasets_io.catalog import Dataset, open_dataset
-from datasets_io.report import runs_frame, solved_problems
+from datasets_io.report import problems_frame, runs_frame, solved_problems
 from datasets_io.store import ResultsStore
 from datasets_io.task_types import TASKS, TaskTypes
 from graphs.registry import StrategyError
@@ -97,3 +99,25 @@ def concept_generation_metrics(
     if not references:
         raise StrategyError(f"run {run_id} holds no generated rules to score")
     return RunMetrics(concept_metrics(references, candidates, metrics), len(references), skipped)
+
+
+UNKNOWN_GROUP = "unknown"
+
+
+def group_accuracy(store: ResultsStore, run_ids: list[str], min_solved: int | None = None) -> pd.DataFrame:
+    """Solved problems and accuracy per strategy, model, dataset and concept group (Bongard-RWR+,
+    Fig. 6 and 14); problems whose group the dataset does not know count as `unknown`."""
+    problems = problems_frame(store, run_ids, min_solved)
+    datasets = {run_id: run_dataset(store, run_id) for run_id in run_ids}
+    groups = [
+        datasets[run_id].problem(problem.split("/", 1)[1]).concept_group or UNKNOWN_GROUP
+        for run_id, problem in zip(problems["run_id"], problems["problem"], strict=True)
+    ]
+    table = (
+        problems.assign(group=groups)
+        .groupby(["strategy", "model", "dataset", "group"], sort=True)
+        .agg(problems=("problem", "count"), solved=("solved", "sum"))
+        .reset_index()
+    )
+    table["accuracy"] = (table["solved"] / table["problems"]).round(3)
+    return table

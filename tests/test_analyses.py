@@ -18,7 +18,7 @@ from datasets_io.query_report import category_accuracy, query_accuracy, query_fr
 from datasets_io.report import problems_frame, solved_problems
 from datasets_io.store import STORE_FILE, ResultsStore
 from datasets_io.task_types import TaskTypes, write_types
-from graphs.analyses import task_types_of_runs
+from graphs.analyses import group_accuracy, task_types_of_runs
 from graphs.answer import Answer
 from graphs.registry import StrategyError
 from judges.rule_similarity import rule_description_similarity
@@ -222,6 +222,18 @@ def test_a_deductive_answer_is_compared_with_its_stage_one_rule(store: ResultsSt
     store.save_item(run_id, f"{DATASET}/1", 0, answer, None)
     [row] = query_frame(store, [run_id]).to_dict("records")
     assert (row["rule"], row["description"], row["category"]) == ("every figure is round", "a circle", None)
+
+
+def test_accuracy_per_concept_group(store: ResultsStore, shared_data: Path) -> None:
+    run_id = store.create_run(
+        {**config("image-to-side", dataset="bongard-rwr"), "data_dir": str(shared_data)}, "t"
+    )
+    for number, ok in (("23", True), ("90", False), ("76", True), ("6", True), ("10", False)):
+        problem = f"bongard-rwr/{number}"
+        store.save_item(run_id, problem, 0, scored_answer("image-to-side", problem, ok), None)
+    table = group_accuracy(store, [run_id]).set_index("group")
+    assert table.loc["Count", "problems"] == 2 and table.loc["Count", "accuracy"] == 0.5  # 23 and 90
+    assert table.loc["Angle", "solved"] == 1 and table.loc["unknown", "problems"] == 2  # 6 and 10 ungrouped
 
 
 def test_bongard_analyze_commands(store: ResultsStore, tmp_path: Path) -> None:

@@ -15,14 +15,15 @@ from datasets_io.query_report import (
     query_frame,
 )
 from datasets_io.task_types import markdown_table, write_types
-from graphs.analyses import concept_generation_metrics, task_types_of_runs
+from graphs.analyses import concept_generation_metrics, group_accuracy, task_types_of_runs
 from graphs.cli.console import console, error_console
 from graphs.cli.options import HomeOption, MinSolvedOption
 from graphs.cli.run import open_store
 from judges.rule_similarity import rule_description_similarity
 
 analyze_app = typer.Typer(
-    help="Analyses across stored runs: queries, describers, similarity, metrics, types.", no_args_is_help=True
+    help="Analyses across stored runs: queries, groups, describers, similarity, metrics, types.",
+    no_args_is_help=True,
 )
 RunIds = Annotated[list[str], typer.Argument(metavar="RUN ...", help="Run ids, or `latest`.")]
 OutOption = Annotated[
@@ -54,6 +55,16 @@ def queries(run_ids: RunIds, out: OutOption = None, home: HomeOption = None) -> 
     """Query accuracy overall, on positive and negative queries, and per concept category."""
     frame = _queries(run_ids, home)
     _show({"query_accuracy": query_accuracy(frame), "category_accuracy": category_accuracy(frame)}, out)
+
+
+@analyze_app.command("groups")
+def groups(
+    run_ids: RunIds, min_solved: MinSolvedOption = None, out: OutOption = None, home: HomeOption = None
+) -> None:
+    """Solved problems and accuracy per concept group (Size, Position, Count, ... Angle)."""
+    store = open_store(home)
+    table = group_accuracy(store, [store.resolve_run(run) for run in run_ids], min_solved)
+    _show({"group_accuracy": table}, out)
 
 
 @analyze_app.command("similarity")

@@ -73,7 +73,8 @@ def run(
         str | None, typer.Option(help="deductive-rule-learning: apply the rules of this earlier run.")
     ] = None,
     descriptions_from: Annotated[
-        str | None, typer.Option(help="componential-analysis: reason over this run's descriptions.")
+        str | None,
+        typer.Option(help="componential-analysis, D1S, D2S, CG: reason over this run's panel descriptions."),
     ] = None,
     probes_from: Annotated[
         str | None, typer.Option(help="concept-probe: ask the probes this earlier run authored.")
