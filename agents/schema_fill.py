@@ -89,6 +89,23 @@ def fill(
     }
 
 
+CONCLUSIONS = {"left": "positive", "right": "negative"}
+"""A left-side query is positive (it shows the left concept)."""
+
+
+def side_decision(side: str, explanation: str, concept: str, query: str) -> dict[str, str]:
+    """One test panel's decision under every name a classify schema may ask for."""
+    return {
+        "answer": side.upper(),
+        "conclusion": CONCLUSIONS[side],
+        "explanation": explanation,
+        "analysis": explanation,
+        "concept": concept,
+        "rule": concept,
+        "query": query,
+    }
+
+
 def _per_panel(schema: Mapping[str, Any]) -> bool:
     """Whether the schema has one object field per test panel rather than the fields of one decision."""
     properties = schema.get("properties", {})

@@ -26,12 +26,11 @@ from pydantic import ConfigDict
 
 from agents.call import CallSpec
 from agents.image_embedders import Embeddings, ImageEmbedder
-from agents.schema_fill import decisions_reply
+from agents.schema_fill import decisions_reply, side_decision
 from datasets_io.problem import SIDES, Panel, Side
 
 Distance = Literal["euclidean", "cosine"]
 Aggregate = Literal["max", "mean", "min"]
-CONCLUSIONS: dict[Side, str] = {"left": "positive", "right": "negative"}
 _AGGREGATES: dict[str, Callable[[np.ndarray[Any, Any]], Any]] = {
     "max": np.max,
     "mean": np.mean,
@@ -138,17 +137,7 @@ def classify(
             f"{scores['left']:.4f} and to the right panels {scores['right']:.4f}, so {side}."
         )
         concept = "none: the similarity classifier compares embeddings and states no concept"
-        decisions.append(
-            {
-                "answer": side.upper(),
-                "conclusion": CONCLUSIONS[side],
-                "explanation": explanation,
-                "analysis": explanation,
-                "concept": concept,
-                "rule": concept,
-                "query": explanation,
-            }
-        )
+        decisions.append(side_decision(side, explanation, concept, explanation))
     return decisions
 
 

@@ -12,7 +12,7 @@ import contextlib
 import hashlib
 import itertools
 import operator
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
@@ -21,6 +21,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Send
 from pydantic import BaseModel
 
 from agents.call import AgentReply, CallSpec, ImageSource, TaskKind
@@ -227,6 +228,18 @@ def fan_out_graph(
     graph.add_edge(worker[0], "finish")
     graph.add_edge("finish", END)
     return graph.compile()
+
+
+def send_each(node: str, listed: str, one: str) -> Callable[[SolveState], list[Send]]:
+    """A fan-out: `node` once per item of `inputs[listed]`, each run seeing its item as `inputs[one]`."""
+
+    def sends(state: SolveState) -> list[Send]:
+        return [
+            Send(node, {**state, "inputs": {**state["inputs"], one: item}})
+            for item in state["inputs"][listed]
+        ]
+
+    return sends
 
 
 def panel_by_ref(problem: BongardProblem, ref: str) -> Panel:

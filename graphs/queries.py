@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from agents.call import AgentReply
 from datasets_io.problem import BongardProblem, Side
 from graphs.answer import Answer
-from graphs.nodes import SolveState, panel_by_ref, problem_of
+from graphs.nodes import SolveState, panel_by_ref, problem_of, send_each
 from graphs.registry import DatasetContext
 
 Conclusion = Literal["positive", "negative"]
@@ -49,14 +49,7 @@ def prepare_queries(
 
 def query_sends(node: str) -> Callable[[SolveState], list[Send]]:
     """A fan-out sending each query to `node` on its own."""
-
-    def sends(state: SolveState) -> list[Send]:
-        return [
-            Send(node, {**state, "inputs": {**state["inputs"], "query": ref}})
-            for ref in state["inputs"]["queries"]
-        ]
-
-    return sends
+    return send_each(node, "queries", "query")
 
 
 def query_note(ref: str, reply: AgentReply) -> dict[str, Any]:

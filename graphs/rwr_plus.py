@@ -10,7 +10,6 @@ import json
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.types import Send
 from pydantic import BaseModel
 
 from agents.call import AgentReply
@@ -30,6 +29,7 @@ from graphs.nodes import (
     panel_source,
     problem_of,
     runtime_of,
+    send_each,
     sheet_source,
     side_of_label,
     user_message,
@@ -55,13 +55,6 @@ def _prepare_image_to_side(
             f"{problem.key} has no test images (for bongard-classic use -O holdout_test=true)"
         )
     return {"tests": [panel.ref for panel in problem.test_panels]}
-
-
-def _test_sends(state: SolveState) -> list[Send]:
-    return [
-        Send("classify", {**state, "inputs": {**state["inputs"], "test": ref}})
-        for ref in state["inputs"]["tests"]
-    ]
 
 
 async def _classify_one(state: SolveState, config: RunnableConfig) -> dict[str, Any]:
@@ -131,7 +124,9 @@ def collect_sides(strategy: str, details: StageDetails | None = None) -> Any:
     needs_test_panels=True,
 )
 def image_to_side() -> Graph:
-    return fan_out_graph(_test_sends, ("classify", _classify_one), collect_sides("image-to-side"))
+    return fan_out_graph(
+        send_each("classify", "tests", "test"), ("classify", _classify_one), collect_sides("image-to-side")
+    )
 
 
 class Selection(BaseModel):

@@ -36,6 +36,7 @@ from graphs.nodes import (
     panel_source,
     problem_of,
     runtime_of,
+    send_each,
     sheet_source,
     side_of_label,
     user_message,
@@ -188,13 +189,6 @@ def _classify_extra(problem: BongardProblem, panels: dict[str, str], tests: list
     return {"test_panels": tests, "descriptions": texts}
 
 
-def _per_test_sends(state: SolveState) -> list[Send]:
-    return [
-        Send("classify", {**state, "inputs": {**state["inputs"], "test": ref}})
-        for ref in state["inputs"]["tests"]
-    ]
-
-
 async def _one_description(state: SolveState, config: RunnableConfig) -> dict[str, Any]:
     runtime, problem = runtime_of(config), problem_of(state)
     ref = state["inputs"]["test"]
@@ -234,7 +228,9 @@ def _query_details(state: SolveState, config: RunnableConfig) -> dict[str, Any]:
 )
 def description_to_side() -> Graph:
     return describe_first(
-        ("classify", _one_description), _per_test_sends, collect_sides("description-to-side", _query_details)
+        ("classify", _one_description),
+        send_each("classify", "tests", "test"),
+        collect_sides("description-to-side", _query_details),
     )
 
 

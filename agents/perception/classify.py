@@ -18,11 +18,10 @@ from agents.perception.rules import Row, Rule, Side, nearest_side
 from agents.perception.sentences import describe
 from agents.perception.table import panel_row
 from agents.perception.wording import read_rule
-from agents.schema_fill import decisions_reply
+from agents.schema_fill import decisions_reply, side_decision
 
 Judge = Callable[[Row], tuple[Side, str, str]]
 """A test panel's row -> its side, the explanation and the rule as one line."""
-CONCLUSIONS: dict[Side, str] = {"left": "positive", "right": "negative"}
 
 
 def _by_rule(rule: Rule, how: str, warning: str) -> Judge:
@@ -69,17 +68,7 @@ def decisions(call: CallSpec) -> list[dict[str, str]]:
             raise PerceptionError(f"test panel {ref} is not among the call's images")
         perception = perceive(panels[ref].path)
         side, explanation, concept = judge(panel_row(perception))
-        found.append(
-            {
-                "answer": side.upper(),
-                "conclusion": CONCLUSIONS[side],
-                "explanation": explanation,
-                "analysis": explanation,
-                "concept": concept,
-                "rule": concept,
-                "query": describe(perception),
-            }
-        )
+        found.append(side_decision(side, explanation, concept, describe(perception)))
     if not found:
         raise PerceptionError("a classify call names no test panels (extra['test_panels'])")
     return found
