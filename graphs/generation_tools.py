@@ -150,9 +150,14 @@ def _build(
     right_subsets: list[list[int]],
     seed: int = 0,
 ) -> list[dict[str, Any]]:
-    """Left subsets x right subsets of image ids -> problems with ids, the test image of each side last."""
+    """Left subsets x right subsets of image ids -> problems with ids and their concept, the test
+    image of each side last."""
     concept = SourceConcept(source=source, row=row, left=left_rule, right=right_rule)
-    return [m.model_dump() for m in build_matrices(concept, left_subsets, right_subsets, seed)]
+    stated = {"left": left_rule, "right": right_rule}
+    return [
+        m.model_dump() | {"concept": stated}
+        for m in build_matrices(concept, left_subsets, right_subsets, seed)
+    ]
 
 
 select_diverse_subsets_tool = StructuredTool.from_function(func=_select, name="select_diverse_subsets")

@@ -125,6 +125,7 @@ def test_embed_select_and_build_work_on_plain_values(shared_data: Path, tmp_path
         left_subsets=[[1, 2, 3], [4, 5, 6]], right_subsets=[[7, 8, 9], [10, 11, 12], [13, 14, 15]], seed=1,
     )  # fmt: skip
     assert [m["id"] for m in built] == [n * 1000 + 5 for n in range(6)]  # number * 1000 + row + 1
+    assert all(m["concept"] == {"left": "One line", "right": "Two lines"} for m in built)
     assert {tuple(sorted(m["left"])) for m in built} == {(1, 2, 3), (4, 5, 6)}
     firsts = [m for m in built if sorted(m["left"]) == [1, 2, 3]]
     assert len({m["left"][-1] for m in firsts}) == 1  # a side subset keeps its test image in every pairing
