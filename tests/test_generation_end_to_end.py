@@ -89,3 +89,18 @@ def test_generate_review_resume_variants_and_run(tmp_path: Path, shared_data: Pa
     assert ran.returncode == 0 and "8/8 items done, 0 failed" in ran.stdout, ran.stderr
     pool = json.loads((out / "pool.json").read_text())
     assert {str(i["image_id"]) for i in pool["images"] if i["decision"] == "none"} == rejected
+
+
+def test_a_missing_generator_package_is_named_with_the_extra_to_install(
+    tmp_path: Path, shared_data: Path
+) -> None:
+    result = run_bongard(
+        "generate", "--source", "bongard-rwr", "--problems", "31", "--out", tmp_path / "out",
+        "--model", "perception", "--generator", "flux", "--data-dir", shared_data,
+        "--home", tmp_path / "home",
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert (
+        "image generator flux needs diffusers, torch, not installed: pip install 'bongard-agents[flux]'"
+        in (" ".join(result.stderr.split()))
+    )

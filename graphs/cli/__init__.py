@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 import typer
+from rich.markup import escape
 
 from agents.embeddings import EmbeddingsUnavailable
 from agents.image_embedders import EmbedderError
@@ -60,5 +61,5 @@ def main() -> None:
         EmbeddingsUnavailable,
         EmbedderError,
     ) as error:
-        error_console.print(f"[red]error:[/red] {redact(str(error))}", highlight=False)
+        error_console.print(f"[red]error:[/red] {escape(redact(str(error)))}", highlight=False)
         sys.exit(2)

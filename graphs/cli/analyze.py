@@ -7,6 +7,7 @@ from typing import Annotated
 
 import pandas as pd
 import typer
+from rich.markup import escape
 
 from datasets_io.query_report import (
     category_accuracy,
@@ -99,7 +100,7 @@ def types(
     """Type I-IV: the problems solved in each task and their intersections, a table and a Venn diagram."""
     analysis = task_types_of_runs(open_store(home), (open_ended, probe, hypotheses), min_solved)
     for warning in analysis.warnings:
-        error_console.print(f"[yellow]warning:[/yellow] {warning}")
+        error_console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
     write_types(analysis.types, analysis.title, out)
     console.print(markdown_table(analysis.types, analysis.title))
     console.print(f"problems per type and the Venn diagram in {out}")

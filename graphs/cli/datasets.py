@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from datasets_io.catalog import Dataset, ScanResult, default_data_dir, find_datasets, open_dataset
@@ -83,7 +84,7 @@ def validate(
     dataset = open_dataset(dataset_name, data_dir, parse_key_values(option))
     scan = dataset.scan(open_images=True)
     for error in scan.errors:
-        error_console.print(f"[red]unusable:[/red] {error}")
+        error_console.print(f"[red]unusable:[/red] {escape(str(error))}")
     total = len(scan.problems) + len(scan.errors)
     if scan.errors:
         console.print(f"{dataset.name}: {len(scan.errors)} of {total} problems unusable")
@@ -95,7 +96,7 @@ def _scan_with_warnings(dataset: Dataset) -> ScanResult:
     """Usable problems; one warning per skipped problem and a count."""
     scan = dataset.scan()
     for error in scan.errors:
-        error_console.print(f"[yellow]warning:[/yellow] skipped {error}")
+        error_console.print(f"[yellow]warning:[/yellow] skipped {escape(str(error))}")
     if scan.errors:
         error_console.print(f"[yellow]warning:[/yellow] {dataset.name}: {len(scan.errors)} problems skipped")
     return scan

@@ -246,4 +246,4 @@ def variants(
     for name, count in report.written.items():
         console.print(f"{name}: {count} problems  (-O manifest={name})")
     for note in report.notes:
-        error_console.print(f"[yellow]note:[/yellow] {note}")
+        error_console.print(f"[yellow]note:[/yellow] {escape(note)}")

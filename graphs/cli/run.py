@@ -139,7 +139,7 @@ def run(
         )
         run_id, runner = start_run(config, store, home)
     for skipped in runner.skipped:
-        error_console.print(f"[yellow]warning:[/yellow] skipped {skipped}")
+        error_console.print(f"[yellow]warning:[/yellow] skipped {escape(str(skipped))}")
     console.print(f"run {run_id}: {runner.config.strategy} on {runner.dataset.name}")
     _run_with_progress(runner, run_id, retry_errors)
     summary = store.summary(run_id)
