@@ -50,15 +50,6 @@ def _bits(indices: Iterable[Any]) -> int:
     return sum(1 << int(i) for i in indices)
 
 
-def _members(bits: int) -> list[int]:
-    found = []
-    while bits:
-        low = bits & -bits
-        found.append(low.bit_length() - 1)
-        bits ^= low
-    return found
-
-
 def _colour_bound(candidates: int, adjacency: list[int]) -> int:
     """An upper bound on the largest clique among `candidates`: the colours of a greedy colouring."""
     colours = 0

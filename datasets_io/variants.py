@@ -66,12 +66,12 @@ def pool_matrices(
 
 def _split_roles(images: Sequence[PoolImage]) -> dict[str, list[PoolImage]]:
     """A side's accepted renders by the role their source image plays in TVT."""
-    context_indices = sorted({i.source_index for i in images if i.source_role == "context"})
-    validation, test = context_indices[-2:] if len(context_indices) >= 2 else (None, None)
+    indices = sorted({i.source_index for i in images if i.source_role == "context"})
+    role_of = dict(zip(indices[-2:], ("validation", "test"), strict=True)) if len(indices) >= 2 else {}
     roles: dict[str, list[PoolImage]] = {"shared": [], "validation": [], "test": []}
     for image in images:
-        role = {validation: "validation", test: "test"}.get(image.source_index, "shared")
-        roles["shared" if image.source_role == "test" else role].append(image)
+        context = image.source_role == "context"
+        roles[role_of.get(image.source_index, "shared") if context else "shared"].append(image)
     return roles
 
 
