@@ -49,8 +49,6 @@ from graphs.generation import (
 )
 from graphs.nodes import SolveRuntime
 
-ROLES = ("describer", "augmenter", "reviewer", "review_judge")
-
 
 class GenerationConfig(BaseModel):
     """Everything that defines a generation run; a resumed run keeps it unchanged."""
