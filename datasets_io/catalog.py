@@ -46,16 +46,13 @@ class ScanResult:
 class Dataset:
     """A named dataset read through its loader; every error comes back located."""
 
-    def __init__(self, loader: DatasetLoader) -> None:
+    def __init__(self, loader: DatasetLoader, format_name: str) -> None:
         self.loader = loader
+        self.format_name = format_name
 
     @property
     def name(self) -> str:
         return self.loader.name
-
-    @property
-    def format_name(self) -> str:
-        return self.loader.format_name
 
     @property
     def root(self) -> Path:
@@ -149,11 +146,11 @@ def open_dataset(
         raise DatasetError(
             f"bad option for format {format_name}: {describe_validation_error(error)}", dataset=name
         ) from None
-    return Dataset(loader_type(name, root, loader_options))
+    return Dataset(loader_type(name, root, loader_options), format_name)
 
 
 def detect_format(root: Path) -> str:
-    """The first registered format whose layout `root` matches, generic layouts last."""
+    """The first format, by name, whose layout `root` matches; generic layouts come last."""
     for format_name in sorted(loader_formats(), key=lambda f: loader_class(f).generic_layout):
         if loader_class(format_name).detect(root):
             return format_name

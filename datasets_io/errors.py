@@ -1,13 +1,25 @@
-"""Errors about input data that name the dataset, the problem and the file."""
+"""The toolkit's error base, and errors about input data that name the dataset, problem and file."""
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from pathlib import Path
 
 from pydantic import ValidationError
 
 
-class DatasetError(Exception):
+class BongardError(Exception):
+    """Every error the toolkit raises for the user to fix: the CLI prints its message in one line."""
+
+
+def did_you_mean(name: str, choices: Iterable[str]) -> str:
+    """` (did you mean 'x'?)` for the closest of `choices`, or nothing when none is close."""
+    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+class DatasetError(BongardError):
     """A dataset, one of its problems or one of its files cannot be used.
 
     Carries where the fault is so that a user can find it without a traceback:

@@ -18,8 +18,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
+from datasets_io.errors import DatasetError, describe_validation_error
 from datasets_io.loaders.rwr_plus import (
     GROUP_COLUMN,
     LEFT_RULE_COLUMN,
@@ -163,8 +164,13 @@ class Pool(BaseModel):
     def read(cls, folder: Path) -> Pool:
         path = folder / POOL_FILE
         if not path.is_file():
-            raise FileNotFoundError(f"{path}: no image pool here (is {folder} a generated dataset?)")
-        return cls.model_validate_json(path.read_text(encoding="utf-8"))
+            raise DatasetError(f"no image pool here (is {folder} a generated dataset?)", path=path)
+        try:
+            return cls.model_validate_json(path.read_text(encoding="utf-8"))
+        except ValidationError as error:
+            raise DatasetError(
+                f"malformed image pool: {describe_validation_error(error)}", path=path
+            ) from None
 
     def of_side(self, source: str, side: Side, accepted_only: bool = True) -> list[PoolImage]:
         return [

@@ -1,23 +1,103 @@
-"""Entry-point groups through which other packages add loaders, agents and strategies."""
+"""One registry kind for everything found by name: loaders, providers, generators, embedders,
+strategies and judges.
+
+Built-ins and third-party packages arrive the same way, through an entry-point group
+(as simonw/llm registers its own default plugins through its plugin hook). An entry point
+names either one object (`name = "pkg.mod:OBJECT"`, registered under the entry point's name)
+or a whole module (`family = "pkg.mod"`) whose import registers its objects, e.g. through
+`@registry.decorator(...)`. Object entry points are listed by name without importing anything
+and loaded when that name is asked for, so an optional SDK is imported only when its provider
+is used; module entry points are imported when names are listed.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from importlib.metadata import entry_points
-from typing import Any
+from collections.abc import Callable, Iterator
+from importlib.metadata import EntryPoint, entry_points
+from types import ModuleType
+from typing import Generic, TypeVar
+
+from datasets_io.errors import BongardError, did_you_mean
+
+T = TypeVar("T")
 
 
-class PluginGroup:
-    """One entry-point group, loaded once, on first need."""
+class UnknownName(BongardError, KeyError):
+    """A name no registry entry has; the message lists the names there are."""
 
-    def __init__(self, group: str) -> None:
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class Registry(Generic[T]):
+    """Named objects of one kind, filled from one entry-point group on first need."""
+
+    def __init__(self, group: str, kind: str, accepts: type | tuple[type, ...] | None = None) -> None:
         self.group = group
-        self.loaded = False
+        self.kind = kind
+        """What one entry is called in messages (`strategy`, `provider`, ...)."""
+        self.accepts = accepts
+        """The type an entry point may name directly; None: any object."""
+        self._entries: dict[str, T] = {}
+        self._pending: dict[str, EntryPoint] | None = None
 
-    def load_once(self, register: Callable[[str, Any], None]) -> None:
-        """Hand every entry point's loaded object to `register`, the first time only."""
-        if self.loaded:
-            return
-        self.loaded = True
-        for entry in entry_points(group=self.group):
-            register(entry.name, entry.load())
+    def register(self, name: str, item: T) -> T:
+        """Make `item` available as `name` (a second registration of a name replaces the first)."""
+        self._entries[name] = item
+        return item
+
+    def decorator(self, name: str) -> Callable[[T], T]:
+        """`@registry.decorator("name")` registers what it decorates."""
+        return lambda item: self.register(name, item)
+
+    def names(self) -> list[str]:
+        """Every name: registered ones, then object entry points not yet loaded."""
+        for entry in [e for e in self._entry_points().values() if e.attr is None]:
+            self._load(entry)
+        return list(dict.fromkeys([*self._entries, *self._entry_points()]))
+
+    def get(self, name: str) -> T:
+        """The entry called `name`, loading its entry point if it has one; else `UnknownName`."""
+        if name not in self._entries and (entry := self._entry_points().get(name)) is not None:
+            self._load(entry)
+        if name not in self._entries:
+            self.names()  # a module entry point may define it
+        if name not in self._entries:
+            raise UnknownName(
+                f"unknown {self.kind} {name!r}{did_you_mean(name, self.names())}; "
+                f"{self.kind} names: {', '.join(self.names())}"
+            )
+        return self._entries[name]
+
+    def load_all(self) -> dict[str, T]:
+        """Every entry, all entry points loaded (for listings)."""
+        for entry in list(self._entry_points().values()):
+            self._load(entry)
+        return dict(self._entries)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name in self.names()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())
+
+    def reset(self) -> None:
+        """Forget what entry points were found, so newly installed ones are seen (tests, notebooks)."""
+        self._pending = None
+
+    def _entry_points(self) -> dict[str, EntryPoint]:
+        if self._pending is None:
+            self._pending = {entry.name: entry for entry in entry_points(group=self.group)}
+        return self._pending
+
+    def _load(self, entry: EntryPoint) -> None:
+        loaded = entry.load()
+        self._entry_points().pop(entry.name, None)
+        if isinstance(loaded, ModuleType):
+            return  # importing the module registered its entries
+        if self.accepts is not None and not isinstance(loaded, self.accepts):
+            raise BongardError(
+                f"entry point {entry.name} = {entry.value} in group {self.group} names a "
+                f"{type(loaded).__name__}, not a {self.kind}"
+            )
+        self._entries.setdefault(entry.name, loaded)

@@ -1,18 +1,6 @@
-"""Dataset loaders, one module per real upstream format, registered by name."""
+"""Dataset loaders, one module per real upstream format, registered by name through entry points."""
 
-from datasets_io.loaders import classic, folder, openworld, rwr, rwr_plus
 from datasets_io.loaders.base import DatasetLoader, LoaderOptions
 from datasets_io.loaders.registry import loader_class, loader_formats, register_loader
 
-__all__ = [
-    "DatasetLoader",
-    "LoaderOptions",
-    "classic",
-    "folder",
-    "loader_class",
-    "loader_formats",
-    "openworld",
-    "register_loader",
-    "rwr",
-    "rwr_plus",
-]
+__all__ = ["DatasetLoader", "LoaderOptions", "loader_class", "loader_formats", "register_loader"]

@@ -25,10 +25,11 @@ class DatasetLoader(ABC):
     """Reads one upstream dataset layout into `BongardProblem`s, one problem at a time.
 
     Listing ids is cheap; a problem is built only when asked for, so one bad
-    problem never hides the others and large datasets stream.
+    problem never hides the others and large datasets stream. A loader is known by the
+    format name it is registered under (see `datasets_io.loaders.registry`), not by a
+    name of its own.
     """
 
-    format_name: ClassVar[str]
     generic_layout: ClassVar[bool] = False
     """A layout loose enough to match others' folders; detected only after the specific ones."""
     options_model: ClassVar[type[LoaderOptions]] = LoaderOptions

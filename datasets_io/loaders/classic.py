@@ -14,7 +14,6 @@ from datasets_io.concept_groups import known_groups
 from datasets_io.images import find_image
 from datasets_io.loaders.base import DatasetLoader, LoaderOptions
 from datasets_io.loaders.classic_rules import RULES_FILE_NAME, ClassicRules
-from datasets_io.loaders.registry import register_loader
 from datasets_io.problem import CONTEXT_PANELS_PER_SIDE, BongardProblem, Panel, Side
 
 HELD_OUT_INDEX = CONTEXT_PANELS_PER_SIDE - 1
@@ -27,7 +26,6 @@ class ClassicOptions(LoaderOptions):
     """The rules file; by default `bp_solutions.json` in the dataset folder."""
 
 
-@register_loader("bongard-classic")
 class ClassicLoader(DatasetLoader):
     options_model = ClassicOptions
     options: ClassicOptions

@@ -23,7 +23,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from datasets_io.errors import describe_validation_error
 from datasets_io.images import list_images, natural_key
 from datasets_io.loaders.base import DatasetLoader, LoaderOptions, read_json
-from datasets_io.loaders.registry import register_loader
 from datasets_io.problem import CONTEXT_PANELS_PER_SIDE, SIDES, BongardProblem, Concept, Panel, Side
 
 CONCEPT_FILE = "concept.json"
@@ -42,7 +41,6 @@ class ConceptFile(BaseModel):
     group: str | None = None
 
 
-@register_loader("folder")
 class FolderLoader(DatasetLoader):
     options_model = FolderOptions
     options: FolderOptions

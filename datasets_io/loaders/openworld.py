@@ -14,7 +14,6 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from datasets_io.loaders.base import DatasetLoader, LoaderOptions, index_records, read_json
-from datasets_io.loaders.registry import register_loader
 from datasets_io.problem import BongardProblem, Concept, Panel, Side
 
 IMAGES_PER_RECORD = 14
@@ -39,7 +38,6 @@ class OpenWorldRecord(BaseModel):
     imageFiles: list[str] = Field(min_length=IMAGES_PER_RECORD, max_length=IMAGES_PER_RECORD)
 
 
-@register_loader("bongard-openworld")
 class OpenWorldLoader(DatasetLoader):
     options_model = OpenWorldOptions
     options: OpenWorldOptions

@@ -1,7 +1,10 @@
-"""Loaders registered by format name; third parties add theirs by entry point.
+"""Loaders by format name, built-in and third-party alike, from the entry-point group
+`bongard_agents.loaders`.
 
-A package registers a loader class under the entry-point group
-`bongard_agents.loaders`, e.g. `my-format = "my_pkg.loader:MyLoader"`.
+The toolkit's own formats are declared in its pyproject.toml the way a package adds one:
+`my-format = "my_pkg.loader:MyLoader"` names a `DatasetLoader` class, imported only when
+that format is used or a folder's layout is to be detected. `register_loader` adds one in
+process (notebooks, tests) without packaging it.
 """
 
 from __future__ import annotations
@@ -10,45 +13,25 @@ from collections.abc import Callable
 
 from datasets_io.errors import DatasetError
 from datasets_io.loaders.base import DatasetLoader
-from datasets_io.plugins import PluginGroup
+from datasets_io.plugins import Registry, UnknownName
 
 ENTRY_POINT_GROUP = "bongard_agents.loaders"
-_LOADERS: dict[str, type[DatasetLoader]] = {}
-_plugins = PluginGroup(ENTRY_POINT_GROUP)
+LOADERS: Registry[type[DatasetLoader]] = Registry(ENTRY_POINT_GROUP, "dataset format", accepts=type)
 
 
 def register_loader(format_name: str) -> Callable[[type[DatasetLoader]], type[DatasetLoader]]:
     """Class decorator: make a loader available under `format_name`."""
-
-    def register(cls: type[DatasetLoader]) -> type[DatasetLoader]:
-        cls.format_name = format_name
-        _LOADERS[format_name] = cls
-        return cls
-
-    return register
-
-
-def _register_plugin(name: str, loader: type[DatasetLoader]) -> None:
-    if name not in _LOADERS:
-        register_loader(name)(loader)
-
-
-def _load_entry_points() -> None:
-    _plugins.load_once(_register_plugin)
+    return LOADERS.decorator(format_name)
 
 
 def loader_formats() -> list[str]:
-    """Every registered format name, built-in ones first."""
-    _load_entry_points()
-    return list(_LOADERS)
+    """Every format name, in alphabetical order (the order layouts are detected in)."""
+    return sorted(LOADERS.names())
 
 
 def loader_class(format_name: str) -> type[DatasetLoader]:
-    """The loader for a format, or a `DatasetError` listing the valid formats."""
-    _load_entry_points()
+    """The loader for a format, or a `DatasetError` with a suggestion and the valid formats."""
     try:
-        return _LOADERS[format_name]
-    except KeyError:
-        raise DatasetError(
-            f"unknown dataset format {format_name!r}; formats: {', '.join(_LOADERS)}"
-        ) from None
+        return LOADERS.get(format_name)
+    except UnknownName as error:
+        raise DatasetError(str(error)) from None

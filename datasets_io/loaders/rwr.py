@@ -14,7 +14,6 @@ from datasets_io.concept_groups import known_groups
 from datasets_io.images import find_image
 from datasets_io.loaders.base import DatasetLoader, LoaderOptions, numeric_folders
 from datasets_io.loaders.classic_rules import RULES_FILE_NAME, ClassicRules
-from datasets_io.loaders.registry import register_loader
 from datasets_io.problem import CONTEXT_PANELS_PER_SIDE, SIDES, BongardProblem, Panel
 
 TEST_INDEX = CONTEXT_PANELS_PER_SIDE
@@ -25,7 +24,6 @@ class RwrOptions(LoaderOptions):
     """The classic rules file; by default `../bongard-classic/bp_solutions.json`."""
 
 
-@register_loader("bongard-rwr")
 class RwrLoader(DatasetLoader):
     options_model = RwrOptions
     options: RwrOptions

@@ -17,7 +17,6 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from datasets_io.loaders.base import DatasetLoader, LoaderOptions, index_records, read_json
-from datasets_io.loaders.registry import register_loader
 from datasets_io.problem import SIDES, BongardProblem, Concept, Panel
 
 LEFT_RULE_COLUMN = "Left-side Rule"
@@ -44,7 +43,6 @@ class RwrPlusRecord(BaseModel):
     right_images: list[RwrPlusImage] = Field(min_length=2)
 
 
-@register_loader("bongard-rwr-plus")
 class RwrPlusLoader(DatasetLoader):
     options_model = RwrPlusOptions
     options: RwrPlusOptions
