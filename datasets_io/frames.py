@@ -18,7 +18,7 @@ import pandas as pd
 from datasets_io.store import StoreError
 
 TABLES = ("runs", "items", "calls", "verdicts", "decisions")
-JSON_COLUMNS = {"runs": ("config",), "items": ("answer",), "calls": ("images",)}
+JSON_COLUMNS = {"runs": ("config",), "items": ("answer",), "calls": ("images", "parsed")}
 
 
 def _parsed(value: object) -> object:

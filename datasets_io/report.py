@@ -13,13 +13,10 @@ import json
 import sqlite3
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")  # files only, no display
-import matplotlib.pyplot as plt
 import pandas as pd
 
-from datasets_io.store import ITEM_SOLVED, ResultsStore
+from datasets_io.figures import figure_file
+from datasets_io.store import ITEM_SOLVED, ResultsStore, problem_solved
 
 ITEMS_SQL = f"""
 SELECT i.run_id, i.problem, i.attempt, i.status,
@@ -63,11 +60,10 @@ def problems_frame(store: ResultsStore, run_ids: list[str], min_solved: int | No
         attempts=("attempt", "count"), solved_attempts=("solved", "sum"), tokens=("tokens", "sum"),
         cost_usd=("cost_usd", lambda c: None if c.isna().any() else float(c.sum())),
     ).reset_index()  # fmt: skip
-    grouped["solved"] = (
-        grouped["solved_attempts"] * 2 > grouped["attempts"]
-        if min_solved is None
-        else grouped["solved_attempts"] >= min_solved
-    )
+    grouped["solved"] = [
+        problem_solved(int(solved), int(attempts), min_solved)
+        for solved, attempts in zip(grouped["solved_attempts"], grouped["attempts"], strict=True)
+    ]
     return grouped.merge(runs_frame(store, run_ids), on="run_id")
 
 
@@ -112,14 +108,11 @@ def _label(frame: pd.DataFrame) -> pd.Series:
 
 
 def _accuracy_bars(table: pd.DataFrame, path: Path) -> None:
-    figure, axes = plt.subplots(figsize=(max(6, len(table) * 1.2), 4))
-    axes.bar(_label(table), table["accuracy"])
-    axes.set_ylabel("accuracy (solved / problems)")
-    axes.set_ylim(0, 1)
-    axes.set_title("Accuracy per strategy and model")
-    figure.tight_layout()
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
+    with figure_file(path, (max(6, len(table) * 1.2), 4)) as axes:
+        axes.bar(_label(table), table["accuracy"])
+        axes.set_ylabel("accuracy (solved / problems)")
+        axes.set_ylim(0, 1)
+        axes.set_title("Accuracy per strategy and model")
 
 
 def _coverage_grid(problems: pd.DataFrame, path: Path) -> None:
@@ -127,14 +120,13 @@ def _coverage_grid(problems: pd.DataFrame, path: Path) -> None:
     grid = problems.assign(column=_label(problems)).pivot_table(
         index="column", columns="problem", values="solved", aggfunc="max", fill_value=False
     )
-    figure, axes = plt.subplots(figsize=(max(6, grid.shape[1] * 0.3), max(2, grid.shape[0] * 0.6)))
-    axes.imshow(grid.to_numpy(dtype=float), cmap="Greens", vmin=0, vmax=1, aspect="auto")
-    axes.set_yticks(range(grid.shape[0]), grid.index)
-    axes.set_xticks(range(grid.shape[1]), [p.split("/")[-1] for p in grid.columns], rotation=90, fontsize=6)
-    axes.set_title("Problems solved (green)")
-    figure.tight_layout()
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
+    with figure_file(path, (max(6, grid.shape[1] * 0.3), max(2, grid.shape[0] * 0.6))) as axes:
+        axes.imshow(grid.to_numpy(dtype=float), cmap="Greens", vmin=0, vmax=1, aspect="auto")
+        axes.set_yticks(range(grid.shape[0]), grid.index)
+        axes.set_xticks(
+            range(grid.shape[1]), [p.split("/")[-1] for p in grid.columns], rotation=90, fontsize=6
+        )
+        axes.set_title("Problems solved (green)")
 
 
 def _any_vs_best(problems: pd.DataFrame, path: Path) -> None:
@@ -143,22 +135,16 @@ def _any_vs_best(problems: pd.DataFrame, path: Path) -> None:
     for dataset, group in problems.groupby("dataset"):
         best = group.groupby(["strategy", "model"])["solved"].sum().max()
         rows.append((dataset, int(group.groupby("problem")["solved"].any().sum()), int(best)))
-    figure, axes = plt.subplots(figsize=(6, 4))
     names = [r[0] for r in rows]
-    axes.bar([f"{n}\nany" for n in names], [r[1] for r in rows], color="tab:green")
-    axes.bar([f"{n}\nbest single" for n in names], [r[2] for r in rows], color="tab:blue")
-    axes.set_ylabel("problems solved")
-    axes.set_title("Solved by any strategy vs the best single one")
-    figure.tight_layout()
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
+    with figure_file(path, (6, 4)) as axes:
+        axes.bar([f"{n}\nany" for n in names], [r[1] for r in rows], color="tab:green")
+        axes.bar([f"{n}\nbest single" for n in names], [r[2] for r in rows], color="tab:blue")
+        axes.set_ylabel("problems solved")
+        axes.set_title("Solved by any strategy vs the best single one")
 
 
 def _cost_per_solved(table: pd.DataFrame, path: Path) -> None:
-    figure, axes = plt.subplots(figsize=(max(6, len(table) * 1.2), 4))
-    axes.bar(_label(table), table["tokens_per_solved"].fillna(0))
-    axes.set_ylabel("tokens per solved problem")
-    axes.set_title("Tokens per solved problem (cost in comparison.csv)")
-    figure.tight_layout()
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
+    with figure_file(path, (max(6, len(table) * 1.2), 4)) as axes:
+        axes.bar(_label(table), table["tokens_per_solved"].fillna(0))
+        axes.set_ylabel("tokens per solved problem")
+        axes.set_title("Tokens per solved problem (cost in comparison.csv)")

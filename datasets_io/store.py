@@ -18,6 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from datasets_io.errors import BongardError
+from datasets_io.records import Answer, CallTrace, Verdict
+
 STORE_FILE = "store.sqlite"
 MIGRATIONS: Sequence[str] = (
     """
@@ -92,7 +95,28 @@ MIGRATIONS: Sequence[str] = (
         PRIMARY KEY (generation_id, image_id)
     );
     """,
+    # The trace is stored once, as `calls` rows: they gain what only the answer JSON held, and
+    # the answers lose their copy.
+    """
+    ALTER TABLE calls ADD COLUMN parsed TEXT;
+    ALTER TABLE calls ADD COLUMN parse_status TEXT NOT NULL DEFAULT 'not-requested';
+    UPDATE calls SET
+        parsed = (SELECT json_extract(i.answer, '$.trace[' || calls.seq || '].parsed') FROM items i
+                  WHERE i.run_id = calls.run_id AND i.problem = calls.problem AND i.attempt = calls.attempt),
+        parse_status = COALESCE((SELECT json_extract(i.answer, '$.trace[' || calls.seq || '].parse_status')
+                  FROM items i WHERE i.run_id = calls.run_id AND i.problem = calls.problem
+                  AND i.attempt = calls.attempt), 'not-requested');
+    UPDATE items SET answer = json_remove(answer, '$.trace') WHERE answer IS NOT NULL;
+    """,
 )
+CALL_FIELDS = tuple(CallTrace.model_fields)
+"""The `calls` columns that hold a `CallTrace`, in its field order."""
+JSON_CALL_FIELDS = {"images", "parsed"}
+ITEM_COLUMNS = (
+    "run_id", "problem", "attempt", "status", "answer", "answer_text", "parse_status", "correct", "error",
+    "finished_at",
+)  # fmt: skip
+VERDICT_FIELDS = ("judge", "label", "raw_text", "input_tokens", "output_tokens", "cost_usd")
 
 
 ITEM_SOLVED = """(i.correct = 1 OR EXISTS (
@@ -102,7 +126,13 @@ ITEM_SOLVED = """(i.correct = 1 OR EXISTS (
 SOLVED_ITEMS = f"SELECT COUNT(*) FROM items i WHERE i.run_id = ? AND i.status = 'done' AND {ITEM_SOLVED}"
 
 
-class StoreError(RuntimeError):
+def problem_solved(solved_attempts: int, attempts: int, min_solved: int | None = None) -> bool:
+    """The one rule for a problem: solved by a run when most of its attempts are (each by
+    `ITEM_SOLVED`), or at least `min_solved` of them (e.g. 2 of 3, as Bongard in Wonderland counts)."""
+    return solved_attempts >= min_solved if min_solved is not None else solved_attempts * 2 > attempts
+
+
+class StoreError(BongardError):
     """The store cannot be opened or written (locked, corrupt, disk full); nothing is half-written."""
 
 
@@ -243,55 +273,34 @@ class ResultsStore:
             return {(str(p), int(a)) for p, a in rows}
 
     def save_item(
-        self, run_id: str, problem: str, attempt: int, answer: dict[str, Any] | None, error: str | None
+        self, run_id: str, problem: str, attempt: int, answer: Answer | None, error: str | None
     ) -> None:
-        """One item and its calls, in one transaction."""
-        trace = (answer or {}).get("trace", [])
+        """One item and its calls, in one transaction: the answer without its trace, the trace as rows."""
         with self.transaction() as db:
             db.execute(
                 "DELETE FROM calls WHERE run_id = ? AND problem = ? AND attempt = ?",
                 (run_id, problem, attempt),
             )
             db.execute(
-                "INSERT OR REPLACE INTO items VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                _insert("items", ITEM_COLUMNS, replace=True),
                 (
                     run_id,
                     problem,
                     attempt,
                     "failed" if error else "done",
-                    json.dumps(answer) if answer is not None else None,
-                    (answer or {}).get("text"),
-                    (answer or {}).get("parse_status"),
-                    None
-                    if (answer or {}).get("correct") is None
-                    else int(bool(answer and answer["correct"])),
+                    None if answer is None else answer.model_dump_json(exclude={"trace"}),
+                    None if answer is None else answer.text,
+                    None if answer is None else answer.parse_status,
+                    None if answer is None or answer.correct is None else int(answer.correct),
                     error,
                     time.time(),
                 ),
             )
             db.executemany(
-                "INSERT INTO calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                _insert("calls", ("run_id", "problem", "attempt", "seq", *CALL_FIELDS)),
                 [
-                    (
-                        run_id,
-                        problem,
-                        attempt,
-                        seq,
-                        c["role"],
-                        c["agent"],
-                        c["task"],
-                        c["conversation"],
-                        c["step"],
-                        json.dumps(c["images"]),
-                        c["prompt"],
-                        c["reply"],
-                        c["input_tokens"],
-                        c["output_tokens"],
-                        c["cost_usd"],
-                        c["latency_s"],
-                        int(c["cache_hit"]),
-                    )
-                    for seq, c in enumerate(trace)
+                    (run_id, problem, attempt, seq, *_call_row(call))
+                    for seq, call in enumerate(answer.trace if answer else [])
                 ],
             )
 
@@ -299,15 +308,30 @@ class ResultsStore:
         with self.transaction() as db:
             db.execute("UPDATE runs SET finished_at = ? WHERE id = ?", (time.time(), run_id))
 
-    def answers(self, run_id: str) -> list[tuple[str, int, dict[str, Any]]]:
-        """Every done item's answer, in problem order."""
+    def answer_records(self, run_id: str) -> list[tuple[str, int, Answer]]:
+        """Every done item's answer with its trace, in the order the items finished."""
         with self.reading() as db:
-            rows = db.execute(
+            items = db.execute(
                 "SELECT problem, attempt, answer FROM items WHERE run_id = ? AND status = 'done' "
                 "ORDER BY rowid",
                 (run_id,),
             ).fetchall()
-        return [(str(p), int(a), json.loads(answer)) for p, a, answer in rows]
+            calls = db.execute(
+                f"SELECT problem, attempt, {', '.join(CALL_FIELDS)} FROM calls WHERE run_id = ? "
+                "ORDER BY problem, attempt, seq",
+                (run_id,),
+            ).fetchall()
+        traces: dict[tuple[str, int], list[CallTrace]] = {}
+        for problem, attempt, *values in calls:
+            traces.setdefault((problem, attempt), []).append(_call_record(values))
+        return [
+            (str(p), int(a), Answer.model_validate({**json.loads(answer), "trace": traces.get((p, a), [])}))
+            for p, a, answer in items
+        ]
+
+    def answers(self, run_id: str) -> list[tuple[str, int, dict[str, Any]]]:
+        """Every done item's answer as JSON, trace included, in the order the items finished."""
+        return [(p, a, answer.model_dump(mode="json")) for p, a, answer in self.answer_records(run_id)]
 
     def save_judging(
         self,
@@ -317,28 +341,22 @@ class ResultsStore:
         judging: str,
         policy: str,
         ok: bool,
-        verdicts: list[dict[str, Any]],
+        verdicts: Sequence[Verdict],
     ) -> None:
+        """A judging's decision on one item and every judge's verdict behind it."""
         with self.transaction() as db:
             db.execute(
-                "INSERT OR REPLACE INTO decisions VALUES (?, ?, ?, ?, ?, ?)",
+                _insert(
+                    "decisions", ("run_id", "problem", "attempt", "judging", "policy", "ok"), replace=True
+                ),
                 (run_id, problem, attempt, judging, policy, int(ok)),
             )
             db.executemany(
-                "INSERT OR REPLACE INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                _insert(
+                    "verdicts", ("run_id", "problem", "attempt", "judging", *VERDICT_FIELDS), replace=True
+                ),
                 [
-                    (
-                        run_id,
-                        problem,
-                        attempt,
-                        judging,
-                        v["judge"],
-                        v["label"],
-                        v["raw_text"],
-                        v["input_tokens"],
-                        v["output_tokens"],
-                        v["cost_usd"],
-                    )
+                    (run_id, problem, attempt, judging, *(getattr(v, name) for name in VERDICT_FIELDS))
                     for v in verdicts
                 ],
             )
@@ -388,3 +406,23 @@ class ResultsStore:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def _insert(table: str, columns: Sequence[str], replace: bool = False) -> str:
+    """An INSERT naming its columns, so a record's values never depend on the table's column order."""
+    verb = "INSERT OR REPLACE" if replace else "INSERT"
+    return f"{verb} INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+
+
+def _call_row(call: CallTrace) -> list[Any]:
+    """A `CallTrace` as `calls` column values (lists and objects as JSON, flags as 0/1)."""
+    values = call.model_dump(mode="json")
+    return [json.dumps(values[name]) if name in JSON_CALL_FIELDS else values[name] for name in CALL_FIELDS]
+
+
+def _call_record(values: Sequence[Any]) -> CallTrace:
+    row = dict(zip(CALL_FIELDS, values, strict=True))
+    for name in JSON_CALL_FIELDS:
+        row[name] = json.loads(row[name]) if row[name] is not None else None
+    row["images"] = row["images"] or []
+    return CallTrace.model_validate(row)

@@ -13,11 +13,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")  # files only, no display
-import matplotlib.pyplot as plt
-from matplotlib_venn import venn3
+from datasets_io.figures import figure_file
 
 TASKS = ("open-ended", "concept-probe", "hypotheses")
 """The strategy behind T1, T2 and T3."""
@@ -93,17 +89,16 @@ def write_types(types: TaskTypes, title: str, out: Path) -> None:
     (out / "types.md").write_text(f"{markdown_table(types, title)}\n\n{listing}\n", encoding="utf-8")
     report = {"title": title, "counts": types.counts(), "members": members}
     (out / "types.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
-    figure, axes = plt.subplots(figsize=(6, 6))
-    diagram = venn3(
-        (set(types.t1), set(types.t2), set(types.t3)),
-        ("T1 open-ended", "T2 concept probe", "T3 hypotheses"),
-        ax=axes,
-    )
-    for name, region in REGIONS.items():
-        label = diagram.get_label_by_id(region)
-        if label is not None:  # an empty region has no label
-            label.set_text(f"{label.get_text()}\nType {name}")
-    axes.set_title(title)
-    figure.tight_layout()
-    figure.savefig(out / "types.png", dpi=120)
-    plt.close(figure)
+    from matplotlib_venn import venn3  # with scipy, over a second to import: only when drawing
+
+    with figure_file(out / "types.png", (6, 6)) as axes:
+        diagram = venn3(
+            (set(types.t1), set(types.t2), set(types.t3)),
+            ("T1 open-ended", "T2 concept probe", "T3 hypotheses"),
+            ax=axes,
+        )
+        for name, region in REGIONS.items():
+            label = diagram.get_label_by_id(region)
+            if label is not None:  # an empty region has no label
+                label.set_text(f"{label.get_text()}\nType {name}")
+        axes.set_title(title)

@@ -22,6 +22,7 @@ from graphs.analyses import group_accuracy, task_types_of_runs
 from graphs.answer import Answer
 from graphs.registry import StrategyError
 from judges.rule_similarity import rule_description_similarity
+from judges.verdict import Verdict
 from tests.cli import run_bongard
 
 DATASET = "bongard-classic"
@@ -31,14 +32,12 @@ def config(strategy: str, model: str = "m", dataset: str = DATASET) -> dict[str,
     return {"strategy": strategy, "dataset": dataset, "agents": {"reasoner": model}}
 
 
-def free_answer(strategy: str, problem: str) -> dict[str, Any]:
-    return Answer(strategy=strategy, problem=problem, text="Left: a\nRight: b").model_dump(mode="json")
+def free_answer(strategy: str, problem: str) -> Answer:
+    return Answer(strategy=strategy, problem=problem, text="Left: a\nRight: b")
 
 
-def scored_answer(strategy: str, problem: str, correct: bool) -> dict[str, Any]:
-    return Answer(
-        strategy=strategy, problem=problem, text="", expected={"sides": {}}, correct=correct
-    ).model_dump(mode="json")
+def scored_answer(strategy: str, problem: str, correct: bool) -> Answer:
+    return Answer(strategy=strategy, problem=problem, text="", expected={"sides": {}}, correct=correct)
 
 
 def judged_run(store: ResultsStore, strategy: str, accepted: dict[str, list[bool]], model: str = "m") -> str:
@@ -56,7 +55,7 @@ def judged_run(store: ResultsStore, strategy: str, accepted: dict[str, list[bool
                 "strict|j",
                 "vote:1",
                 ok,
-                [verdict | {"output_tokens": 0, "cost_usd": 0}],
+                [Verdict.model_validate(verdict | {"output_tokens": 0, "cost_usd": 0})],
             )
     return run_id
 
@@ -153,9 +152,7 @@ def test_types_need_the_three_right_runs_of_one_dataset_and_warn_when_unjudged(s
     assert any("different models (m, other)" in w for w in analysis.warnings)
 
 
-def query_answer(
-    problem: str, queries: dict[str, tuple[str, str, str, str]], category: str | None
-) -> dict[str, Any]:
+def query_answer(problem: str, queries: dict[str, tuple[str, str, str, str]], category: str | None) -> Answer:
     """queries: ref -> (true side, given side, rule, description)."""
     return Answer(
         strategy="direct-rule-learning",
@@ -170,7 +167,7 @@ def query_answer(
                 ref: {"conclusion": "", "rule": rule, "query": d} for ref, (_, _, rule, d) in queries.items()
             },
         },
-    ).model_dump(mode="json")
+    )
 
 
 def query_run(store: ResultsStore) -> str:
@@ -218,7 +215,7 @@ def test_descriptions_of_positives_are_closer_to_the_rule_than_of_negatives(stor
 def test_a_deductive_answer_is_compared_with_its_stage_one_rule(store: ResultsStore) -> None:
     run_id = store.create_run(config("deductive-rule-learning"), "test")
     answer = query_answer(f"{DATASET}/1", {"left-test-6": ("left", "left", "query's own", "a circle")}, None)
-    answer["details"] |= {"rule_summary": "round", "rule_extraction": {"rule": "every figure is round"}}
+    answer.details |= {"rule_summary": "round", "rule_extraction": {"rule": "every figure is round"}}
     store.save_item(run_id, f"{DATASET}/1", 0, answer, None)
     [row] = query_frame(store, [run_id]).to_dict("records")
     assert (row["rule"], row["description"], row["category"]) == ("every figure is round", "a circle", None)

@@ -7,6 +7,7 @@ is allowed, otherwise SQLite's own page cap, which fails the same way).
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import subprocess
 import sys
@@ -18,7 +19,8 @@ from typing import Any
 import pytest
 
 from datasets_io.frames import store_frame, store_frames
-from datasets_io.store import STORE_FILE, ResultsStore, StoreError
+from datasets_io.records import Answer, Verdict
+from datasets_io.store import CALL_FIELDS, MIGRATIONS, STORE_FILE, ResultsStore, StoreError
 from tests.cli import run_bongard
 
 CONFIG = {"strategy": "descriptive", "dataset": "bongard-rwr", "agents": {"reasoner": "m"}, "seed": 3}
@@ -27,17 +29,21 @@ CONFIG = {"strategy": "descriptive", "dataset": "bongard-rwr", "agents": {"reaso
 def call(n: int, padding: int = 0) -> dict[str, Any]:
     return {
         "role": "describer", "agent": "m", "task": "describe", "conversation": "c", "step": n,
-        "images": [{"panels": ["left-1"]}], "prompt": "p" * padding, "reply": "r", "input_tokens": 10,
+        "images": [["left-1"]], "prompt": "p" * padding, "reply": "r", "input_tokens": 10,
         "output_tokens": 2, "cost_usd": 0.001, "latency_s": 0.1, "cache_hit": n == 1,
     }  # fmt: skip
 
 
-def answer(calls: int, padding: int = 0) -> dict[str, Any]:
-    return {
-        "text": "Left: a\nRight: b",
-        "parse_status": "ok",
-        "trace": [call(n, padding) for n in range(calls)],
-    }
+def answer(calls: int, padding: int = 0) -> Answer:
+    return Answer.model_validate(
+        {
+            "strategy": "descriptive",
+            "problem": "bongard-rwr/1",
+            "text": "Left: a\nRight: b",
+            "parse_status": "ok",
+            "trace": [call(n, padding) for n in range(calls)],
+        }
+    )
 
 
 def filled_store(path: Path) -> tuple[ResultsStore, str, str]:
@@ -48,7 +54,8 @@ def filled_store(path: Path) -> tuple[ResultsStore, str, str]:
     store.save_item(first, "bongard-rwr/2", 0, None, "a 400 from the model")
     store.save_item(second, "bongard-rwr/1", 0, answer(2), None)
     verdict = {"judge": "a", "label": "ok", "raw_text": "OK", "input_tokens": 5, "output_tokens": 1}
-    store.save_judging(first, "bongard-rwr/1", 0, "j1", "vote:1", True, [{**verdict, "cost_usd": None}])
+    verdicts = [Verdict.model_validate({**verdict, "cost_usd": None})]
+    store.save_judging(first, "bongard-rwr/1", 0, "j1", "vote:1", True, verdicts)
     return store, first, second
 
 
@@ -64,7 +71,7 @@ def test_every_table_loads_as_a_dataframe_with_json_parsed(tmp_path: Path) -> No
     done = items[items["status"] == "done"]
     assert all(isinstance(a, dict) and a["parse_status"] == "ok" for a in done["answer"])
     assert items.loc[items["status"] == "failed", "error"].tolist() == ["a 400 from the model"]
-    assert frames["calls"]["images"].iloc[0] == [{"panels": ["left-1"]}]
+    assert frames["calls"]["images"].iloc[0] == [["left-1"]]
     only_first = store_frame(tmp_path / STORE_FILE, "calls", [first])
     assert len(only_first) == 3 and only_first["cache_hit"].sum() == 1
     assert only_first["input_tokens"].sum() == 30
@@ -149,3 +156,34 @@ def test_a_full_disk_is_named_and_the_items_already_saved_stay_intact(small_disk
         items = db.execute("SELECT COUNT(*) FROM items").fetchone()[0]
         calls = db.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
     assert items == saved and calls == 4 * saved  # every saved item whole, the failed one absent
+
+
+def test_a_version_2_store_moves_each_trace_out_of_its_answer_into_the_calls_rows(tmp_path: Path) -> None:
+    path = tmp_path / STORE_FILE
+    old = sqlite3.connect(path)
+    for script in MIGRATIONS[:2]:
+        old.executescript(script)
+    old.execute("PRAGMA user_version = 2")
+    traced = answer(2).model_dump(mode="json")
+    traced["trace"][1] |= {"parsed": {"answer": "LEFT"}, "parse_status": "ok"}
+    old.execute("INSERT INTO runs VALUES ('r', 0, NULL, 'old', ?)", (json.dumps(CONFIG),))
+    old.execute(
+        "INSERT INTO items VALUES ('r', 'bongard-rwr/1', 0, 'done', ?, 'x', 'ok', NULL, NULL, 0)",
+        (json.dumps(traced),),
+    )
+    for seq, call_json in enumerate(traced["trace"]):  # the old column layout, without parsed
+        values = [call_json[k] for k in CALL_FIELDS if k not in ("parsed", "parse_status")]
+        values[CALL_FIELDS.index("images")] = json.dumps(values[CALL_FIELDS.index("images")])
+        old.execute(
+            f"INSERT INTO calls VALUES ('r', 'bongard-rwr/1', 0, {seq}, {', '.join('?' * 13)})", values
+        )
+    old.commit()
+    old.close()
+    store = ResultsStore(path)
+    [(_, _, record)] = store.answer_records("r")
+    assert [c.parse_status for c in record.trace] == ["not-requested", "ok"]
+    assert record.trace[1].parsed == {"answer": "LEFT"} and record.trace[0].images == [["left-1"]]
+    assert record.model_dump(mode="json")["trace"] == traced["trace"]
+    with sqlite3.connect(path) as db:
+        [(stored,)] = db.execute("SELECT answer FROM items").fetchall()
+    assert "trace" not in json.loads(stored)  # kept once, in the calls rows

@@ -1,0 +1,88 @@
+"""The records the results store reads and writes: an answer, the trace of its calls, a verdict.
+
+Every room speaks them: strategies produce `Answer`s, judges `Verdict`s, and the store keeps
+each in named columns (the trace once, as one `calls` row per call).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from datasets_io.problem import Side
+
+VerdictLabel = Literal["ok", "wrong", "abstain"]
+
+
+class CallTrace(BaseModel):
+    """One model call as it happened: who, with which panels, in which conversation, at what cost."""
+
+    role: str
+    agent: str
+    task: str
+    conversation: str
+    """Calls with the same conversation id shared one context window."""
+    step: int
+    images: list[list[str]] = Field(default_factory=list)
+    """For each image sent, the refs of the panels behind it (a sheet carries all of them)."""
+    prompt: str
+    reply: str
+    parsed: dict[str, Any] | None = None
+    parse_status: str = "not-requested"
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
+    latency_s: float = 0.0
+    cache_hit: bool = False
+
+
+class AnswerParts(BaseModel):
+    """What a strategy's finishing node concludes; `solve` makes it an `Answer`.
+
+    Malformed replies are recorded here, never raised.
+    """
+
+    text: str
+    left_rule: str | None = None
+    right_rule: str | None = None
+    sides: dict[str, Side | None] = Field(default_factory=dict)
+    """Classification settings: the side given for each test panel ref."""
+    label: int | str | None = None
+    """Concept selection: the chosen label; ground-truth settings: the verdict."""
+    expected: dict[str, Any] = Field(default_factory=dict)
+    """What a correct answer holds (true sides, true label, expected verdict), for scoring."""
+    correct: bool | None = None
+    """For settings scored without a judge; None for free-form answers."""
+    parse_status: Literal["ok", "failed", "not-requested"] = "not-requested"
+    parse_error: str | None = None
+    details: dict[str, Any] = Field(default_factory=dict)
+    """Strategy-specific structured results (rule summaries, descriptions, hypotheses, probes),
+    kept so analyses and later runs (`--rules-from`, `--descriptions-from`) can reuse them."""
+
+
+class Answer(AnswerParts):
+    """A strategy's result for one problem, stamped with the strategy and problem by `solve`."""
+
+    strategy: str
+    problem: str
+    trace: list[CallTrace] = Field(default_factory=list)
+
+    @property
+    def cost_usd(self) -> float | None:
+        costs = [call.cost_usd for call in self.trace]
+        return None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
+
+
+class Verdict(BaseModel):
+    """A judge's verdict with its raw text and cost; an abstention never counts as ok."""
+
+    judge: str
+    label: VerdictLabel
+    raw_text: str = ""
+    reason: str | None = None
+    """Why a verdict is an abstention (an unreadable reply), or the score behind a non-LLM verdict."""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = 0.0
+    cache_hit: bool = False
