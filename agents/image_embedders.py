@@ -8,6 +8,10 @@ deterministic, weight-free embedder of hand-made features (colour histogram,
 gradient histogram, thumbnail) for machines with neither weights nor a GPU; it
 is named for what it is and is no stand-in for CLIP's semantics. Every
 embedding is unit length, so a dot product is a cosine similarity.
+
+Embedders arrive through the entry-point group `bongard_agents.image_embedders`,
+built-ins as others: each entry point names a function from the spec's model part
+(after `NAME:`, possibly empty) to an `ImageEmbedder`.
 """
 
 from __future__ import annotations
@@ -21,8 +25,9 @@ from typing import Any, Protocol
 import numpy as np
 from PIL import Image
 
+from datasets_io.errors import BongardError, did_you_mean
 from datasets_io.images import open_image
-from datasets_io.plugins import PluginGroup
+from datasets_io.plugins import Registry, UnknownName
 
 Embeddings = np.ndarray[Any, np.dtype[np.float32]]
 ENTRY_POINT_GROUP = "bongard_agents.image_embedders"
@@ -34,7 +39,7 @@ _model_lock = threading.Lock()
 """One forward pass at a time through a process's shared open_clip model."""
 
 
-class EmbedderError(ValueError):
+class EmbedderError(BongardError, ValueError):
     """An unknown or unusable embedder spec; the message says which and what to install."""
 
 
@@ -114,34 +119,34 @@ def _open_clip_model(model: str, pretrained: str | None, device: str | None) -> 
     return network, preprocess, chosen
 
 
-def _open_clip(model: str) -> ImageEmbedder:
+def open_clip_embedder(model: str) -> ImageEmbedder:
+    """`MODEL/PRETRAINED`, either part defaulting to the paper's ViT-L-14 with OpenAI's weights."""
     name, _, pretrained = (model or DEFAULT_CLIP).partition("/")
     weights = pretrained or DEFAULT_PRETRAINED
     return OpenClipEmbedder(name, None if weights == "none" else weights)
 
 
-_BUILT_IN: dict[str, Callable[[str], ImageEmbedder]] = {
-    "classical": lambda model: ClassicalEmbedder(),
-    "open_clip": _open_clip,
-}
-_plugins = PluginGroup(ENTRY_POINT_GROUP)
-_registered: dict[str, Callable[[str], ImageEmbedder]] = dict(_BUILT_IN)
+def classical_embedder(model: str) -> ImageEmbedder:
+    """The one weight-free embedder; it has no model to choose."""
+    return ClassicalEmbedder()
 
 
-def _register_plugin(name: str, factory: Any) -> None:
-    _registered.setdefault(name, factory)
+EmbedderFactory = Callable[[str], ImageEmbedder]
+EMBEDDERS: Registry[EmbedderFactory] = Registry(ENTRY_POINT_GROUP, "image embedder")
 
 
 def image_embedder_names() -> list[str]:
-    _plugins.load_once(_register_plugin)
-    return list(_registered)
+    return sorted(EMBEDDERS.names())
 
 
 def resolve_image_embedder(spec: str) -> ImageEmbedder:
     """`classical`, `open_clip` (ViT-L-14, OpenAI weights), `open_clip:MODEL/PRETRAINED`, or a plugin's."""
     name, _, model = spec.partition(":")
-    if name not in image_embedder_names():
+    try:
+        factory = EMBEDDERS.get(name)
+    except UnknownName:
+        names = image_embedder_names()
         raise EmbedderError(
-            f"unknown image embedder {spec!r}; embedders: {', '.join(image_embedder_names())}"
-        )
-    return _registered[name](model)
+            f"unknown image embedder {spec!r}{did_you_mean(name, names)}; embedders: {', '.join(names)}"
+        ) from None
+    return factory(model)

@@ -21,6 +21,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 from PIL import Image
 
+from datasets_io.errors import BongardError
 from datasets_io.images import open_image
 
 PATH_BLOCK_KEY = "path"
@@ -28,7 +29,7 @@ DEFAULT_MAX_SIDE = 1024
 SENT_AS_IS = {"PNG": "image/png", "JPEG": "image/jpeg"}
 
 
-class ImageLimitError(ValueError):
+class ImageLimitError(BongardError, ValueError):
     """A request breaks a provider's image limit; the message names the limit."""
 
 

@@ -1,7 +1,10 @@
-"""Per-provider concurrency and request / token rates, shared by everything in the process.
+"""Concurrency and request / token rates per endpoint, shared by everything in the process.
 
-Every agent of one provider draws from the same semaphore and leaky buckets,
-so two strategies running side by side cannot together exceed a quota.
+An endpoint is a provider and the server it talks to. Agents at one endpoint with the
+same limits draw from one semaphore and one pair of leaky buckets, so two strategies
+running side by side cannot together exceed a quota; an agent that sets limits of its own
+(`-M concurrency=2`) gets them, and two servers of one provider (two local llama.cpp
+servers) never wait on each other.
 """
 
 from __future__ import annotations
@@ -24,31 +27,40 @@ class RateLimits:
     tokens_per_minute: float | None = None
 
 
-class _ProviderGate:
+@dataclass(frozen=True)
+class Endpoint:
+    """Where requests go: a provider and its server's URL (None: the provider's default server)."""
+
+    provider: str
+    url: str | None = None
+
+
+class _Gate:
     def __init__(self, limits: RateLimits) -> None:
-        self.limits = limits
         self.semaphore = asyncio.Semaphore(limits.concurrency)
         rpm, tpm = limits.requests_per_minute, limits.tokens_per_minute
         self.requests = AsyncLimiter(rpm, SECONDS_PER_MINUTE) if rpm else None
         self.tokens = AsyncLimiter(tpm, SECONDS_PER_MINUTE) if tpm else None
 
 
-_gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, _ProviderGate]] = (
+_gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Endpoint, RateLimits], _Gate]] = (
     weakref.WeakKeyDictionary()
 )
 
 
 @asynccontextmanager
-async def provider_slot(provider: str, limits: RateLimits, estimated_tokens: int = 0) -> AsyncIterator[None]:
-    """Hold one of the provider's concurrent slots, after its rate buckets allow a request.
+async def endpoint_slot(
+    endpoint: Endpoint, limits: RateLimits, estimated_tokens: int = 0
+) -> AsyncIterator[None]:
+    """Hold one of the endpoint's concurrent slots, after its rate buckets allow a request.
 
-    Gates are per event loop (asyncio primitives belong to one loop); the first
-    agent to use a provider in a loop sets its limits.
+    Gates are per event loop (asyncio primitives belong to one loop), keyed by the
+    endpoint and the limits asked for.
     """
     gates = _gates.setdefault(asyncio.get_running_loop(), {})
-    gate = gates.get(provider)
+    gate = gates.get((endpoint, limits))
     if gate is None:
-        gate = gates[provider] = _ProviderGate(limits)
+        gate = gates[(endpoint, limits)] = _Gate(limits)
     if gate.requests is not None:
         await gate.requests.acquire()
     if gate.tokens is not None and estimated_tokens:

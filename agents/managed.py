@@ -26,7 +26,7 @@ from pydantic import ConfigDict, Field, PrivateAttr
 from agents.cache import ResponseCache, cache_key
 from agents.call import AgentReply, CallSpec, Usage, schema_json
 from agents.images import ImageLimitError, ImagePolicy, prepare_messages
-from agents.limits import RateLimits, provider_slot
+from agents.limits import Endpoint, RateLimits, endpoint_slot
 from agents.pricing import Price
 from agents.provider import AgentParams, Provider
 from agents.retry import RetryPolicy, with_retries
@@ -43,6 +43,7 @@ from agents.structured import (
     schema_instructions,
     validate_output,
 )
+from datasets_io.errors import BongardError
 
 CALL_KWARG = "call"
 """The keyword under which a non-LLM agent's `_agenerate` receives the `CallSpec`."""
@@ -50,38 +51,17 @@ CHARS_PER_TOKEN = 4
 TOKENS_PER_IMAGE = 1000
 
 
-class AgentCallError(RuntimeError):
+class AgentCallError(BongardError, RuntimeError):
     """A call that failed for good (after retries, or at once for a non-retryable fault)."""
-
-
-@dataclass
-class AgentTotals:
-    """Running totals of one agent in this process."""
-
-    calls: int = 0
-    cached_calls: int = 0
-    failed_calls: int = 0
-    usage: Usage = field(default_factory=Usage)
-    cost_usd: float = 0.0
-    calls_with_unknown_cost: int = 0
-
-    def add(self, reply: AgentReply) -> None:
-        self.calls += 1
-        self.cached_calls += reply.cache_hit
-        self.usage = self.usage + reply.usage
-        if reply.cost_usd is None:
-            self.calls_with_unknown_cost += 1
-        else:
-            self.cost_usd += reply.cost_usd
 
 
 @dataclass
 class _LoopModels:
     chat: BaseChatModel
     structured: dict[str, Runnable[Any, Any] | None] = field(default_factory=dict)
+    """Structured-output runnables by the canonical JSON of their schema."""
     inflight: dict[str, asyncio.Future[AgentReply]] = field(default_factory=dict)
     """Deterministic requests on their way, by cache key: an identical one waits instead of calling."""
-    """Structured-output runnables by the canonical JSON of their schema."""
 
 
 @dataclass
@@ -106,7 +86,8 @@ class ManagedAgent(BaseChatModel):
     price: Price | None = None
     response_cache: ResponseCache | None = None
     retry_policy: RetryPolicy = Field(default_factory=RetryPolicy)
-    _totals: AgentTotals = PrivateAttr(default_factory=AgentTotals)
+    endpoint_url: str | None = None
+    """The server requests go to (None: the provider's default); see `agents.limits`."""
     _per_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopModels] = PrivateAttr(
         default_factory=weakref.WeakKeyDictionary
     )
@@ -116,11 +97,12 @@ class ManagedAgent(BaseChatModel):
         return f"bongard-managed:{self.provider.name}"
 
     @property
-    def totals(self) -> AgentTotals:
-        return self._totals
+    def endpoint(self) -> Endpoint:
+        return Endpoint(self.provider.name, self.endpoint_url)
 
     @property
     def rate_limits(self) -> RateLimits:
+        """This agent's own limits where it sets them, its provider's defaults elsewhere."""
         base = self.provider.rate_limits
         return RateLimits(
             concurrency=self.params.concurrency or base.concurrency,
@@ -143,13 +125,10 @@ class ManagedAgent(BaseChatModel):
         try:
             prepared = self._prepare(messages, call)
         except ImageLimitError as error:
-            self._totals.failed_calls += 1
             raise AgentCallError(f"{self.spec}: {error}") from None
         key = self._cache_key(prepared, call)
         if key is None:
-            reply = await self._call_model(prepared, call, started)
-            self._totals.add(reply)
-            return reply
+            return await self._call_model(prepared, call, started)
         cached = self.response_cache.get(key) if self.response_cache is not None else None
         if cached is not None:
             return self._shared(AgentReply.model_validate({**cached, "agent": self.spec}), started)
@@ -172,12 +151,11 @@ class ManagedAgent(BaseChatModel):
         future.set_result(reply)
         if self.response_cache is not None and reply.parse_status != "failed":
             self.response_cache.put(key, self.spec, reply.model_dump(mode="json", exclude={"agent"}))
-        self._totals.add(reply)
         return reply
 
     def _shared(self, reply: AgentReply, started: float) -> AgentReply:
         """A reply obtained without calling the model: from the cache or from an identical call in flight."""
-        shared = reply.model_copy(
+        return reply.model_copy(
             update={
                 "cache_hit": True,
                 "cost_usd": 0.0,
@@ -185,8 +163,6 @@ class ManagedAgent(BaseChatModel):
                 "latency_s": time.monotonic() - started,
             }
         )
-        self._totals.add(shared)
-        return shared
 
     def _prepare(self, messages: Sequence[BaseMessage], call: CallSpec) -> list[BaseMessage]:
         if self.provider.reads_call_metadata:
@@ -225,7 +201,6 @@ class ManagedAgent(BaseChatModel):
                 ]
                 outcomes.append(await self._attempt(follow_up, call))
         except Exception as error:
-            self._totals.failed_calls += 1
             raise AgentCallError(f"{self.spec}: {type(error).__name__}: {redact(str(error))}") from None
         last = outcomes[-1]
         usage = sum((_usage(o.message) for o in outcomes), Usage())
@@ -253,11 +228,11 @@ class ManagedAgent(BaseChatModel):
 
         async def once() -> _Outcome:
             estimate = _estimate_tokens(messages)
-            async with provider_slot(self.provider.name, self.rate_limits, estimate):
+            async with endpoint_slot(self.endpoint, self.rate_limits, estimate):
                 async with asyncio.timeout(self.params.timeout_s):
                     return await self._invoke(messages, call)
 
-        outcome = await with_retries(once, self.retry_policy, count)
+        outcome = await with_retries(once, self.retry_policy, count, self.provider.retryable)
         outcome.attempts = attempts
         return outcome
 

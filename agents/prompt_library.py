@@ -17,13 +17,18 @@ from importlib.resources import files
 from pathlib import Path
 from string import Template
 
+from datasets_io.errors import BongardError
+
 PROMPTS_ENV = "BONGARD_PROMPTS"
 HEADER = re.compile(r"\A\s*<!--(.*?)-->\s*", re.DOTALL)
 _FAMILIES: dict[str, str] = {}
 
 
-class PromptError(KeyError):
+class PromptError(BongardError, KeyError):
     """A template that does not exist or lacks a value it needs."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])  # the message as written, not quoted as a missing key
 
 
 def prompt_family(family: str, package: str) -> str:

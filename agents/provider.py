@@ -1,4 +1,4 @@
-"""What the toolkit knows about a provider: how to build its chat model and its limits.
+"""What the toolkit knows about a provider: how to build its chat model, what it takes, its limits.
 
 A provider module stays short: it builds a LangChain chat model from a model
 name and parameters. Retries, cache, limits, image preparation and accounting
@@ -17,50 +17,73 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agents.images import ImageLimits
 from agents.limits import RateLimits
+from agents.retry import is_retryable
 from agents.secrets import key_is_set
+
+SAMPLING_KEYS = ("temperature", "max_tokens", "seed", "top_p")
 
 
 class AgentParams(BaseModel):
-    """Parameters of one agent (`-M key=value` on the command line, or a config file).
+    """Parameters every agent takes (`-M key=value` on the command line, or a config file).
 
-    Keys a provider does not know are kept in `model_extra` for it to read
-    (for example `mmproj` for llama.cpp or `tensor_parallel_size` for vLLM).
+    A provider that reads more declares a subclass with its own fields; an unknown key is
+    refused, so a typo such as `temprature` cannot pass unnoticed.
     """
 
-    model_config = ConfigDict(extra="allow", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
-    temperature: float | None = None
-    max_tokens: int | None = Field(default=None, ge=1)
-    seed: int | None = None
-    top_p: float | None = None
-    timeout_s: float = Field(default=120.0, gt=0)
-    base_url: str | None = None
-    concurrency: int | None = Field(default=None, ge=1)
-    requests_per_minute: float | None = Field(default=None, gt=0)
-    tokens_per_minute: float | None = Field(default=None, gt=0)
-    image_max_side: int | None = Field(default=1024, ge=0)
-    """Longest side images are scaled down to; 0 sends them as they are."""
-    price_input: float | None = Field(default=None, ge=0)
-    price_output: float | None = Field(default=None, ge=0)
-    cache: bool = True
+    temperature: float | None = Field(
+        default=None, description="sampling temperature; 0 makes replies repeatable and cached"
+    )
+    max_tokens: int | None = Field(default=None, ge=1, description="longest reply, in tokens")
+    seed: int | None = Field(default=None, description="sampling seed; a seeded request is cached")
+    top_p: float | None = Field(default=None, description="nucleus sampling mass")
+    timeout_s: float = Field(default=120.0, gt=0, description="seconds one attempt may take")
+    base_url: str | None = Field(default=None, description="the server to talk to, instead of the default")
+    concurrency: int | None = Field(
+        default=None, ge=1, description="requests in flight at once (default: the provider's)"
+    )
+    requests_per_minute: float | None = Field(default=None, gt=0, description="request rate limit")
+    tokens_per_minute: float | None = Field(default=None, gt=0, description="token rate limit")
+    image_max_side: int | None = Field(
+        default=1024,
+        ge=0,
+        description="longest image side in pixels after downscaling; 0 sends images as they are",
+    )
+    price_input: float | None = Field(default=None, ge=0, description="USD per million input tokens")
+    price_output: float | None = Field(default=None, ge=0, description="USD per million output tokens")
+    cache: bool = Field(default=True, description="read and write the response cache")
 
     @property
     def deterministic(self) -> bool:
         """Whether the same request should give the same reply, so it may be cached."""
         return self.temperature == 0 or self.seed is not None
 
-    def extra(self, key: str, default: Any = None) -> Any:
-        return (self.model_extra or {}).get(key, default)
+    def own_settings(self) -> dict[str, Any]:
+        """The provider's own parameters (a subclass's fields) that differ from their defaults, as JSON."""
+        own = set(type(self).model_fields) - set(AgentParams.model_fields)
+        return self.model_dump(mode="json", include=own, exclude_defaults=True)
 
     def sampling(self) -> dict[str, Any]:
-        """What decides the reply's content: the part of the parameters a cache key needs."""
-        keys = ("temperature", "max_tokens", "seed", "top_p")
-        chosen = {key: getattr(self, key) for key in keys if getattr(self, key) is not None}
-        return {**chosen, **{k: v for k, v in (self.model_extra or {}).items()}}
+        """What decides the reply's content: the part of the parameters a cache key needs.
+
+        The common sampling keys that are set, and the provider's own settings (a model
+        file, a context size, a distance).
+        """
+        chosen = {key: getattr(self, key) for key in SAMPLING_KEYS if getattr(self, key) is not None}
+        return {**chosen, **self.own_settings()}
 
 
 StructuredMethod = Literal["json_schema", "function_calling", "json_mode", "prompt"]
-ChatModelFactory = Callable[[str, AgentParams], BaseChatModel]
+ChatModelFactory = Callable[[str, Any], BaseChatModel]
+"""`build(model, params)`, `params` an instance of the provider's `params` class."""
+EndpointRule = Callable[[str, Any], str | None]
+"""`endpoint(model, params)`: the URL requests go to, once the model is built."""
+
+
+def configured_base_url(model: str, params: AgentParams) -> str | None:
+    """The endpoint of most providers: `-M base_url=...`, or None for the provider's default."""
+    return params.base_url
 
 
 @dataclass(frozen=True)
@@ -70,6 +93,8 @@ class Provider:
     name: str
     summary: str
     build: ChatModelFactory
+    params: type[AgentParams] = AgentParams
+    """The parameters it takes: `AgentParams` or a subclass adding the provider's own."""
     requires: tuple[str, ...] = ()
     """Importable modules its extra installs."""
     extra: str | None = None
@@ -77,6 +102,11 @@ class Provider:
     """Environment variables any one of which holds its key (none: no key needed)."""
     image_limits: ImageLimits = field(default_factory=ImageLimits)
     rate_limits: RateLimits = field(default_factory=RateLimits)
+    """Defaults for agents that set no limits of their own."""
+    endpoint: EndpointRule = configured_base_url
+    """Which server an agent talks to: agents at one endpoint with the same limits share a gate."""
+    retryable: Callable[[BaseException], bool] = is_retryable
+    """Which failures are worth another attempt (default: rate limits, 5xx, timeouts, dropped links)."""
     structured_method: StructuredMethod | None = None
     """How to ask for structured output; None: the integration's own default."""
     reads_call_metadata: bool = False

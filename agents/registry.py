@@ -1,23 +1,23 @@
-"""Agent specs -> managed agents: `provider:model`, parameters, and third-party providers.
+"""Agent specs -> managed agents: `provider:model`, checked parameters, and third-party providers.
 
 Specs: `openai:gpt-4o`, `anthropic:claude-sonnet-4-5`, `gemini:gemini-2.5-pro`,
 `ollama:llava:13b`, `vllm:Qwen/Qwen2-VL-7B-Instruct`, `vllm-offline:MODEL`,
 `llamacpp:PATH.gguf` or `llamacpp:gemma3-270m`, `openai-compatible:MODEL@URL`, and the
 non-LLM agents `perception` and `similarity[:EMBEDDER]`.
-A package adds providers under the entry-point group `bongard_agents.agents`,
-each entry point naming a `Provider` object.
+Every provider, built-in or not, arrives through the entry-point group
+`bongard_agents.agents`, each entry point naming a `Provider` object.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args, get_origin
 
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 from agents.cache import ResponseCache
 from agents.managed import ManagedAgent
@@ -25,64 +25,38 @@ from agents.pricing import Price, find_price
 from agents.provider import AgentParams, Provider
 from agents.retry import RetryPolicy
 from agents.secrets import load_env_file
-from datasets_io.errors import describe_validation_error
-from datasets_io.plugins import PluginGroup
+from datasets_io.errors import BongardError, did_you_mean
+from datasets_io.plugins import Registry, UnknownName
 from datasets_io.workspace import workspace_home
 
 ENTRY_POINT_GROUP = "bongard_agents.agents"
-BUILT_IN = {
-    "openai": "agents.providers.openai",
-    "anthropic": "agents.providers.anthropic",
-    "gemini": "agents.providers.gemini",
-    "ollama": "agents.providers.ollama",
-    "vllm": "agents.providers.vllm",
-    "vllm-offline": "agents.providers.vllm_offline",
-    "llamacpp": "agents.providers.llamacpp",
-    "openai-compatible": "agents.providers.openai_compatible",
-    "perception": "agents.providers.perception",
-    "similarity": "agents.providers.similarity",
-}
 CACHE_FILE = "cache.sqlite"
+PROVIDERS: Registry[Provider] = Registry(ENTRY_POINT_GROUP, "provider", Provider)
+AgentConfig = Mapping[str, Mapping[str, Any]]
+"""Parameters by agent spec, `"*"` for every agent (see `read_agent_config`)."""
 
 
-class AgentSpecError(ValueError):
+class AgentSpecError(BongardError, ValueError):
     """A spec or parameter that names no usable agent; the message lists the valid choices."""
-
-
-_extra_providers: dict[str, Provider] = {}
 
 
 def register_provider(provider: Provider) -> Provider:
     """Make a provider available by name (what the entry points do for packages)."""
-    _extra_providers[provider.name] = provider
-    return provider
+    return PROVIDERS.register(provider.name, provider)
 
 
 def provider_names() -> list[str]:
-    _load_entry_points()
-    return [*BUILT_IN, *(name for name in _extra_providers if name not in BUILT_IN)]
+    return sorted(PROVIDERS.names())
 
 
 def get_provider(name: str) -> Provider:
-    _load_entry_points()
-    if name in _extra_providers:
-        return _extra_providers[name]
-    if name not in BUILT_IN:
-        raise AgentSpecError(f"unknown provider {name!r}; providers: {', '.join(provider_names())}")
-    provider: Provider = importlib.import_module(BUILT_IN[name]).PROVIDER
-    return provider
-
-
-_plugins = PluginGroup(ENTRY_POINT_GROUP)
-
-
-def _register_plugin(name: str, provider: Any) -> None:
-    if isinstance(provider, Provider):
-        _extra_providers.setdefault(provider.name, provider)
-
-
-def _load_entry_points() -> None:
-    _plugins.load_once(_register_plugin)
+    try:
+        return PROVIDERS.get(name)
+    except UnknownName:
+        names = provider_names()
+        raise AgentSpecError(
+            f"unknown provider {name!r}{did_you_mean(name, names)}; providers: {', '.join(names)}"
+        ) from None
 
 
 def split_spec(spec: str) -> tuple[str, str]:
@@ -96,13 +70,6 @@ def split_spec(spec: str) -> tuple[str, str]:
             f"agent spec {spec!r} is not PROVIDER:MODEL; providers: {', '.join(provider_names())}"
         )
     return provider, model
-
-
-def parse_params(values: Mapping[str, Any]) -> AgentParams:
-    try:
-        return AgentParams.model_validate(dict(values))
-    except ValidationError as error:
-        raise AgentSpecError(f"bad agent parameter: {describe_validation_error(error)}") from None
 
 
 def read_agent_config(path: Path) -> dict[str, dict[str, Any]]:
@@ -122,33 +89,90 @@ def read_agent_config(path: Path) -> dict[str, dict[str, Any]]:
     return data
 
 
+def check_agent_params(
+    spec: str, params: Mapping[str, Any] | None = None, *, config: AgentConfig | None = None
+) -> AgentParams:
+    """The spec's parameters, checked against its provider's, without building anything.
+
+    Parameters come from the config file's `"*"` table, then its table for this
+    spec, then `params` (e.g. `-M` options), later ones winning. An unknown key
+    or a bad value is an `AgentSpecError` of one line naming the key and what it takes.
+    """
+    return _checked(spec, params, config)[2]
+
+
+def shared_params(specs: Sequence[str], params: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """`-M` parameters given once for agents of several providers: each spec gets the keys its
+    provider takes; a key that none of them takes is refused (with a did-you-mean), and every
+    spec's share is checked as `check_agent_params` does."""
+    shares: dict[str, dict[str, Any]] = {}
+    for spec in dict.fromkeys(specs):
+        known = get_provider(split_spec(spec)[0]).params.model_fields
+        shares[spec] = {key: value for key, value in params.items() if key in known}
+    for key in params:
+        if not any(key in share for share in shares.values()):
+            check_agent_params(next(iter(shares)), {key: params[key]})  # raises, naming the key
+    for spec, share in shares.items():
+        check_agent_params(spec, share)
+    return shares
+
+
+def _checked(
+    spec: str, params: Mapping[str, Any] | None, config: AgentConfig | None
+) -> tuple[Provider, str, AgentParams]:
+    provider_name, model = split_spec(spec)
+    provider = get_provider(provider_name)
+    merged = {**(config or {}).get("*", {}), **(config or {}).get(spec, {}), **(params or {})}
+    try:
+        return provider, model, provider.params.model_validate(merged)
+    except ValidationError as error:
+        problems = "; ".join(_param_problem(item, provider) for item in error.errors())
+        raise AgentSpecError(f"{spec}: {problems}") from None
+
+
+def _param_problem(item: ErrorDetails, provider: Provider) -> str:
+    key = ".".join(map(str, item["loc"]))
+    fields = list(provider.params.model_fields)
+    if item["type"] == "extra_forbidden":
+        return (
+            f"unknown parameter {key!r}{did_you_mean(key, fields)}; {provider.name} takes {', '.join(fields)}"
+        )
+    choices = _literal_values(provider.params.model_fields[key].annotation) if key in fields else []
+    if item["type"] == "literal_error" and choices:
+        allowed = f"{', '.join(choices[:-1])} or {choices[-1]}" if len(choices) > 1 else choices[0]
+        return f"bad agent parameter: {key} takes {allowed}, not {item['input']!r}"
+    return f"bad agent parameter: {key}: {item['msg'].removeprefix('Value error, ')}"
+
+
+def _literal_values(annotation: Any) -> list[str]:
+    """The values a `Literal[...]` (or an optional one) allows; none for other types."""
+    if get_origin(annotation) is Literal:
+        return [str(value) for value in get_args(annotation)]
+    return [value for part in get_args(annotation) for value in _literal_values(part)]
+
+
 def resolve_agent(
     spec: str,
     params: Mapping[str, Any] | None = None,
     *,
-    config: Mapping[str, Mapping[str, Any]] | None = None,
+    config: AgentConfig | None = None,
     cache: ResponseCache | None = None,
     use_cache: bool = True,
     retry_policy: RetryPolicy | None = None,
     home: Path | None = None,
 ) -> ManagedAgent:
-    """A ready agent for a spec: provider built, limits, cache, retries and price attached.
-
-    Parameters come from the config file's `"*"` table, then its table for this
-    spec, then `params` (e.g. `-M` options), later ones winning.
-    """
+    """A ready agent for a spec: parameters checked, provider built, limits, cache, retries and price
+    attached. Parameters merge as in `check_agent_params`."""
     load_env_file()
-    provider_name, model = split_spec(spec)
-    provider = get_provider(provider_name)
-    merged: dict[str, Any] = {**(config or {}).get("*", {}), **(config or {}).get(spec, {}), **(params or {})}
-    agent_params = parse_params(merged)
+    provider, model, agent_params = _checked(spec, params, config)
     if not provider.installed():
         hint = f"pip install 'bongard-agents[{provider.extra}]'" if provider.extra else "install its package"
-        raise AgentSpecError(f"provider {provider_name} is not installed: {hint}")
+        raise AgentSpecError(f"provider {provider.name} is not installed: {hint}")
     if provider.key_set() is False:
-        raise AgentSpecError(f"provider {provider_name} needs a key in one of: {', '.join(provider.key_env)}")
+        raise AgentSpecError(f"provider {provider.name} needs a key in one of: {', '.join(provider.key_env)}")
     try:
         inner = provider.build(model, agent_params)
+        endpoint = provider.endpoint(model, agent_params)
     except (ValueError, FileNotFoundError, RuntimeError) as error:
         raise AgentSpecError(f"{spec}: {error}") from None
     if use_cache and agent_params.cache and cache is None:
@@ -162,6 +186,7 @@ def resolve_agent(
         price=_price(spec, agent_params),
         response_cache=cache if use_cache and agent_params.cache else None,
         retry_policy=retry_policy or RetryPolicy(),
+        endpoint_url=endpoint,
     )
 
 

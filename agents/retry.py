@@ -4,8 +4,10 @@ Rate limits (429), server errors (5xx), timeouts, dropped connections and
 response bodies that are not valid JSON (a proxy's glitch) are retried with
 exponential backoff and full jitter, honouring a server's Retry-After,
 bounded both in attempts and in total time. Everything else (a bad request,
-a refused key) fails at once. The providers' SDKs are built
-with their own retries switched off so attempts are not multiplied.
+a refused key) fails at once. That is `is_retryable`, every provider's default;
+a provider whose server fails in its own ways names its own rule. The
+providers' SDKs are built with their own retries switched off so attempts are
+not multiplied.
 """
 
 from __future__ import annotations
@@ -98,13 +100,16 @@ def _wait(policy: RetryPolicy) -> Callable[[RetryCallState], float]:
 
 
 async def with_retries(
-    attempt: Callable[[], Awaitable[T]], policy: RetryPolicy, on_attempt: Callable[[int], None] | None = None
+    attempt: Callable[[], Awaitable[T]],
+    policy: RetryPolicy,
+    on_attempt: Callable[[int], None] | None = None,
+    retryable: Callable[[BaseException], bool] = is_retryable,
 ) -> T:
-    """Run `attempt` until it succeeds, a failure is not retryable, or the policy's bounds are hit."""
+    """Run `attempt` until it succeeds, a failure is not `retryable`, or the policy's bounds are hit."""
     retrying = AsyncRetrying(
         stop=stop_after_attempt(policy.max_attempts) | stop_after_delay(policy.max_total_s),
         wait=_wait(policy),
-        retry=retry_if_exception(is_retryable),
+        retry=retry_if_exception(retryable),
         reraise=True,
     )
     async for state in retrying:

@@ -15,9 +15,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from agents.call import CallSpec, schema_json
+from datasets_io.errors import BongardError
 
 
-class SchemaFillError(ValueError):
+class SchemaFillError(BongardError, ValueError):
     """A field of the reply schema the agent has no honest value for; the message names it."""
 
 

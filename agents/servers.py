@@ -24,13 +24,15 @@ from types import FrameType
 
 import httpx
 
+from datasets_io.errors import BongardError
+
 LOOPBACK = "127.0.0.1"
 PR_SET_PDEATHSIG = 1
 STOP_GRACE_S = 10.0
 LOG_TAIL_CHARS = 2000
 
 
-class ServerStartError(RuntimeError):
+class ServerStartError(BongardError, RuntimeError):
     """A server that exited or never became healthy; the message quotes its log."""
 
 

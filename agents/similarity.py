@@ -27,6 +27,7 @@ from pydantic import ConfigDict
 from agents.call import CallSpec
 from agents.image_embedders import Embeddings, ImageEmbedder
 from agents.schema_fill import decisions_reply, side_decision
+from datasets_io.errors import BongardError
 from datasets_io.problem import SIDES, Panel, Side
 
 Distance = Literal["euclidean", "cosine"]
@@ -40,7 +41,7 @@ Inputs = tuple[dict[Side, Embeddings], dict[str, Embeddings]]
 """Context embeddings by side, and each test input's embedding by its ref."""
 
 
-class SimilarityError(ValueError):
+class SimilarityError(BongardError, ValueError):
     """A call the similarity classifier cannot answer; the message says what it lacks."""
 
 

@@ -17,14 +17,14 @@ from langchain_core.messages import AIMessage, HumanMessage
 from pydantic import BaseModel, ValidationError
 
 from agents.call import schema_json
-from datasets_io.errors import describe_validation_error
+from datasets_io.errors import BongardError, describe_validation_error
 
 FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 OutputSchema = type[BaseModel] | dict[str, Any]
 TRUNCATION_REASONS = {"length", "max_tokens", "MAX_TOKENS", "model_length"}
 
 
-class ReplyParseError(ValueError):
+class ReplyParseError(BongardError, ValueError):
     """A reply that holds no JSON value fitting the schema."""
 
 

@@ -7,7 +7,8 @@ import base64
 import io
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from agents.call import CallSpec
 from agents.images import image_block
 from agents.managed import AgentCallError, ManagedAgent
 from agents.registry import AgentSpecError, resolve_agent
-from agents.retry import RetryPolicy
+from agents.retry import RetryPolicy, status_code
 from tests.builders import make_image
 from tests.standins.protocols import TOKENS_IN, TOKENS_OUT, OpenAIChat
 from tests.standins.server import Fault, StandInServer
@@ -233,7 +234,48 @@ def test_provider_concurrency_is_shared_and_bounded(home: Path, server: StandInS
         await asyncio.gather(*(agents[i % 2].acall([HumanMessage(content=f"q{i}")]) for i in range(8)))
 
     asyncio.run(many())
-    assert server.max_in_flight == 2
+    assert server.max_in_flight == 2  # one endpoint, one gate: the two agents together stay within 2
+
+
+@pytest.mark.parametrize(
+    "spec_for",
+    [
+        lambda url: (f"openai-compatible:m@{url}/v1", {}),  # the server named in the spec
+        lambda url: ("vllm:m", {"base_url": f"{url}/v1"}),  # the server given as -M base_url
+    ],
+    ids=["model@url", "base_url"],
+)
+def test_servers_of_one_provider_each_get_their_own_concurrency(
+    home: Path, spec_for: Callable[[str], tuple[str, dict[str, Any]]]
+) -> None:
+    with StandInServer(OpenAIChat()) as first, StandInServer(OpenAIChat()) as second:
+        first.latency_s = second.latency_s = 0.2
+        agents = []
+        for server, concurrency in ((first, 2), (second, 3)):
+            spec, params = spec_for(server.url)
+            agents.append(resolve_agent(spec, {**params, "concurrency": concurrency}))
+
+        async def many() -> None:
+            await asyncio.gather(
+                *(agent.acall([HumanMessage(content=f"q{n}")]) for agent in agents for n in range(8))
+            )
+
+        asyncio.run(many())
+    assert (first.max_in_flight, second.max_in_flight) == (2, 3)
+
+
+def test_a_provider_decides_which_failures_are_retried(home: Path, server: StandInServer) -> None:
+    agent = agent_for(server)
+    never = agent.model_copy(update={"provider": replace(agent.provider, retryable=lambda error: False)})
+    server.faults.append(Fault(500))
+    with pytest.raises(AgentCallError, match="Error code: 500"):
+        ask(never, "hello")
+    assert len(list(server.model_requests())) == 1  # a 500 is retried by default, not by this provider
+    conflicts = agent.model_copy(
+        update={"provider": replace(agent.provider, retryable=lambda error: status_code(error) == 400)}
+    )
+    server.faults.append(Fault(400))
+    assert ask(conflicts, "hello").attempts == 2
 
 
 def test_price_parameters_give_a_cost(home: Path, server: StandInServer) -> None:
@@ -242,7 +284,7 @@ def test_price_parameters_give_a_cost(home: Path, server: StandInServer) -> None
 
 
 def test_unknown_specs_name_the_choices(home: Path) -> None:
-    with pytest.raises(AgentSpecError, match="unknown provider 'gpt'; providers: openai, anthropic"):
+    with pytest.raises(AgentSpecError, match="unknown provider 'gpt'; providers: anthropic, gemini"):
         resolve_agent("gpt:4o")
     with pytest.raises(AgentSpecError, match="not PROVIDER:MODEL"):
         resolve_agent("openai")

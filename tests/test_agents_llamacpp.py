@@ -75,7 +75,7 @@ def test_a_repeated_deterministic_request_is_served_from_the_cache(agent: Manage
     first = asyncio.run(agent.acall(message))
     second = asyncio.run(agent.acall(message))
     assert second.cache_hit and second.text == first.text
-    assert agent.totals.cached_calls >= 1
+    assert (second.attempts, second.cost_usd) == (0, 0.0)  # the model was not called again
 
 
 def test_the_server_is_reused_and_logs_to_the_workspace(agent: ManagedAgent, module_home: Path) -> None:
@@ -91,9 +91,8 @@ def test_the_server_is_reused_and_logs_to_the_workspace(agent: ManagedAgent, mod
 def test_the_server_dies_with_its_process(module_home: Path, ending: str) -> None:
     script = (
         "import sys, time\n"
-        "from agents.providers.llamacpp import start_server\n"
-        "from agents.provider import AgentParams\n"
-        "server = start_server('gemma3-270m', AgentParams())\n"
+        "from agents.providers.llamacpp import LlamaCppParams, start_server\n"
+        "server = start_server('gemma3-270m', LlamaCppParams())\n"
         "print(server.process.pid, flush=True)\n"
         "time.sleep(0 if sys.argv[1] == 'exit' else 60)\n"
     )

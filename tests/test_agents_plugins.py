@@ -16,8 +16,9 @@ from pydantic import BaseModel
 from agents import registry
 from agents.call import CallSpec, ImageSource
 from agents.images import image_block
+from agents.provider import Provider
 from agents.registry import read_agent_config, resolve_agent
-from datasets_io.plugins import PluginGroup
+from datasets_io.plugins import Registry
 from datasets_io.problem import Panel
 
 PLUGIN = '''
@@ -71,8 +72,7 @@ def installed_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterato
         "[bongard_agents.agents]\npanel-counter = counter_plugin:PROVIDER\n", encoding="utf-8"
     )
     monkeypatch.syspath_prepend(str(site))
-    monkeypatch.setattr(registry, "_plugins", PluginGroup(registry.ENTRY_POINT_GROUP))
-    monkeypatch.setattr(registry, "_extra_providers", {})
+    monkeypatch.setattr(registry, "PROVIDERS", Registry(registry.ENTRY_POINT_GROUP, "provider", Provider))
     monkeypatch.setenv("BONGARD_HOME", str(tmp_path / "home"))
     yield
     sys.modules.pop("counter_plugin", None)

@@ -23,9 +23,8 @@ from pydantic import BaseModel
 
 from agents.call import CallSpec
 from agents.images import image_block
-from agents.provider import AgentParams
 from agents.providers import vllm_offline
-from agents.providers.vllm import serve_argv
+from agents.providers.vllm import VllmParams, serve_argv
 from agents.registry import AgentSpecError, resolve_agent
 from tests.builders import make_image
 from tests.standins.protocols import OpenAIChat
@@ -37,7 +36,7 @@ class Side(BaseModel):
 
 
 def test_serve_command_line_carries_per_model_arguments() -> None:
-    params = AgentParams.model_validate(
+    params = VllmParams.model_validate(
         {"max_model_len": 8192, "images_per_prompt": 12, "tensor_parallel_size": 2, "seed": 3}
     )
     argv = serve_argv("Qwen/Qwen2-VL-7B-Instruct", params, 8123)

@@ -21,14 +21,14 @@ import pytest
 from PIL import Image
 
 from agents.image_generators import registry
-from agents.image_generators.base import GeneratorError, GeneratorParams, ImageGenerator
+from agents.image_generators.base import GeneratorError, GeneratorParams, GeneratorProvider, ImageGenerator
 from agents.image_generators.flux import DEFAULT_MODEL, FluxGenerator, pipeline_arguments
 from agents.image_generators.http_images import request_body
 from agents.image_generators.registry import GeneratorSpecError, generator_names, resolve_generator
 from agents.image_generators.shape_prompts import COLOURS, parse_shapes
 from agents.image_generators.shapes import BACKGROUND, plan_shapes
 from agents.registry import AgentSpecError
-from datasets_io.plugins import PluginGroup
+from datasets_io.plugins import Registry
 from tests.standins.protocols import OpenAIImages
 from tests.standins.server import Fault, Recorded, StandInServer
 
@@ -287,25 +287,27 @@ def installed_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterato
         "[bongard_agents.image_generators]\nflat = flat_generator_plugin:PROVIDER\n", encoding="utf-8"
     )
     monkeypatch.syspath_prepend(str(site))
-    monkeypatch.setattr(registry, "_plugins", PluginGroup(registry.ENTRY_POINT_GROUP))
-    monkeypatch.setattr(registry, "_extra_generators", {})
+    fresh: Registry[GeneratorProvider] = Registry(
+        registry.ENTRY_POINT_GROUP, "image generator", GeneratorProvider
+    )
+    monkeypatch.setattr(registry, "GENERATORS", fresh)
     monkeypatch.chdir(tmp_path)
     yield
     sys.modules.pop("flat_generator_plugin", None)
 
 
 def test_an_entry_point_generator_plugs_in(installed_plugin: None) -> None:
-    assert generator_names() == ["shapes", "openai-images", "flux", "flat"]
+    assert generator_names() == ["flat", "flux", "openai-images", "shapes"]
     generator = resolve_generator("flat:v2")
     image = render(generator, "anything", seed=9, size=32)
     assert (generator.spec, image.size, image.getpixel((0, 0))) == ("flat:v2", (32, 32), (9, 9, 9))
 
 
 def test_built_in_names_and_specs(home: Path) -> None:
-    assert generator_names()[:3] == ["shapes", "openai-images", "flux"]
+    assert {"flux", "openai-images", "shapes"} <= set(generator_names())
     assert resolve_generator("shapes").spec == "shapes:v1"
     with pytest.raises(
-        GeneratorSpecError, match="unknown image generator 'dalle'; generators: shapes, openai"
+        GeneratorSpecError, match="unknown image generator 'dalle'; generators: flux, openai-images, shapes"
     ):
         resolve_generator("dalle:3")
     with pytest.raises(GeneratorSpecError, match="needs a model: openai-images:MODEL"):

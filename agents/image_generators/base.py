@@ -17,12 +17,13 @@ from PIL import Image
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.secrets import key_is_set, redact
+from datasets_io.errors import BongardError
 
 DEFAULT_SIZE = 512
 """The side of the square images Bongard-RWR+ renders (Sec. 3.1)."""
 
 
-class GeneratorError(RuntimeError):
+class GeneratorError(BongardError, RuntimeError):
     """A generator failed to make an image: the message names the generator and the cause.
 
     The text is scrubbed of secret values here, once, so no generator can leak a

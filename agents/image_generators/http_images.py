@@ -28,7 +28,7 @@ import httpx
 from PIL import Image, ImageOps, UnidentifiedImageError
 
 from agents.image_generators.base import DEFAULT_SIZE, GeneratorError, GeneratorParams, GeneratorProvider
-from agents.limits import RateLimits, provider_slot
+from agents.limits import Endpoint, RateLimits, endpoint_slot
 from agents.retry import RetryPolicy, with_retries
 
 NAME = "openai-images"
@@ -129,6 +129,7 @@ class OpenAIImagesGenerator:
         self.base_url = (params.base_url or OPENAI_URL).rstrip("/")
         self.spec = f"{NAME}:{model}"
         self.openai = _host(self.base_url) == OPENAI_HOST
+        self.endpoint = Endpoint(NAME, self.base_url)
         self.limits = RateLimits(
             concurrency=params.concurrency or DEFAULT_CONCURRENCY,
             requests_per_minute=params.requests_per_minute,
@@ -156,7 +157,7 @@ class OpenAIImagesGenerator:
         async with httpx.AsyncClient(timeout=timeout) as client:
 
             async def attempt() -> Any:
-                async with provider_slot(NAME, self.limits), asyncio.timeout(timeout):
+                async with endpoint_slot(self.endpoint, self.limits), asyncio.timeout(timeout):
                     response = await client.post(url, json=body, headers=headers)
                     response.raise_for_status()
                     return response.json()

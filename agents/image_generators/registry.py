@@ -1,14 +1,13 @@
 """Generator specs -> ready image generators: built-ins by name, others through entry points.
 
 Specs: `shapes` (the offline test generator), `openai-images:MODEL`, `flux` or
-`flux:MODEL_ID`. A package adds generators under the entry-point group
-`bongard_agents.image_generators`, each entry point naming a `GeneratorProvider`.
-Built-in modules are imported only when named, so their optional packages stay optional.
+`flux:MODEL_ID`. Every generator, built-in or not, arrives through the entry-point group
+`bongard_agents.image_generators`, each entry point naming a `GeneratorProvider`; a module
+is imported only when its generator is named, so its optional packages stay optional.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,51 +16,34 @@ from pydantic import ValidationError
 from agents.image_generators.base import GeneratorParams, GeneratorProvider, ImageGenerator
 from agents.registry import AgentSpecError
 from agents.secrets import load_env_file, redact
-from datasets_io.errors import describe_validation_error
-from datasets_io.plugins import PluginGroup
+from datasets_io.errors import describe_validation_error, did_you_mean
+from datasets_io.plugins import Registry, UnknownName
 
 ENTRY_POINT_GROUP = "bongard_agents.image_generators"
-BUILT_IN = {
-    "shapes": "agents.image_generators.shapes",
-    "openai-images": "agents.image_generators.http_images",
-    "flux": "agents.image_generators.flux",
-}
+GENERATORS: Registry[GeneratorProvider] = Registry(ENTRY_POINT_GROUP, "image generator", GeneratorProvider)
 
 
 class GeneratorSpecError(AgentSpecError):
     """A spec or parameter that names no usable generator; the message says what to do."""
 
 
-_extra_generators: dict[str, GeneratorProvider] = {}
-_plugins = PluginGroup(ENTRY_POINT_GROUP)
-
-
 def register_generator(provider: GeneratorProvider) -> GeneratorProvider:
     """Make a generator available by name (what the entry points do for packages)."""
-    _extra_generators[provider.name] = provider
-    return provider
-
-
-def _register_plugin(name: str, provider: Any) -> None:
-    if isinstance(provider, GeneratorProvider):
-        _extra_generators.setdefault(provider.name, provider)
+    return GENERATORS.register(provider.name, provider)
 
 
 def generator_names() -> list[str]:
-    _plugins.load_once(_register_plugin)
-    return [*BUILT_IN, *(name for name in _extra_generators if name not in BUILT_IN)]
+    return sorted(GENERATORS.names())
 
 
 def get_generator_provider(name: str) -> GeneratorProvider:
-    _plugins.load_once(_register_plugin)
-    if name in _extra_generators:
-        return _extra_generators[name]
-    if name not in BUILT_IN:
+    try:
+        return GENERATORS.get(name)
+    except UnknownName:
+        names = generator_names()
         raise GeneratorSpecError(
-            f"unknown image generator {name!r}; generators: {', '.join(generator_names())}"
-        )
-    provider: GeneratorProvider = importlib.import_module(BUILT_IN[name]).PROVIDER
-    return provider
+            f"unknown image generator {name!r}{did_you_mean(name, names)}; generators: {', '.join(names)}"
+        ) from None
 
 
 def split_generator_spec(spec: str) -> tuple[GeneratorProvider, str]:

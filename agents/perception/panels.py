@@ -15,12 +15,13 @@ from agents.call import CallSpec
 from agents.perception.features import perceive
 from agents.perception.rules import Row, Rule, Side, induce_rule
 from agents.perception.table import COLUMNS, panel_row
+from datasets_io.errors import BongardError
 from datasets_io.problem import Panel
 
 FEATURES_MARK = "perception-features:"
 
 
-class PerceptionError(ValueError):
+class PerceptionError(BongardError, ValueError):
     """A call the perception agent cannot answer (a task kind it has no way to do, missing panels)."""
 
 

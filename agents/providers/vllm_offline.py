@@ -3,8 +3,7 @@
 vLLM is imported only when the first request runs, so this module loads
 anywhere. The engine is created once per process and model; it is not
 thread-safe, so requests take turns (vLLM batches inside each call).
-Engine arguments: `-M max_model_len=...`, `-M tensor_parallel_size=...`,
-`-M images_per_prompt=...`, `-M gpu_memory_utilization=...`.
+Engine arguments are `VllmOfflineParams`.
 """
 
 from __future__ import annotations
@@ -20,7 +19,8 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
 
 from agents.limits import RateLimits
-from agents.provider import AgentParams, Provider
+from agents.provider import Provider
+from agents.providers.vllm import VllmEngineParams
 
 ENGINE_KEYS = ("max_model_len", "tensor_parallel_size", "gpu_memory_utilization", "dtype")
 _engines: dict[tuple[str, str], Any] = {}
@@ -36,6 +36,12 @@ def engine_for(model: str, engine_args: dict[str, Any]) -> Any:
 
             _engines[key] = LLM(model=model, **engine_args)
         return _engines[key]
+
+
+class VllmOfflineParams(VllmEngineParams):
+    dtype: str | None = Field(
+        default=None, description="weight and activation type (auto, bfloat16, float16...)"
+    )
 
 
 class VllmOfflineChatModel(BaseChatModel):
@@ -82,10 +88,10 @@ class VllmOfflineChatModel(BaseChatModel):
         return await asyncio.to_thread(self._generate, messages, stop)
 
 
-def build(model: str, params: AgentParams) -> BaseChatModel:
-    engine_args = {key: params.extra(key) for key in ENGINE_KEYS if params.extra(key) is not None}
-    if params.extra("images_per_prompt") is not None:
-        engine_args["limit_mm_per_prompt"] = {"image": int(params.extra("images_per_prompt"))}
+def build(model: str, params: VllmOfflineParams) -> BaseChatModel:
+    engine_args = {key: getattr(params, key) for key in ENGINE_KEYS if getattr(params, key) is not None}
+    if params.images_per_prompt is not None:
+        engine_args["limit_mm_per_prompt"] = {"image": params.images_per_prompt}
     sampling = {
         "temperature": params.temperature,
         "max_tokens": params.max_tokens,
@@ -103,6 +109,7 @@ PROVIDER = Provider(
     name="vllm-offline",
     summary="vLLM's in-process engine (GPU); imported on first use",
     build=build,
+    params=VllmOfflineParams,
     requires=("vllm",),
     extra="vllm",
     rate_limits=RateLimits(concurrency=64),
