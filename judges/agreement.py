@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from judges.errors import JudgeError
 from judges.verdict import Verdict, VerdictLabel, decide
 
 LabelMatrix = Sequence[Sequence[VerdictLabel]]
@@ -69,15 +70,19 @@ def fleiss_kappa(matrix: LabelMatrix) -> float:
 
 def read_human_labels(path: Path) -> dict[tuple[str, str], bool]:
     """Human verdicts from a CSV with columns problem, answer, verdict (ok/wrong, 1/0, ...)."""
+    try:
+        with path.open(encoding="utf-8-sig", newline="") as handle:
+            rows = list(csv.DictReader(handle))
+    except (OSError, UnicodeDecodeError) as error:
+        raise JudgeError(f"{path}: cannot read the human labels: {error}") from None
     labels: dict[tuple[str, str], bool] = {}
-    with path.open(encoding="utf-8-sig", newline="") as handle:
-        for number, row in enumerate(csv.DictReader(handle), start=2):
-            verdict = (row.get("verdict") or row.get("human verdict") or "").strip().lower()
-            if verdict not in HUMAN_OK | HUMAN_WRONG or not row.get("problem"):
-                raise ValueError(
-                    f"{path}, line {number}: expected problem, answer and a verdict such as ok/wrong"
-                )
-            labels[(row["problem"].strip(), (row.get("answer") or "").strip())] = verdict in HUMAN_OK
+    for number, row in enumerate(rows, start=2):
+        verdict = (row.get("verdict") or row.get("human verdict") or "").strip().lower()
+        if verdict not in HUMAN_OK | HUMAN_WRONG or not row.get("problem"):
+            raise JudgeError(
+                f"{path}, line {number}: expected problem, answer and a verdict such as ok/wrong"
+            )
+        labels[(row["problem"].strip(), (row.get("answer") or "").strip())] = verdict in HUMAN_OK
     return labels
 
 
@@ -89,7 +94,7 @@ def agreement_with_humans(
     """For each policy, the share of human-labelled answers on which it agrees with the human."""
     shared = [key for key in verdicts if key in human]
     if not shared:
-        raise ValueError("no judged answer has a human label (match on problem and answer text)")
+        raise JudgeError("no judged answer has a human label (match on problem and answer text)")
     return {
         policy: sum(decide(verdicts[key], policy).ok == human[key] for key in shared) / len(shared)
         for policy in policies

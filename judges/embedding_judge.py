@@ -2,7 +2,8 @@
 
 Named for what it is (`embedding:THRESHOLD`), never presented as an LLM judge:
 the answer is ok when the cosine similarity of its MiniLM embedding to the
-true concept's reaches the threshold.
+true concept's reaches the threshold. Registered as the judge kind `embedding`
+through the toolkit's own entry point.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import asyncio
 
 from agents.embeddings import cosine_similarity
 from datasets_io.problem import Concept
+from judges.errors import JudgeError
 from judges.verdict import Verdict
 
 DEFAULT_THRESHOLD = 0.7
@@ -24,7 +26,7 @@ def concept_text(concept: Concept) -> str:
 class EmbeddingJudge:
     def __init__(self, threshold: float = DEFAULT_THRESHOLD) -> None:
         if not 0 < threshold <= 1:
-            raise ValueError(f"embedding judge threshold must be in (0, 1], not {threshold}")
+            raise JudgeError(f"embedding judge threshold must be in (0, 1], not {threshold}")
         self.threshold = threshold
 
     @property
@@ -39,3 +41,14 @@ class EmbeddingJudge:
             raw_text=f"cosine similarity {similarity:.3f} (threshold {self.threshold:g})",
             reason=f"cosine {similarity:.3f}",
         )
+
+
+def embedding_judge(threshold: str) -> EmbeddingJudge:
+    """The judge kind `embedding[:THRESHOLD]`: the threshold as written after the colon, if any."""
+    if not threshold:
+        return EmbeddingJudge()
+    try:
+        value = float(threshold)
+    except ValueError:
+        raise JudgeError(f"embedding judge threshold must be a number in (0, 1], not {threshold!r}") from None
+    return EmbeddingJudge(value)

@@ -1,26 +1,45 @@
-"""Judge specs -> judges: agent specs become LLM judges (temperature 0, so re-judging is cached);
-`embedding` or `embedding:THRESHOLD` is the offline embedding-similarity member."""
+"""Judge specs -> judges.
+
+`KIND[:ARGUMENT]` names a judge kind, a judge that is not an agent, found by name in the
+entry-point group `bongard_agents.judges` and built by calling it with the text after the
+colon ('' when there is none): the built-in `embedding[:THRESHOLD]`, or one a package adds
+as `my-judge = "my_pkg.judges:build"`, imported only when that judge is used. Any other spec
+is an agent spec made an LLM judge (temperature 0, so re-judging is cached).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.registry import resolve_agent
-from judges.embedding_judge import DEFAULT_THRESHOLD, EmbeddingJudge
+from agents.registry import provider_names, resolve_agent
+from datasets_io.errors import did_you_mean
+from datasets_io.plugins import Registry
 from judges.ensemble import Judge
-from judges.llm_judge import JudgeStyle, LLMJudge
+from judges.errors import JudgeError
+from judges.llm_judge import LLMJudge
+from judges.styles import JudgeStyle
 
-EMBEDDING = "embedding"
+ENTRY_POINT_GROUP = "bongard_agents.judges"
+JudgeKind = Callable[[str], Judge]
+"""The argument after `KIND:` -> a ready judge."""
+JUDGE_KINDS: Registry[JudgeKind] = Registry(ENTRY_POINT_GROUP, "judge kind")
 
 
 def build_judge(
     spec: str, style: JudgeStyle = "strict", params: Mapping[str, Any] | None = None, home: Path | None = None
 ) -> Judge:
-    name, _, threshold = spec.partition(":")
-    if name == EMBEDDING:
-        return EmbeddingJudge(float(threshold) if threshold else DEFAULT_THRESHOLD)
+    kind, _, argument = spec.partition(":")
+    if kind in JUDGE_KINDS:
+        return JUDGE_KINDS.get(kind)(argument)
+    providers = provider_names()
+    if kind not in providers:
+        kinds = sorted(JUDGE_KINDS.names())
+        raise JudgeError(
+            f"unknown judge {spec!r}{did_you_mean(kind, [*kinds, *providers])}; judge kinds: "
+            f"{', '.join(kinds)}; or an agent spec PROVIDER:MODEL with a provider of: {', '.join(providers)}"
+        )
     return LLMJudge(resolve_agent(spec, {"temperature": 0, **(params or {})}, home=home), style)
 
 

@@ -5,26 +5,15 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-from typing import Literal
 
 from pydantic import BaseModel, Field
 
-VerdictLabel = Literal["ok", "wrong", "abstain"]
+from datasets_io.records import Verdict, VerdictLabel
+from judges.errors import JudgeError
+
+__all__ = ["Decision", "Verdict", "VerdictLabel", "check_policy", "decide"]
+
 POLICY = re.compile(r"^(vote:(?P<k>\d+)|majority|all|any)$")
-
-
-class Verdict(BaseModel):
-    """A judge's verdict with its raw text and cost; an abstention never counts as ok."""
-
-    judge: str
-    label: VerdictLabel
-    raw_text: str = ""
-    reason: str | None = None
-    """Why a verdict is an abstention (an unreadable reply), or the score behind a non-LLM verdict."""
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float | None = 0.0
-    cache_hit: bool = False
 
 
 class Decision(BaseModel):
@@ -39,7 +28,7 @@ class Decision(BaseModel):
 def check_policy(policy: str) -> str:
     """`vote:K`, `majority`, `all` or `any`; anything else is refused with the choices."""
     if not POLICY.match(policy):
-        raise ValueError(
+        raise JudgeError(
             f"unknown voting policy {policy!r}; policies: vote:K (e.g. vote:2), majority, all, any"
         )
     return policy

@@ -19,6 +19,7 @@ from judges.agreement import (
     unanimity,
 )
 from judges.embedding_judge import EmbeddingJudge
+from judges.errors import JudgeError
 from judges.llm_judge import LLMJudge
 from judges.metrics import concept_metrics
 from judges.specs import build_judges
@@ -69,6 +70,8 @@ def test_a_malformed_human_label_file_names_the_line(tmp_path: Path) -> None:
     csv.write_text("problem,answer,verdict\n1,circles,maybe\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"human\.csv, line 2"):
         read_human_labels(csv)
+    with pytest.raises(JudgeError, match=r"absent\.csv: cannot read the human labels"):
+        read_human_labels(tmp_path / "absent.csv")
 
 
 def test_the_embedding_judge_says_ok_to_a_paraphrase_and_wrong_to_another_concept() -> None:
