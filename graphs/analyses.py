@@ -17,12 +17,9 @@ from datasets_io.catalog import Dataset, open_dataset
 from datasets_io.report import problems_frame, runs_frame, solved_problems
 from datasets_io.store import ResultsStore
 from datasets_io.task_types import TASKS, TaskTypes
-from graphs.registry import StrategyError
+from graphs.registry import StrategyError, get_strategy
 from graphs.runner import RunConfig
 from judges.metrics import METRICS, MetricScore, concept_metrics
-
-JUDGED_STRATEGIES = {"open-ended", "hypotheses"}
-"""Strategies whose answers solve a problem only once a judging accepts them."""
 
 
 @dataclass
@@ -47,7 +44,7 @@ def task_types_of_runs(
     warnings = [
         f"run {run_id} ({config['strategy']}) is not judged yet: `bongard judge {run_id} --judges ...`"
         for run_id, config in zip(resolved, configs, strict=True)
-        if config["strategy"] in JUDGED_STRATEGIES and store.judged_items(run_id) == 0
+        if get_strategy(config["strategy"]).judged and store.judged_items(run_id) == 0
     ]
     models = sorted(set(runs_frame(store, resolved)["model"]))
     if len(models) > 1:

@@ -6,46 +6,76 @@ descriptive-direct, contrastive, contrastive-iterative, contrastive-direct.
 
 from __future__ import annotations
 
-from typing import Any
+import operator
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any, TypedDict
 
-from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
-from langchain_core.runnables import RunnableConfig
-from langgraph.types import Send
-
-from agents.call import ImageSource
+from datasets_io.problem import Side
 from graphs.nodes import (
     CASE_STUDY,
-    Graph,
+    Conversation,
+    Ctx,
+    FanOut,
+    Item,
+    Node,
     SolveState,
-    call_agent,
+    ask,
     fan_out_graph,
     free_answer,
     intro,
     linear_graph,
-    panel_by_ref,
     panel_source,
-    problem_of,
-    runtime_of,
+    panel_sources,
+    send_each,
     sheet_source,
-    user_message,
+    turn_by_turn,
     with_intro,
 )
-from graphs.registry import strategy
+from graphs.registry import Graph, strategy
 
 CASE = "Małkiński et al., ICML 2025 (Bongard case study)"
+
+
+class PanelText(TypedDict):
+    """What a describer wrote about one panel (or, for comparisons, one left-right pair)."""
+
+    side: Side | None
+    """None for a pair's comparison."""
+    index: int
+    text: str
+
+
+class SideText(TypedDict):
+    side: Side
+    text: str
+
+
+class CaseStudyState(SolveState, total=False):
+    panel: str
+    """A describe branch's panel ref."""
+    side: Side
+    """A side conversation's side."""
+    pair: int
+    """A compare branch's pair index."""
+    descriptions: Annotated[list[PanelText], operator.add]
+    side_descriptions: Annotated[list[SideText], operator.add]
+    comparisons: Annotated[list[PanelText], operator.add]
 
 
 # --- direct -------------------------------------------------------------------------------------
 
 
-async def _direct(state: SolveState, config: RunnableConfig) -> dict[str, Any]:
-    runtime, problem = runtime_of(config), problem_of(state)
-    sheet = sheet_source(runtime, problem)
-    message = user_message(with_intro(runtime, problem, "direct"), [sheet])
-    reply, trace = await call_agent(
-        runtime, "reasoner", [message], task="answer", images=[sheet], conversation="answer", step=0
+async def _direct(state: CaseStudyState, runtime: Ctx) -> CaseStudyState:
+    item = runtime.context
+    reply = await ask(
+        item,
+        "reasoner",
+        with_intro(item, "direct"),
+        [sheet_source(item)],
+        task="answer",
+        conversation="answer",
     )
-    return {"trace": [trace], "answer": free_answer("direct", problem, reply)}
+    return {"answer": free_answer(reply)}
 
 
 @strategy(
@@ -55,150 +85,121 @@ async def _direct(state: SolveState, config: RunnableConfig) -> dict[str, Any]:
     section="Sec. 3.1, Fig. 2a, Prompt 9",
     roles=("reasoner",),
     calls="1 call: the sheet",
+    judged=True,
 )
 def direct() -> Graph:
-    return linear_graph(("answer", _direct))
+    return linear_graph(CaseStudyState, ("answer", _direct))
+
+
+# --- one answer call over what the describer wrote ---------------------------------------------------
+
+
+def _answer_node(
+    prompt: str, values: Callable[[CaseStudyState], dict[str, str]], notes: str, with_sheet: bool
+) -> Node[CaseStudyState]:
+    """The answer call over the `notes` state key: text only, or with the sheet (-direct variants)."""
+
+    async def answer(state: CaseStudyState, runtime: Ctx) -> CaseStudyState:
+        item = runtime.context
+        reply = await ask(
+            item, "reasoner", with_intro(item, prompt, **values(state)),
+            [sheet_source(item)] if with_sheet else [], task="answer", conversation="answer",
+            extra={"notes": state.get(notes, [])},  # what the prompt lists, for agents that read metadata
+        )  # fmt: skip
+        return {"answer": free_answer(reply)}
+
+    return answer
+
+
+def _listing(notes: Sequence[PanelText], side: Side | None) -> str:
+    chosen = sorted((n for n in notes if n["side"] == side), key=lambda n: n["index"])
+    return "\n".join(f"{number}. {note['text'].strip()}" for number, note in enumerate(chosen, 1))
+
+
+def _fan_out_then_answer(
+    fan_out: FanOut,
+    worker: tuple[str, Node[CaseStudyState]],
+    prompt: str,
+    values: Callable[[CaseStudyState], dict[str, str]],
+    notes: str,
+    with_sheet: bool,
+) -> Graph:
+    """Independent calls (fanned out), then one answer call over what they wrote."""
+    return fan_out_graph(CaseStudyState, fan_out, worker, _answer_node(prompt, values, notes, with_sheet))
 
 
 # --- descriptive family ---------------------------------------------------------------------------
 
 
-def _panel_sends(state: SolveState) -> list[Send]:
-    problem = problem_of(state)
-    return [
-        Send("describe_panel", {**state, "inputs": {**state.get("inputs", {}), "panel": p.ref}})
-        for p in problem.context_panels
-    ]
+async def _describe_panel(state: CaseStudyState, runtime: Ctx) -> CaseStudyState:
+    item = runtime.context
+    panel = item.panel(state["panel"])
+    reply = await ask(
+        item, "describer", with_intro(item, "describe_panel"), [panel_source(item, panel)],
+        task="describe", conversation=f"panel {panel.ref}",
+    )  # fmt: skip
+    return {"descriptions": [{"side": panel.side, "index": panel.index, "text": reply.text}]}
 
 
-async def _describe_panel(state: SolveState, config: RunnableConfig) -> dict[str, Any]:
-    runtime, problem = runtime_of(config), problem_of(state)
-    panel = panel_by_ref(problem, state["inputs"]["panel"])
-    image = panel_source(runtime, problem, panel)
-    message = user_message(with_intro(runtime, problem, "describe_panel"), [image])
-    reply, trace = await call_agent(
-        runtime,
-        "describer",
-        [message],
-        task="describe",
-        images=[image],
-        conversation=f"panel {panel.ref}",
-        step=0,
-    )
-    note = {"kind": "description", "side": panel.side, "index": panel.index, "text": reply.text}
-    return {"notes": [note], "trace": [trace]}
+_each_panel = send_each("describe_panel", "panel", lambda item: [p.ref for p in item.problem.context_panels])
 
 
-def _listing(notes: list[dict[str, Any]], side: str) -> str:
-    chosen = sorted((n for n in notes if n["side"] == side), key=lambda n: n["index"])
-    return "\n".join(f"{number}. {note['text'].strip()}" for number, note in enumerate(chosen, 1))
-
-
-def _answer_node(name: str, prompt: str, values: Any, with_sheet: bool) -> Any:
-    """An answer call over notes: text only, or with the sheet for the -direct variants."""
-
-    async def answer(state: SolveState, config: RunnableConfig) -> dict[str, Any]:
-        runtime, problem = runtime_of(config), problem_of(state)
-        images = [sheet_source(runtime, problem)] if with_sheet else []
-        notes = state.get("notes", [])
-        reply, trace = await call_agent(
-            runtime,
-            "reasoner",
-            [user_message(with_intro(runtime, problem, prompt, **values(notes)), images)],
-            task="answer",
-            images=images,
-            conversation="answer",
-            step=0,
-            extra={"notes": notes},  # what the prompt lists, for agents that read metadata
-        )
-        return {"trace": [trace], "answer": free_answer(name, problem, reply)}
-
-    return answer
-
-
-def _descriptions(notes: list[dict[str, Any]]) -> dict[str, str]:
+def _descriptions(state: CaseStudyState) -> dict[str, str]:
+    notes = state.get("descriptions", [])
     return {"left": _listing(notes, "left"), "right": _listing(notes, "right")}
 
 
-def _register_fan_out(
-    name: str, *, section: str, calls: str, fan_out: Any, worker: tuple[str, Any], prompt: str, values: Any,
-    with_sheet: bool,
-) -> None:  # fmt: skip
-    """Register a strategy of independent calls (fanned out) followed by one answer call."""
-
-    def build() -> Graph:
-        return fan_out_graph(fan_out, worker, _answer_node(name, prompt, values, with_sheet))
-
-    strategy(
-        name, family=CASE_STUDY, paper=CASE, section=section, roles=("describer", "reasoner"), calls=calls
-    )(build)
-
-
-for _suffix, _section, _with_sheet, _answer_call in (
-    ("", "Sec. 3.1, Fig. 2b, Prompts 10-11", False, "1 image-free answer call"),
-    ("-direct", "Sec. 3.1, Fig. 2b (dashed), Prompts 10-11", True, "1 answer call with the sheet"),
-):
-    _register_fan_out(
-        f"descriptive{_suffix}", section=_section, with_sheet=_with_sheet,
-        calls=f"12 single-panel calls, each in its own context, then {_answer_call}",
-        fan_out=_panel_sends, worker=("describe_panel", _describe_panel), prompt="answer_from_descriptions",
-        values=_descriptions,
+def _descriptive(with_sheet: bool) -> Graph:
+    return _fan_out_then_answer(
+        _each_panel, ("describe_panel", _describe_panel), "answer_from_descriptions", _descriptions,
+        "descriptions", with_sheet,
     )  # fmt: skip
 
 
-def _side_sends(state: SolveState) -> list[Send]:
-    return [
-        Send("side_conversation", {**state, "inputs": {**state.get("inputs", {}), "side": s}})
-        for s in ("left", "right")
-    ]
+DESCRIPTIVE_ROLES = ("describer", "reasoner")
 
 
-async def _side_conversation(state: SolveState, config: RunnableConfig) -> dict[str, Any]:
+@strategy(
+    "descriptive",
+    family=CASE_STUDY,
+    paper=CASE,
+    section="Sec. 3.1, Fig. 2b, Prompts 10-11",
+    roles=DESCRIPTIVE_ROLES,
+    calls="12 single-panel calls, each in its own context, then 1 image-free answer call",
+    judged=True,
+)
+def descriptive() -> Graph:
+    return _descriptive(with_sheet=False)
+
+
+@strategy(
+    "descriptive-direct",
+    family=CASE_STUDY,
+    paper=CASE,
+    section="Sec. 3.1, Fig. 2b (dashed), Prompts 10-11",
+    roles=DESCRIPTIVE_ROLES,
+    calls="12 single-panel calls, each in its own context, then 1 answer call with the sheet",
+    judged=True,
+)
+def descriptive_direct() -> Graph:
+    return _descriptive(with_sheet=True)
+
+
+async def _side_conversation(state: CaseStudyState, runtime: Ctx) -> CaseStudyState:
     """One side's panels, one per turn in one conversation, refining the shared concept."""
-    runtime, problem = runtime_of(config), problem_of(state)
-    side = state["inputs"]["side"]
-    panels = problem.left if side == "left" else problem.right
-    messages: list[BaseMessage] = [
-        SystemMessage(
-            content=intro(runtime, problem) + "\n\n" + runtime.prompts.fill(CASE_STUDY, "side_iterative")
-        )
-    ]
-    images: list[ImageSource] = []
-    traces = []
-    for number, panel in enumerate(panels, 1):
-        image = panel_source(runtime, problem, panel)
-        images.append(image)
-        text = runtime.prompts.fill(CASE_STUDY, "side_iterative_step", number=number, count=len(panels))
-        messages.append(user_message(text, [image]))
-        reply, trace = await call_agent(
-            runtime,
-            "describer",
-            messages,
-            task="describe",
-            images=images,
-            conversation=f"{side} side",
-            step=number - 1,
-        )
-        messages.append(AIMessage(content=reply.text))
-        traces.append(trace)
-    messages.append(user_message(runtime.prompts.fill(CASE_STUDY, "side_iterative_closing")))
-    reply, trace = await call_agent(
-        runtime,
-        "describer",
-        messages,
-        task="describe",
-        images=images,
-        conversation=f"{side} side",
-        step=len(panels),
-    )
-    return {
-        "notes": [{"kind": "side", "side": side, "index": 0, "text": reply.text}],
-        "trace": [*traces, trace],
-    }
+    item, side = runtime.context, state["side"]
+    panels = item.problem.left if side == "left" else item.problem.right
+    chat = Conversation(item, "describer", f"{side} side", system=_system(item, "side_iterative"))
+    reply = await turn_by_turn(
+        chat, [[panel_source(item, panel)] for panel in panels], "side_iterative_step",
+        "side_iterative_closing", task="describe", closing_task="describe",
+    )  # fmt: skip
+    return {"side_descriptions": [{"side": side, "text": reply.text}]}
 
 
-def _side_descriptions(notes: list[dict[str, Any]]) -> dict[str, str]:
-    return {side: next(n["text"] for n in notes if n["side"] == side) for side in ("left", "right")}
+def _side_descriptions(state: CaseStudyState) -> dict[str, str]:
+    found = {note["side"]: note["text"] for note in state.get("side_descriptions", [])}
+    return {"left": found["left"], "right": found["right"]}
 
 
 @strategy(
@@ -206,89 +207,92 @@ def _side_descriptions(notes: list[dict[str, Any]]) -> dict[str, str]:
     family=CASE_STUDY,
     paper=CASE,
     section="Sec. 3.1, Fig. 2c, Prompts 12-13",
-    roles=("describer", "reasoner"),
+    roles=DESCRIPTIVE_ROLES,
     calls="per side one conversation of 6 panels, one per turn, and a closing turn; then 1 image-free answer",
+    judged=True,
 )
 def descriptive_iterative() -> Graph:
-    answer = _answer_node("descriptive-iterative", "answer_from_sides", _side_descriptions, with_sheet=False)
-    return fan_out_graph(_side_sends, ("side_conversation", _side_conversation), answer)
+    return _fan_out_then_answer(
+        send_each("side_conversation", "side", lambda item: ["left", "right"]),
+        ("side_conversation", _side_conversation), "answer_from_sides", _side_descriptions,
+        "side_descriptions", with_sheet=False,
+    )  # fmt: skip
 
 
 # --- contrastive family --------------------------------------------------------------------------
 
 
-def _pair_sends(state: SolveState) -> list[Send]:
-    problem = problem_of(state)
-    return [
-        Send("compare_pair", {**state, "inputs": {**state.get("inputs", {}), "pair": i}})
-        for i in range(min(len(problem.left), len(problem.right)))
-    ]
+def _pair_count(item: Item[Any]) -> int:
+    return min(len(item.problem.left), len(item.problem.right))
 
 
-async def _compare_pair(state: SolveState, config: RunnableConfig) -> dict[str, Any]:
-    runtime, problem = runtime_of(config), problem_of(state)
-    index = state["inputs"]["pair"]
-    images = [
-        panel_source(runtime, problem, problem.left[index]),
-        panel_source(runtime, problem, problem.right[index]),
-    ]
-    message = user_message(with_intro(runtime, problem, "compare_pair"), images)
-    reply, trace = await call_agent(
-        runtime, "describer", [message], task="compare", images=images, conversation=f"pair {index}", step=0
+def _system(item: Item[Any], prompt: str) -> str:
+    """The system turn of an iterative conversation: the introduction and how the turns go."""
+    return intro(item) + "\n\n" + item.prompts.fill(CASE_STUDY, prompt)
+
+
+async def _compare_pair(state: CaseStudyState, runtime: Ctx) -> CaseStudyState:
+    item, index = runtime.context, state["pair"]
+    images = panel_sources(item, [item.problem.left[index], item.problem.right[index]])
+    reply = await ask(
+        item,
+        "describer",
+        with_intro(item, "compare_pair"),
+        images,
+        task="compare",
+        conversation=f"pair {index}",
     )
-    return {
-        "notes": [{"kind": "comparison", "side": "both", "index": index, "text": reply.text}],
-        "trace": [trace],
-    }
+    return {"comparisons": [{"side": None, "index": index, "text": reply.text}]}
 
 
-def _comparisons(notes: list[dict[str, Any]]) -> dict[str, str]:
-    return {"comparisons": _listing(notes, "both")}
+def _comparisons(state: CaseStudyState) -> dict[str, str]:
+    return {"comparisons": _listing(state.get("comparisons", []), None)}
 
 
-for _suffix, _section, _with_sheet, _answer_call in (
-    ("", "Sec. 3.1, Fig. 2d, Prompts 14-15", False, "1 image-free answer call"),
-    ("-direct", "Sec. 3.1, Fig. 2d (dashed), Prompts 14-15", True, "1 answer call with the sheet"),
-):
-    _register_fan_out(
-        f"contrastive{_suffix}", section=_section, with_sheet=_with_sheet,
-        calls=f"6 pair calls (L_i, R_i), each in its own context, then {_answer_call}",
-        fan_out=_pair_sends, worker=("compare_pair", _compare_pair), prompt="answer_from_comparisons",
-        values=_comparisons,
+def _contrastive(with_sheet: bool) -> Graph:
+    return _fan_out_then_answer(
+        send_each("compare_pair", "pair", lambda item: range(_pair_count(item))),
+        ("compare_pair", _compare_pair), "answer_from_comparisons", _comparisons, "comparisons", with_sheet,
     )  # fmt: skip
 
 
-async def _contrastive_conversation(state: SolveState, config: RunnableConfig) -> dict[str, Any]:
+@strategy(
+    "contrastive",
+    family=CASE_STUDY,
+    paper=CASE,
+    section="Sec. 3.1, Fig. 2d, Prompts 14-15",
+    roles=DESCRIPTIVE_ROLES,
+    calls="6 pair calls (L_i, R_i), each in its own context, then 1 image-free answer call",
+    judged=True,
+)
+def contrastive() -> Graph:
+    return _contrastive(with_sheet=False)
+
+
+@strategy(
+    "contrastive-direct",
+    family=CASE_STUDY,
+    paper=CASE,
+    section="Sec. 3.1, Fig. 2d (dashed), Prompts 14-15",
+    roles=DESCRIPTIVE_ROLES,
+    calls="6 pair calls (L_i, R_i), each in its own context, then 1 answer call with the sheet",
+    judged=True,
+)
+def contrastive_direct() -> Graph:
+    return _contrastive(with_sheet=True)
+
+
+async def _contrastive_conversation(state: CaseStudyState, runtime: Ctx) -> CaseStudyState:
     """All pairs in one conversation, refining after each; the answer asked in the same one."""
-    runtime, problem = runtime_of(config), problem_of(state)
-    messages: list[BaseMessage] = [
-        SystemMessage(
-            content=intro(runtime, problem)
-            + "\n\n"
-            + runtime.prompts.fill(CASE_STUDY, "contrastive_iterative")
-        )
-    ]
-    images: list[ImageSource] = []
-    traces = []
-    count = min(len(problem.left), len(problem.right))
-    for index in range(count):
-        pair = [
-            panel_source(runtime, problem, problem.left[index]),
-            panel_source(runtime, problem, problem.right[index]),
-        ]
-        images += pair
-        text = runtime.prompts.fill(CASE_STUDY, "contrastive_iterative_step", number=index + 1, count=count)
-        messages.append(user_message(text, pair))
-        reply, trace = await call_agent(
-            runtime, "reasoner", messages, task="compare", images=images, conversation="pairs", step=index
-        )
-        messages.append(AIMessage(content=reply.text))
-        traces.append(trace)
-    messages.append(user_message(runtime.prompts.fill(CASE_STUDY, "contrastive_iterative_closing")))
-    reply, trace = await call_agent(
-        runtime, "reasoner", messages, task="answer", images=images, conversation="pairs", step=count
-    )
-    return {"trace": [*traces, trace], "answer": free_answer("contrastive-iterative", problem, reply)}
+    item = runtime.context
+    problem = item.problem
+    chat = Conversation(item, "reasoner", "pairs", system=_system(item, "contrastive_iterative"))
+    pairs = [panel_sources(item, [problem.left[i], problem.right[i]]) for i in range(_pair_count(item))]
+    reply = await turn_by_turn(
+        chat, pairs, "contrastive_iterative_step", "contrastive_iterative_closing",
+        task="compare", closing_task="answer",
+    )  # fmt: skip
+    return {"answer": free_answer(reply)}
 
 
 @strategy(
@@ -298,6 +302,7 @@ async def _contrastive_conversation(state: SolveState, config: RunnableConfig) -
     section="Sec. 3.1, Fig. 2e, Prompt 16",
     roles=("reasoner",),
     calls="one conversation: 6 image pairs, one per turn, then the answer turn",
+    judged=True,
 )
 def contrastive_iterative() -> Graph:
-    return linear_graph(("conversation", _contrastive_conversation))
+    return linear_graph(CaseStudyState, ("conversation", _contrastive_conversation))

@@ -6,34 +6,37 @@ images-to-sides (which side does each of two test images belong to?).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.runnables import RunnableConfig
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-from datasets_io.problem import BongardProblem, Concept
-from graphs.answer import Answer
+from datasets_io.problem import BongardProblem, Concept, Side
+from graphs.answer import AnswerParts
 from graphs.case_study import CASE
 from graphs.nodes import (
     CASE_STUDY,
-    Graph,
+    Conversation,
+    Ctx,
     SolveState,
-    call_agent,
+    ask,
     linear_graph,
     needs_concept,
-    panel_by_ref,
-    panel_source,
-    problem_of,
-    runtime_of,
+    panel_sources,
     sheet_source,
     side_of_label,
-    user_message,
     with_intro,
 )
-from graphs.registry import DatasetContext, StrategyError, flag_option, seeded_random, strategy
+from graphs.registry import (
+    DatasetContext,
+    Graph,
+    Preparation,
+    StrategyError,
+    StrategyOptions,
+    seeded_random,
+    strategy,
+)
+from graphs.sides import SideLabel
 
-SideLabel = Literal["LEFT", "RIGHT"]
 INCORRECT_LABEL_OFFSET = 20
 
 
@@ -41,46 +44,44 @@ class Verdict(BaseModel):
     verdict: Literal["OK", "WRONG"]
 
 
-def _verify_node(name: str) -> Any:
-    async def verify(state: SolveState, config: RunnableConfig) -> dict[str, Any]:
-        runtime, problem = runtime_of(config), problem_of(state)
-        proposed = Concept.model_validate(state["inputs"]["proposed"])
-        expected = state["inputs"]["expected"]
-        sheet = sheet_source(runtime, problem)
-        text = with_intro(
-            runtime, problem, "verify_solution", left=proposed.left, right=proposed.right or "-"
-        )
-        reply, trace = await call_agent(
-            runtime,
-            "reasoner",
-            [user_message(text, [sheet])],
-            task="judge",
-            images=[sheet],
-            conversation="verify",
-            step=0,
-            schema=Verdict,
-            extra={"proposed": proposed.model_dump()},
-        )
-        verdict = reply.parsed["verdict"] if reply.parsed else None
-        answer = Answer(
-            strategy=name,
-            problem=problem.key,
-            text=reply.text,
-            label=verdict,
-            expected={"verdict": expected},
-            correct=None if verdict is None else verdict == expected,
-            parse_status=reply.parse_status,
-            parse_error=reply.parse_error,
-        )
-        return {"trace": [trace], "answer": answer.model_dump(mode="json", exclude={"trace"})}
-
-    return verify
+class ConceptText(TypedDict):
+    left: str
+    right: str | None
 
 
-def _prepare_ground_truth(
-    problem: BongardProblem, context: DatasetContext, seed: int, options: dict[str, Any]
-) -> dict[str, Any]:
-    return {"proposed": needs_concept(problem).model_dump(), "expected": "OK"}
+class ProposedSolution(TypedDict):
+    """The concept shown to the model and the verdict a correct model gives it."""
+
+    proposed: ConceptText
+    expected: Literal["OK", "WRONG"]
+
+
+def _text(concept: Concept) -> ConceptText:
+    return {"left": concept.left, "right": concept.right}
+
+
+async def _verify(state: SolveState, runtime: Ctx) -> SolveState:
+    item = runtime.context
+    proposed, expected = item.inputs["proposed"], item.inputs["expected"]
+    text = with_intro(item, "verify_solution", left=proposed["left"], right=proposed["right"] or "-")
+    reply = await ask(
+        item, "reasoner", text, [sheet_source(item)], task="judge", conversation="verify", schema=Verdict,
+        extra={"proposed": dict(proposed)},
+    )  # fmt: skip
+    verdict = reply.parsed["verdict"] if reply.parsed else None
+    answer = AnswerParts(
+        text=reply.text,
+        label=verdict,
+        expected={"verdict": expected},
+        correct=None if verdict is None else verdict == expected,
+        parse_status=reply.parse_status,
+        parse_error=reply.parse_error,
+    )
+    return {"answer": answer}
+
+
+def _prepare_ground_truth(given: Preparation[StrategyOptions]) -> ProposedSolution:
+    return {"proposed": _text(needs_concept(given.problem)), "expected": "OK"}
 
 
 def incorrect_concept(problem: BongardProblem, context: DatasetContext) -> Concept:
@@ -98,10 +99,8 @@ def incorrect_concept(problem: BongardProblem, context: DatasetContext) -> Conce
     raise StrategyError(f"no other concept in the dataset differs from that of {problem.key}")
 
 
-def _prepare_incorrect_label(
-    problem: BongardProblem, context: DatasetContext, seed: int, options: dict[str, Any]
-) -> dict[str, Any]:
-    return {"proposed": incorrect_concept(problem, context).model_dump(), "expected": "WRONG"}
+def _prepare_incorrect_label(given: Preparation[StrategyOptions]) -> ProposedSolution:
+    return {"proposed": _text(incorrect_concept(given.problem, given.dataset)), "expected": "WRONG"}
 
 
 @strategy(
@@ -114,7 +113,7 @@ def _prepare_incorrect_label(
     prepare=_prepare_ground_truth,
 )
 def ground_truth() -> Graph:
-    return linear_graph(("verify", _verify_node("ground-truth")))
+    return linear_graph(SolveState, ("verify", _verify))
 
 
 @strategy(
@@ -127,7 +126,7 @@ def ground_truth() -> Graph:
     prepare=_prepare_incorrect_label,
 )
 def incorrect_label() -> Graph:
-    return linear_graph(("verify", _verify_node("incorrect-label")))
+    return linear_graph(SolveState, ("verify", _verify))
 
 
 class TestImageSide(BaseModel):
@@ -141,59 +140,48 @@ class TwoTestImages(BaseModel):
     second: TestImageSide
 
 
-def _prepare_images_to_sides(
-    problem: BongardProblem, context: DatasetContext, seed: int, options: dict[str, Any]
-) -> dict[str, Any]:
+class ImagesToSidesOptions(StrategyOptions):
+    retry_same_side: bool = Field(
+        default=True, description="re-ask once when both test images get the same side"
+    )
+
+
+class TestOrder(TypedDict):
+    order: list[str]
+    """The two test panel refs in the seeded order they are shown."""
+    retry_same_side: bool
+
+
+def _prepare_images_to_sides(given: Preparation[ImagesToSidesOptions]) -> TestOrder:
+    problem = given.problem
     if not (problem.test_left and problem.test_right):
         raise StrategyError(
             f"{problem.key} has no test image on each side (for bongard-classic use -O holdout_test=true)"
         )
     order = [problem.test_left[0].ref, problem.test_right[0].ref]
-    seeded_random(seed, problem, "images-to-sides").shuffle(order)
-    return {"order": order, "retry_same_side": flag_option(options, "retry_same_side", True)}
+    seeded_random(given.seed, problem, "images-to-sides").shuffle(order)
+    return {"order": order, "retry_same_side": given.options.retry_same_side}
 
 
-async def _images_to_sides(state: SolveState, config: RunnableConfig) -> dict[str, Any]:
-    runtime, problem = runtime_of(config), problem_of(state)
-    tests = [panel_by_ref(problem, ref) for ref in state["inputs"]["order"]]
-    images = [sheet_source(runtime, problem), *(panel_source(runtime, problem, p) for p in tests)]
-    messages: list[BaseMessage] = [user_message(with_intro(runtime, problem, "images_to_sides"), images)]
-    reply, trace = await call_agent(
-        runtime,
-        "reasoner",
-        messages,
-        task="classify",
-        images=images,
-        conversation="classify",
-        step=0,
-        schema=TwoTestImages,
-        extra={"test_panels": [p.ref for p in tests]},
-    )
-    traces = [trace]
+async def _images_to_sides(state: SolveState, runtime: Ctx) -> SolveState:
+    item = runtime.context
+    tests = [item.panel(ref) for ref in item.inputs["order"]]
+    refs = [p.ref for p in tests]
+    chat = Conversation(item, "reasoner", "classify")
+    reply = await chat.ask(
+        with_intro(item, "images_to_sides"), [sheet_source(item), *panel_sources(item, tests)],
+        task="classify", schema=TwoTestImages, extra={"test_panels": refs},
+    )  # fmt: skip
     given = _two_sides(reply.parsed)
-    if state["inputs"]["retry_same_side"] and given[0] is not None and given[0] == given[1]:
-        messages += [
-            AIMessage(content=reply.text),
-            user_message(runtime.prompts.fill(CASE_STUDY, "images_to_sides_retry")),
-        ]
-        reply, trace = await call_agent(
-            runtime,
-            "reasoner",
-            messages,
-            task="classify",
-            images=images,
-            conversation="classify",
-            step=1,
-            schema=TwoTestImages,
-            extra={"test_panels": [p.ref for p in tests], "retry": True},
-        )
-        traces.append(trace)
+    if item.inputs["retry_same_side"] and given[0] is not None and given[0] == given[1]:
+        reply = await chat.ask(
+            item.prompts.fill(CASE_STUDY, "images_to_sides_retry"), task="classify", schema=TwoTestImages,
+            extra={"test_panels": refs, "retry": True},
+        )  # fmt: skip
         given = _two_sides(reply.parsed)
     sides = {panel.ref: side for panel, side in zip(tests, given, strict=True)}
     expected = {panel.ref: panel.side for panel in tests}
-    answer = Answer(
-        strategy="images-to-sides",
-        problem=problem.key,
+    answer = AnswerParts(
         text=reply.text,
         sides=sides,
         expected={"sides": expected},
@@ -201,12 +189,10 @@ async def _images_to_sides(state: SolveState, config: RunnableConfig) -> dict[st
         parse_status=reply.parse_status,
         parse_error=reply.parse_error,
     )
-    return {"trace": traces, "answer": answer.model_dump(mode="json", exclude={"trace"})}
+    return {"answer": answer}
 
 
-def _two_sides(
-    parsed: dict[str, Any] | None,
-) -> tuple[Literal["left", "right"] | None, Literal["left", "right"] | None]:
+def _two_sides(parsed: dict[str, Any] | None) -> tuple[Side | None, Side | None]:
     if not parsed:
         return None, None
     return side_of_label(parsed["first"]["answer"]), side_of_label(parsed["second"]["answer"])
@@ -221,7 +207,7 @@ def _two_sides(
     calls="1 call: the sheet and the two test images in seeded order (+1 re-ask if both get one side)",
     prepare=_prepare_images_to_sides,
     needs_test_panels=True,
-    options={"retry_same_side": "re-ask once when both test images get the same side (default true)"},
+    options=ImagesToSidesOptions,
 )
 def images_to_sides() -> Graph:
-    return linear_graph(("classify", _images_to_sides))
+    return linear_graph(SolveState, ("classify", _images_to_sides))

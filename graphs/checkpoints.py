@@ -13,21 +13,31 @@ from collections.abc import AsyncIterator, Collection
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import aiosqlite
 from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 CHECKPOINTS_FILE = "checkpoints.sqlite"
+STATE_RECORDS = [("datasets_io.records", "CallTrace"), ("datasets_io.records", "AnswerParts")]
+"""The pydantic records graph state holds, the only classes a checkpoint may rebuild."""
+
+
+STATE_VERSION = 2
+"""Raised when graph state changes shape, so a thread saved by an older toolkit is started afresh
+instead of continued with keys its nodes no longer read (2: typed state keys, no `notes`)."""
 
 
 def item_thread(run_id: str, problem_key: str, attempt: int) -> str:
-    return f"{run_id}/{problem_key}/{attempt}"
+    return f"{run_id}/{problem_key}/{attempt}/state-v{STATE_VERSION}"
 
 
 @asynccontextmanager
 async def open_checkpoints(home: Path) -> AsyncIterator[AsyncSqliteSaver]:
     """The workspace's checkpointer, open for the life of one run."""
     home.mkdir(parents=True, exist_ok=True)
-    async with AsyncSqliteSaver.from_conn_string(str(home / CHECKPOINTS_FILE)) as saver:
+    async with aiosqlite.connect(str(home / CHECKPOINTS_FILE)) as connection:
+        saver = AsyncSqliteSaver(connection, serde=JsonPlusSerializer(allowed_msgpack_modules=STATE_RECORDS))
         await saver.setup()
         yield saver
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
@@ -43,9 +43,11 @@ from graphs.checkpoints import open_checkpoints
 from graphs.generation import (
     GenerationRuntime,
     GenerationSettings,
+    GenerationState,
+    ReviewItem,
+    SourceItem,
     generation_graph,
     resume_with,
-    start_state,
 )
 from graphs.nodes import SolveRuntime
 
@@ -136,15 +138,15 @@ class Generation:
         status = GenerationStatus(self.id, self.folder)
         runtime = self._runtime()
         slots = asyncio.Semaphore(self.config.concurrency)
-        results: dict[str, dict[str, Any]] = {}
+        results: dict[str, GenerationState] = {}
         async with open_checkpoints(self.home) as checkpoints:
             graph = generation_graph().copy(update={"checkpointer": checkpoints})
 
             async def advance(problem: BongardProblem, concept: SourceConcept) -> None:
                 config = RunnableConfig(
-                    configurable={"thread_id": f"{self.id}/{problem.id}", "generation": runtime},
-                    recursion_limit=64,
+                    configurable={"thread_id": f"{self.id}/{problem.id}"}, recursion_limit=64
                 )
+                item = SourceItem(problem, concept, self.config.settings, runtime)
                 async with slots:
                     snapshot = await graph.aget_state(config)
                     if snapshot.interrupts:
@@ -152,18 +154,18 @@ class Generation:
                         if decided is None:
                             status.awaiting[problem.id] = self._undecided(problem.id)
                             return
-                        await graph.ainvoke(Command(resume=resume_with(decided)), config, durability="sync")
-                    elif "matrices" not in snapshot.values:
-                        start = (
-                            None if snapshot.values else start_state(problem, concept, self.config.settings)
+                        await graph.ainvoke(
+                            Command(resume=resume_with(decided)), config, context=item, durability="sync"
                         )
-                        await graph.ainvoke(start, config, durability="sync")
+                    elif "matrices" not in snapshot.values:
+                        start: GenerationState | None = None if snapshot.values else {"trace": []}
+                        await graph.ainvoke(start, config, context=item, durability="sync")
                     snapshot = await graph.aget_state(config)
                 if snapshot.interrupts:
                     self._ask_for_review(snapshot.interrupts[0].value["images"])
                     status.awaiting[problem.id] = self._undecided(problem.id)
                     return
-                results[problem.id] = snapshot.values
+                results[problem.id] = cast(GenerationState, snapshot.values)
                 status.built.append(problem.id)
 
             async def guarded(problem: BongardProblem, concept: SourceConcept) -> None:
@@ -177,7 +179,7 @@ class Generation:
             self._write(status, [results[p.id] for p in self.sources])
         return status
 
-    def _ask_for_review(self, images: list[dict[str, Any]]) -> None:
+    def _ask_for_review(self, images: list[ReviewItem]) -> None:
         pending = [Review(decision=None, reviewer=None, **image) for image in images]
         self.records.add_pending(self.id, pending)
 
@@ -191,14 +193,13 @@ class Generation:
     def _undecided(self, source: str) -> int:
         return sum(r.decision is None for r in self.records.reviews(self.id, source))
 
-    def _write(self, status: GenerationStatus, built: list[dict[str, Any]]) -> None:
+    def _write(self, status: GenerationStatus, built: list[GenerationState]) -> None:
         images = [PoolImage.model_validate(i) for values in built for i in values["images"]]
         matrices = [Matrix.model_validate(m) for values in built for m in values["matrices"]]
         self.records.save(self.id, [self._review_of(i) for i in images if i.reviewer != "human"])
-        for values in built:
-            for note in values["notes"]:
-                if note["kind"] == "subsets":
-                    status.stops[f"{values['concept']['source']} {note['side']}"] = note.get("stop", "")
+        for concept, values in zip(self.concepts, built, strict=True):
+            for side in values["subsets"]:
+                status.stops[f"{concept.source} {side['side']}"] = side["stop"]
         self.folder.mkdir(parents=True, exist_ok=True)
         Pool(concepts=self.concepts, images=images).write(self.folder)
         write_manifest(self.folder, MANIFEST_FILE, matrices, images)

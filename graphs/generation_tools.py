@@ -6,7 +6,7 @@ render_image call models; embed_images calls an image embedder;
 select_diverse_subsets and build_matrices are plain algorithms. Model calls are
 made through the toolkit's managed agents, so retries, limits, the cache and
 the call trace come with them; a tool that calls a model returns its trace
-under `call`.
+(a `CallTrace` as JSON) under `call`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Annotated, Any
 from langchain_core.tools import StructuredTool
 from pydantic import BaseModel, Field, StringConstraints, create_model
 
-from agents.call import ImageSource
+from agents.call import AgentReply, ImageSource, TaskKind
 from agents.image_embedders import ImageEmbedder
 from agents.image_generators import ImageGenerator
 from agents.prompt_library import prompt_family
@@ -26,7 +26,7 @@ from datasets_io.diverse_subsets import MEAN_SIMILARITY_LIMIT, SUBSETS_PER_SIDE,
 from datasets_io.generated import SourceConcept, build_matrices
 from datasets_io.problem import Panel, Side
 from datasets_io.render import save_png
-from graphs.nodes import SolveRuntime, call_agent, user_message
+from graphs.nodes import RunOnly, SolveRuntime, ask, recording_calls
 
 FAMILY = prompt_family("generation", "graphs")
 VARIATIONS = 15
@@ -54,15 +54,34 @@ class ToolCallError(RuntimeError):
     """A model's reply a tool cannot use (an unparsable or short reply); the message says which."""
 
 
+async def _one_call(
+    runtime: SolveRuntime,
+    role: str,
+    text: str,
+    images: list[ImageSource],
+    *,
+    task: TaskKind,
+    conversation: str,
+    schema: type[BaseModel],
+    extra: dict[str, Any],
+) -> tuple[AgentReply, dict[str, Any]]:
+    """One model call in a context of its own, and its trace as JSON (what the tool returns)."""
+    with recording_calls() as calls:
+        reply = await ask(
+            RunOnly(runtime), role, text, images, task=task, conversation=conversation, schema=schema,
+            extra=extra,
+        )  # fmt: skip
+    return reply, calls[0].model_dump(mode="json")
+
+
 def describe_image_tool(runtime: SolveRuntime, role: str = "describer") -> StructuredTool:
     async def describe_image(image_path: str, side: Side, concept: str) -> dict[str, Any]:
         """An image and its side's concept -> a positive and a negative prompt for re-rendering it."""
         image = ImageSource(path=Path(image_path), panels=[Panel(path=Path(image_path), side=side, index=0)])
         text = runtime.prompts.fill(FAMILY, "describe_prompts", concept=concept)
-        reply, trace = await call_agent(
-            runtime, role, [user_message(text, [image])], task="describe", images=[image],
-            conversation=f"describe {Path(image_path).name}", step=0, schema=PromptPair,
-            extra={"concept": concept},
+        reply, trace = await _one_call(
+            runtime, role, text, [image], task="describe", conversation=f"describe {Path(image_path).name}",
+            schema=PromptPair, extra={"concept": concept},
         )  # fmt: skip
         if reply.parsed is None:
             raise ToolCallError(f"describe_image: {reply.agent} gave no prompt pair: {reply.parse_error}")
@@ -75,9 +94,9 @@ def augment_prompt_tool(runtime: SolveRuntime, role: str = "augmenter") -> Struc
     async def augment_prompt(positive: str, concept: str, count: int = VARIATIONS) -> dict[str, Any]:
         """A positive prompt and its concept -> `count` distinct prompts that keep the concept."""
         text = runtime.prompts.fill(FAMILY, "augment_prompt", prompt=positive, concept=concept, count=count)
-        reply, trace = await call_agent(
-            runtime, role, [user_message(text)], task="generate", images=[], conversation="augment", step=0,
-            schema=augmentations(count), extra={"count": count, "concept": concept},
+        reply, trace = await _one_call(
+            runtime, role, text, [], task="generate", conversation="augment", schema=augmentations(count),
+            extra={"count": count, "concept": concept},
         )  # fmt: skip
         prompts = list(dict.fromkeys(p.strip() for p in (reply.parsed or {}).get("prompts", []) if p.strip()))
         if not prompts:

@@ -17,10 +17,11 @@ from typing import Any
 
 from datasets_io.catalog import Dataset
 from datasets_io.store import ResultsStore
+from graphs.registry import get_strategy
 from judges.agreement import agreement_with_humans, fleiss_kappa, pairwise_cohen, read_human_labels, unanimity
 from judges.ensemble import JudgeEnsemble
-from judges.llm_judge import JudgeStyle
 from judges.specs import build_judges
+from judges.styles import JudgeStyle
 from judges.verdict import Decision, Verdict, decide
 
 JUDGING_CONCURRENCY = 8
@@ -100,14 +101,14 @@ async def judge_run(
                 decision = await ensemble.judge(concept, text)
                 if decision.ok:
                     break
-        verdicts = [v.model_dump(mode="json") for v in decision.verdicts]
-        store.save_judging(run_id, problem, attempt, judging, policy, decision.ok, verdicts)
+        store.save_judging(run_id, problem, attempt, judging, policy, decision.ok, decision.verdicts)
         report.decisions[(problem, attempt)] = decision
 
     tasks = []
+    judged = get_strategy(store.run_config(run_id)["strategy"]).judged
     for problem, attempt, answer in store.answers(run_id):
-        if answer.get("expected"):
-            report.not_judged += 1  # a classification answer is scored exactly against it, not judged
+        if not judged:
+            report.not_judged += 1  # the strategy's answers score themselves exactly, not by judges
             continue
         tasks.append(one(problem, attempt, candidate_texts(answer)))
     await asyncio.gather(*tasks)

@@ -1,26 +1,29 @@
-"""Pieces every strategy graph is built from: state, runtime, images, messages, calls.
+"""Pieces every strategy graph is built from: the item's context, state, images, conversations.
 
-Graph state stays plain JSON (the problem as a dict, notes, the trace); the
-agents, prompts and render folder travel in the run's configuration
-(`configurable.runtime`), never in globals.
+The constants of one item (the problem, the strategy's prepared inputs, the agents,
+prompts and render folder) are the graph's runtime context (`Item`), read by nodes
+as `runtime.context`; the state holds only what nodes produce, as plain JSON under
+named keys. Every model call a node makes is recorded once, by `call_agent`, and
+lands in the state's `trace` when the node returns (see `traced`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import itertools
 import operator
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any, Generic, Protocol, TypedDict, TypeVar
 
-from langchain_core.messages import BaseMessage, HumanMessage
-from langchain_core.runnables import RunnableConfig
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langgraph.graph import END, START, StateGraph
-from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
 from langgraph.types import Send
 from pydantic import BaseModel
 
@@ -30,24 +33,15 @@ from agents.managed import ManagedAgent
 from agents.prompt_library import PromptLibrary, prompt_family
 from datasets_io.problem import BongardProblem, Concept, Panel, Side
 from datasets_io.render import Variant, panel_image, render_sheet, save_png
-from graphs.answer import Answer, CallTrace, parse_rules
-from graphs.registry import StrategyError
+from graphs.answer import AnswerParts, CallTrace, parse_rules
+from graphs.registry import Graph, StrategyError
 
 CASE_STUDY = prompt_family("case_study", "graphs")
 
 
-class SolveState(TypedDict, total=False):
-    problem: dict[str, Any]
-    inputs: dict[str, Any]
-    notes: Annotated[list[dict[str, Any]], operator.add]
-    """Intermediate results (descriptions, comparisons), written by parallel branches."""
-    trace: Annotated[list[dict[str, Any]], operator.add]
-    answer: dict[str, Any]
-
-
 @dataclass
 class SolveRuntime:
-    """Everything a graph needs that is not state: agents by role, prompts, where images go."""
+    """What every item of a run shares: agents by role, prompts, where images go, the call bound."""
 
     agents: Mapping[str, ManagedAgent]
     render_dir: Path
@@ -64,42 +58,115 @@ class SolveRuntime:
         raise KeyError(f"no agent for role {role!r} (roles given: {', '.join(self.agents)})")
 
 
-def runtime_of(config: RunnableConfig) -> SolveRuntime:
-    runtime = config.get("configurable", {}).get("runtime")
-    if not isinstance(runtime, SolveRuntime):
-        raise TypeError("the graph needs a SolveRuntime under config['configurable']['runtime']")
-    return runtime
+InputsT = TypeVar("InputsT")
 
 
-def problem_of(state: Mapping[str, Any]) -> BongardProblem:
-    return BongardProblem.model_validate(state["problem"], context={"check_paths": False})
+@dataclass(frozen=True)
+class Item(Generic[InputsT]):
+    """One item's runtime context: constant for its whole graph run, never checkpointed."""
+
+    problem: BongardProblem
+    inputs: InputsT
+    """What the strategy's `prepare` derived for this problem (seeded, so a resume gets the same)."""
+    run: SolveRuntime
+
+    @property
+    def prompts(self) -> PromptLibrary:
+        return self.run.prompts
+
+    def panel(self, ref: str) -> Panel:
+        return next(panel for panel in self.problem.all_panels if panel.ref == ref)
 
 
-def _render_path(runtime: SolveRuntime, problem: BongardProblem, name: str, panels: Sequence[Panel]) -> Path:
+class Caller(Protocol):
+    """What a model call needs of its context: the run (agents, prompts, the call bound)."""
+
+    @property
+    def run(self) -> SolveRuntime: ...
+
+
+@dataclass(frozen=True)
+class RunOnly:
+    """The context of calls about no problem (a tool describing loose image files)."""
+
+    run: SolveRuntime
+
+
+Ctx = Runtime[Item[Any]]
+"""What a node receives beside its state (`runtime.context` is the `Item`)."""
+
+
+class SolveState(TypedDict, total=False):
+    """The keys every strategy's state has; each family's state adds its own."""
+
+    trace: Annotated[list[CallTrace], operator.add]
+    """Every model call, in the order the nodes finished (written by `traced`, never by hand)."""
+    answer: AnswerParts
+
+
+StateT = TypeVar("StateT", bound=SolveState)
+Node = Callable[[StateT, Ctx], Awaitable[StateT]]
+
+_calls: ContextVar[list[CallTrace] | None] = ContextVar("bongard_node_calls", default=None)
+
+
+@contextlib.contextmanager
+def recording_calls() -> Iterator[list[CallTrace]]:
+    """Collect the trace of every `call_agent` made inside the block (in this task)."""
+    calls: list[CallTrace] = []
+    token = _calls.set(calls)
+    try:
+        yield calls
+    finally:
+        _calls.reset(token)
+
+
+def traced(node: Node[StateT]) -> Node[StateT]:
+    """The node with the calls it made added to its update under `trace`.
+
+    Parallel branches run as separate tasks, so each collects its own calls.
+    """
+
+    @functools.wraps(node)
+    async def run(state: StateT, runtime: Ctx) -> StateT:
+        with recording_calls() as calls:
+            update = await node(state, runtime)
+        if calls:
+            update["trace"] = calls
+        return update
+
+    return run
+
+
+def _render_path(item: Item[Any], name: str, panels: Sequence[Panel]) -> Path:
     digest = hashlib.sha256()
     for panel in panels:
         stat = panel.path.stat()
         digest.update(f"{panel.ref}:{panel.path}:{stat.st_mtime_ns}:{stat.st_size};".encode())
-    folder = runtime.render_dir / problem.dataset.replace("/", "_")
-    return folder / f"{problem.id}-{name}-{runtime.variant}-{digest.hexdigest()[:12]}.png"
+    folder = item.run.render_dir / item.problem.dataset.replace("/", "_")
+    return folder / f"{item.problem.id}-{name}-{item.run.variant}-{digest.hexdigest()[:12]}.png"
 
 
-def sheet_source(runtime: SolveRuntime, problem: BongardProblem) -> ImageSource:
+def sheet_source(item: Item[Any]) -> ImageSource:
     """The problem's sheet as a file (rendered once, reused) and the panels behind it."""
-    path = _render_path(runtime, problem, "sheet", problem.context_panels)
+    path = _render_path(item, "sheet", item.problem.context_panels)
     if not path.is_file():
-        save_png(render_sheet(problem, runtime.variant), path)
-    return ImageSource(path=path, panels=problem.context_panels, layout="sheet")
+        save_png(render_sheet(item.problem, item.run.variant), path)
+    return ImageSource(path=path, panels=item.problem.context_panels, layout="sheet")
 
 
-def panel_source(runtime: SolveRuntime, problem: BongardProblem, panel: Panel) -> ImageSource:
+def panel_source(item: Item[Any], panel: Panel) -> ImageSource:
     """One panel as its own image; variants other than plain are rendered to a file."""
-    if runtime.variant == "plain":
+    if item.run.variant == "plain":
         return ImageSource(path=panel.path, panels=[panel], layout="panel")
-    path = _render_path(runtime, problem, panel.ref, [panel])
+    path = _render_path(item, panel.ref, [panel])
     if not path.is_file():
-        save_png(panel_image(panel, runtime.variant), path)
+        save_png(panel_image(panel, item.run.variant), path)
     return ImageSource(path=path, panels=[panel], layout="panel")
+
+
+def panel_sources(item: Item[Any], panels: Iterable[Panel]) -> list[ImageSource]:
+    return [panel_source(item, panel) for panel in panels]
 
 
 def user_message(text: str, images: Sequence[ImageSource] = ()) -> HumanMessage:
@@ -108,17 +175,25 @@ def user_message(text: str, images: Sequence[ImageSource] = ()) -> HumanMessage:
     return HumanMessage(content=content)
 
 
-def intro(runtime: SolveRuntime, problem: BongardProblem) -> str:
-    """The shared task introduction every strategy's prompt starts from."""
-    return runtime.prompts.fill(CASE_STUDY, "intro", panels_per_side=problem.panels_per_side)
+def intro(item: Item[Any]) -> str:
+    """The shared task introduction every case-study prompt starts from."""
+    return item.prompts.fill(CASE_STUDY, "intro", panels_per_side=item.problem.panels_per_side)
 
 
-def with_intro(runtime: SolveRuntime, problem: BongardProblem, name: str, **values: object) -> str:
-    return intro(runtime, problem) + "\n\n" + runtime.prompts.fill(CASE_STUDY, name, **values)
+def with_intro(item: Item[Any], name: str, **values: object) -> str:
+    return intro(item) + "\n\n" + item.prompts.fill(CASE_STUDY, name, **values)
+
+
+def _prompt_text(message: BaseMessage) -> str:
+    if isinstance(message.content, str):
+        return message.content
+    return " ".join(
+        str(b.get("text", "")) for b in message.content if isinstance(b, dict) and b.get("type") == "text"
+    )
 
 
 async def call_agent(
-    runtime: SolveRuntime,
+    item: Caller,
     role: str,
     messages: Sequence[BaseMessage],
     *,
@@ -128,66 +203,127 @@ async def call_agent(
     step: int,
     schema: type[BaseModel] | None = None,
     extra: Mapping[str, Any] | None = None,
-) -> tuple[AgentReply, dict[str, Any]]:
-    """One model call with its structured metadata; returns the reply and its trace entry.
+) -> AgentReply:
+    """One model call with its structured metadata, recorded in the running node's trace.
 
     `images` are all images in `messages`, in order (earlier turns included).
     """
-    agent = runtime.agent(role)
+    agent = item.run.agent(role)
     call = CallSpec(task=task, output_schema=schema, images=list(images), extra=dict(extra or {}))
-    async with runtime.call_slots or contextlib.nullcontext():
-        reply = await agent.acall(messages, call)
-    last = messages[-1]
-    prompt = (
-        last.content
-        if isinstance(last.content, str)
-        else " ".join(
-            str(b.get("text", "")) for b in last.content if isinstance(b, dict) and b.get("type") == "text"
+    async with item.run.call_slots or contextlib.nullcontext():
+        reply = await agent.acall(list(messages), call)
+    calls = _calls.get()
+    if calls is None:
+        raise RuntimeError("call_agent ran outside a traced node or `recording_calls` block")
+    calls.append(
+        CallTrace(
+            role=role,
+            agent=agent.spec,
+            task=task,
+            conversation=conversation,
+            step=step,
+            images=[[panel.ref for panel in image.panels] for image in images],
+            prompt=_prompt_text(messages[-1]),
+            reply=reply.text,
+            parsed=reply.parsed,
+            parse_status=reply.parse_status,
+            input_tokens=reply.usage.input_tokens,
+            output_tokens=reply.usage.output_tokens,
+            cost_usd=reply.cost_usd,
+            latency_s=reply.latency_s,
+            cache_hit=reply.cache_hit,
         )
     )
-    trace = CallTrace(
-        role=role,
-        agent=agent.spec,
-        task=task,
-        conversation=conversation,
-        step=step,
-        images=[[panel.ref for panel in image.panels] for image in images],
-        prompt=prompt,
-        reply=reply.text,
-        parsed=reply.parsed,
-        parse_status=reply.parse_status,
-        input_tokens=reply.usage.input_tokens,
-        output_tokens=reply.usage.output_tokens,
-        cost_usd=reply.cost_usd,
-        latency_s=reply.latency_s,
-        cache_hit=reply.cache_hit,
+    return reply
+
+
+@dataclass
+class Conversation:
+    """One context window with one agent: each `ask` adds a user turn and the reply to it."""
+
+    item: Caller
+    role: str
+    name: str
+    system: str | None = None
+    messages: list[BaseMessage] = field(default_factory=list)
+    images: list[ImageSource] = field(default_factory=list)
+    turns: int = 0
+
+    def __post_init__(self) -> None:
+        if self.system is not None:
+            self.messages.append(SystemMessage(content=self.system))
+
+    async def ask(
+        self,
+        text: str,
+        images: Sequence[ImageSource] = (),
+        *,
+        task: TaskKind,
+        schema: type[BaseModel] | None = None,
+        extra: Mapping[str, Any] | None = None,
+    ) -> AgentReply:
+        self.messages.append(user_message(text, images))
+        self.images += images
+        reply = await call_agent(
+            self.item, self.role, self.messages, task=task, images=self.images,
+            conversation=self.name, step=self.turns, schema=schema, extra=extra,
+        )  # fmt: skip
+        self.messages.append(AIMessage(content=reply.text))
+        self.turns += 1
+        return reply
+
+
+async def ask(
+    item: Caller,
+    role: str,
+    text: str,
+    images: Sequence[ImageSource] = (),
+    *,
+    task: TaskKind,
+    conversation: str,
+    schema: type[BaseModel] | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> AgentReply:
+    """A call of one user turn in a context of its own; its images are the turn's."""
+    return await Conversation(item, role, conversation).ask(
+        text, images, task=task, schema=schema, extra=extra
     )
-    return reply, trace.model_dump(mode="json")
 
 
-def free_answer(strategy: str, problem: BongardProblem, reply: AgentReply) -> dict[str, Any]:
+async def turn_by_turn(
+    chat: Conversation,
+    turns: Sequence[Sequence[ImageSource]],
+    step_prompt: str,
+    closing_prompt: str,
+    *,
+    family: str = CASE_STUDY,
+    task: TaskKind,
+    closing_task: TaskKind,
+) -> AgentReply:
+    """Show `turns` one by one (numbered step prompts), then ask the closing question."""
+    for number, images in enumerate(turns, 1):
+        text = chat.item.run.prompts.fill(family, step_prompt, number=number, count=len(turns))
+        await chat.ask(text, images, task=task)
+    return await chat.ask(chat.item.run.prompts.fill(family, closing_prompt), task=closing_task)
+
+
+def free_answer(reply: AgentReply) -> AnswerParts:
     """A natural-language answer with its `Left:` / `Right:` rules parsed where present."""
     left, right = parse_rules(reply.text)
     parsed = left is not None and right is not None
-    return Answer(
-        strategy=strategy,
-        problem=problem.key,
+    return AnswerParts(
         text=reply.text,
         left_rule=left,
         right_rule=right,
         parse_status="ok" if parsed else "failed",
         parse_error=None if parsed else "no 'Left: ...' and 'Right: ...' lines in the answer",
-    ).model_dump(mode="json", exclude={"trace"})
+    )
 
 
-def label_answer(
-    strategy: str, problem: BongardProblem, reply: AgentReply, field: str, label: int, **details: Any
-) -> dict[str, Any]:
+def label_answer(reply: AgentReply, field: str, label: int, **details: Any) -> AnswerParts:
     """A chosen label (the reply's `field`) scored exactly against the true one."""
     chosen = reply.parsed[field] if reply.parsed else None
-    return Answer(
-        strategy=strategy,
-        problem=problem.key,
+    return AnswerParts(
         text=reply.text,
         label=chosen,
         expected={"label": label},
@@ -195,33 +331,41 @@ def label_answer(
         parse_status=reply.parse_status,
         parse_error=reply.parse_error,
         details=details,
-    ).model_dump(mode="json", exclude={"trace"})
+    )
 
 
-Graph = CompiledStateGraph[Any, Any, Any, Any]
-
-
-def graph_of(*nodes: tuple[str, Any]) -> StateGraph[SolveState]:
-    graph: StateGraph[SolveState] = StateGraph(SolveState)
+def graph_of(
+    state: type[StateT], *nodes: tuple[str, Node[StateT]]
+) -> StateGraph[StateT, Item[Any], StateT, StateT]:
+    """A graph over `state` with the item as runtime context; every node is `traced`."""
+    graph: StateGraph[StateT, Item[Any], StateT, StateT] = StateGraph(state, context_schema=Item)
     for name, node in nodes:
-        graph.add_node(name, node)
+        wrapped: Any = traced(node)  # LangGraph's overloads cannot see a generic state's node type
+        graph.add_node(name, wrapped)
     return graph
 
 
-def linear_graph(*nodes: tuple[str, Any]) -> Graph:
+def linear_graph(state: type[StateT], *nodes: tuple[str, Node[StateT]]) -> Graph:
     """START -> each node in turn -> END."""
-    graph = graph_of(*nodes)
+    graph = graph_of(state, *nodes)
     names = [START, *(name for name, _ in nodes), END]
     for source, target in itertools.pairwise(names):
         graph.add_edge(source, target)
     return graph.compile()
 
 
+FanOut = Callable[[Any, Ctx], list[Send]]
+
+
 def fan_out_graph(
-    fan_out: Any, worker: tuple[str, Any], finish: Any, before: tuple[str, Any] | None = None
+    state: type[StateT],
+    fan_out: FanOut,
+    worker: tuple[str, Node[StateT]],
+    finish: Node[StateT],
+    before: tuple[str, Node[StateT]] | None = None,
 ) -> Graph:
     """START [-> `before`] -> `worker` once per `Send` from `fan_out` (concurrently) -> `finish` -> END."""
-    graph = graph_of(*([before] if before else []), worker, ("finish", finish))
+    graph = graph_of(state, *([before] if before else []), worker, ("finish", finish))
     if before:
         graph.add_edge(START, before[0])
     graph.add_conditional_edges(before[0] if before else START, fan_out, [worker[0]])
@@ -230,20 +374,13 @@ def fan_out_graph(
     return graph.compile()
 
 
-def send_each(node: str, listed: str, one: str) -> Callable[[SolveState], list[Send]]:
-    """A fan-out: `node` once per item of `inputs[listed]`, each run seeing its item as `inputs[one]`."""
+def send_each(node: str, key: str, items: Callable[[Item[Any]], Iterable[object]]) -> FanOut:
+    """A fan-out: `node` once per item of `items(context)`, each run seeing its own under `key`."""
 
-    def sends(state: SolveState) -> list[Send]:
-        return [
-            Send(node, {**state, "inputs": {**state["inputs"], one: item}})
-            for item in state["inputs"][listed]
-        ]
+    def sends(state: Mapping[str, Any], runtime: Ctx) -> list[Send]:
+        return [Send(node, {**state, key: one}) for one in items(runtime.context)]
 
     return sends
-
-
-def panel_by_ref(problem: BongardProblem, ref: str) -> Panel:
-    return next(panel for panel in problem.all_panels if panel.ref == ref)
 
 
 def side_of_label(label: str | None) -> Side | None:

@@ -13,39 +13,35 @@ the describer x reasoner table).
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Required, TypedDict, cast
 
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.runnables import RunnableConfig
-from langgraph.graph import END, START
-from langgraph.types import Send
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-from agents.call import ImageSource
+from agents.call import AgentReply, ImageSource
 from agents.prompt_library import prompt_family
 from datasets_io.problem import BongardProblem
-from graphs.nodes import (
-    Graph,
-    SolveRuntime,
-    SolveState,
-    call_agent,
-    fan_out_graph,
-    graph_of,
-    panel_by_ref,
-    panel_source,
-    problem_of,
-    runtime_of,
-    user_message,
+from graphs.describe_first import (
+    DescribedState,
+    DescribeInputs,
+    Describer,
+    describe_first,
+    describe_inputs,
+    described_details,
+    descriptions_of,
 )
+from graphs.nodes import Conversation, Ctx, Item, ask, fan_out_graph, panel_source, panel_sources
 from graphs.queries import (
     QueryConclusion,
+    QueryInputs,
+    QueryState,
     QueryVerdict,
-    collect_queries,
+    answer_queries,
+    each_query,
     prepare_queries,
-    query_note,
-    query_sends,
+    query_answer,
+    query_result,
 )
-from graphs.registry import DatasetContext, Reused, StrategyError, flag_option, strategy
+from graphs.registry import Graph, Preparation, StrategyOptions, strategy
 
 PARADIGMS = "Vaishnav & Tammet (cognitive paradigms)"
 FAMILY = prompt_family("paradigms", "graphs")
@@ -56,38 +52,42 @@ def _counts(problem: BongardProblem) -> dict[str, int]:
     return {"positives": len(problem.left), "negatives": len(problem.right)}
 
 
-def _context_images(runtime: SolveRuntime, problem: BongardProblem) -> list[ImageSource]:
+def _context_images(item: Item[Any]) -> list[ImageSource]:
     """Positives, then negatives, each as its own image."""
-    return [panel_source(runtime, problem, panel) for panel in problem.context_panels]
+    return panel_sources(item, item.problem.context_panels)
 
 
 # --- direct visual rule learning -----------------------------------------------------------------
 
 
-def _prepare_direct(
-    problem: BongardProblem, context: DatasetContext, seed: int, options: dict[str, Any]
-) -> dict[str, Any]:
-    return {**prepare_queries(problem, context, seed, options), "cot": flag_option(options, "cot", True)}
-
-
-async def _direct_query(state: SolveState, config: RunnableConfig) -> dict[str, Any]:
-    runtime, problem = runtime_of(config), problem_of(state)
-    query = panel_by_ref(problem, state["inputs"]["query"])
-    images = [*_context_images(runtime, problem), panel_source(runtime, problem, query)]
-    cot = state["inputs"]["cot"]
-    prompt = "direct_rule_learning" if cot else "direct_rule_learning_no_cot"
-    reply, trace = await call_agent(
-        runtime,
-        "reasoner",
-        [user_message(runtime.prompts.fill(FAMILY, prompt, total=len(images), **_counts(problem)), images)],
-        task="classify",
-        images=images,
-        conversation=f"query {query.ref}",
-        step=0,
-        schema=QueryVerdict if cot else QueryConclusion,
-        extra={"test_panels": [query.ref]},
+class DirectOptions(StrategyOptions):
+    cot: bool = Field(
+        default=True,
+        description="ask for the analysis and rule before the conclusion; cot takes true or false "
+        "(false asks for the conclusion alone: the ablation of App. A.6.3)",
     )
-    return {"notes": [query_note(query.ref, reply)], "trace": [trace]}
+
+
+class DirectInputs(QueryInputs):
+    cot: bool
+
+
+def _prepare_direct(given: Preparation[DirectOptions]) -> DirectInputs:
+    return {**prepare_queries(given.problem), "cot": given.options.cot}
+
+
+async def _direct_query(state: QueryState, runtime: Ctx) -> QueryState:
+    item = runtime.context
+    query = item.panel(state["query"])
+    images = [*_context_images(item), panel_source(item, query)]
+    cot = item.inputs["cot"]
+    prompt = "direct_rule_learning" if cot else "direct_rule_learning_no_cot"
+    text = item.prompts.fill(FAMILY, prompt, total=len(images), **_counts(item.problem))
+    reply = await ask(
+        item, "reasoner", text, images, task="classify", conversation=f"query {query.ref}",
+        schema=QueryVerdict if cot else QueryConclusion, extra={"test_panels": [query.ref]},
+    )  # fmt: skip
+    return {"queries": [query_result(query.ref, reply)]}
 
 
 @strategy(
@@ -97,14 +97,12 @@ async def _direct_query(state: SolveState, config: RunnableConfig) -> dict[str, 
     section="Sec. 5.1, App. A.5.1; App. A.6.3 without chain of thought",
     roles=("reasoner",),
     calls="1 call per query: the 12 context images and the query image -> analysis, rule, query, conclusion",
+    options=DirectOptions,
     prepare=_prepare_direct,
     needs_test_panels=True,
-    options={"cot": "false asks for the conclusion alone (the chain-of-thought ablation; default true)"},
 )
 def direct_rule_learning() -> Graph:
-    return fan_out_graph(
-        query_sends("classify"), ("classify", _direct_query), collect_queries("direct-rule-learning")
-    )
+    return fan_out_graph(QueryState, each_query("classify"), ("classify", _direct_query), answer_queries)
 
 
 # --- deductive rule learning ---------------------------------------------------------------------
@@ -117,88 +115,95 @@ class RuleExtraction(BaseModel):
     """At most 20 words: all the rule-application stage sees."""
 
 
+class Rule(TypedDict, total=False):
+    """Stage 1's rule as the answer keeps it (`details["rule_extraction"]`) for later runs."""
+
+    summary: Required[str]
+    rule: str
+    over_limit: bool
+    parse_error: str | None
+    from_run: str
+    """Where the rule was taken from an earlier run: that run, and the agent that wrote it."""
+    by: str
+
+
+class DeductiveOptions(StrategyOptions):
+    rules_from: str | None = Field(
+        default=None,
+        description="a run whose stage-1 rule summaries are applied instead of extracting new ones",
+    )
+
+
+class DeductiveInputs(QueryInputs):
+    rule: Rule | None
+    """The rule of an earlier run (`rules_from`), with which stage 1 is skipped."""
+
+
+class DeductiveState(QueryState, total=False):
+    rule: Rule
+
+
 def word_count(text: str) -> int:
     return len(text.split())
 
 
-def _prepare_deductive(
-    problem: BongardProblem, context: DatasetContext, seed: int, options: dict[str, Any]
-) -> dict[str, Any]:
-    inputs = prepare_queries(problem, context, seed, options)
-    reused = options.get("rules_from")
-    if isinstance(reused, Reused):
-        rule = dict(reused.value)
-        inputs["rule"] = {"from_run": reused.run, "by": reused.agent, **rule}  # the first author stays
-    return inputs
+def _prepare_deductive(given: Preparation[DeductiveOptions]) -> DeductiveInputs:
+    reused = given.reused.get("rules_from")
+    if reused is None:
+        return {**prepare_queries(given.problem), "rule": None}
+    rule = {"from_run": reused.run, "by": reused.agent, **dict(reused.value)}  # the first author stays
+    return {**prepare_queries(given.problem), "rule": cast(Rule, rule)}
 
 
-async def _extract_rule(state: SolveState, config: RunnableConfig) -> dict[str, Any]:
+def _summary(reply: AgentReply) -> str:
+    return str((reply.parsed or {}).get("summary") or reply.text)
+
+
+async def _extract_rule(state: DeductiveState, runtime: Ctx) -> DeductiveState:
     """Stage 1: the rule of the positives, re-asked once if its summary runs over 20 words."""
-    if "rule" in state["inputs"]:
+    item = runtime.context
+    if item.inputs["rule"] is not None:
         return {}  # taken from an earlier run
-    runtime, problem = runtime_of(config), problem_of(state)
-    images = _context_images(runtime, problem)
-    text = runtime.prompts.fill(FAMILY, "rule_extraction", total=len(images), **_counts(problem))
-    messages: list[BaseMessage] = [user_message(text, images)]
-    traces = []
-    for step in range(2):
-        reply, trace = await call_agent(
-            runtime, "reasoner", messages, task="answer", images=images, conversation="rule", step=step,
-            schema=RuleExtraction, extra={"retry": step > 0},
-        )  # fmt: skip
-        traces.append(trace)
-        summary = str((reply.parsed or {}).get("summary") or reply.text)
-        if word_count(summary) <= SUMMARY_WORDS or step == 1:
-            break
-        words = word_count(summary)
-        messages += [
-            AIMessage(content=reply.text),
-            user_message(runtime.prompts.fill(FAMILY, "rule_extraction_shorter", words=words)),
-        ]
-    rule = {
+    images = _context_images(item)
+    chat = Conversation(item, "reasoner", "rule")
+    text = item.prompts.fill(FAMILY, "rule_extraction", total=len(images), **_counts(item.problem))
+    reply = await chat.ask(text, images, task="answer", schema=RuleExtraction, extra={"retry": False})
+    if word_count(_summary(reply)) > SUMMARY_WORDS:
+        shorter = item.prompts.fill(FAMILY, "rule_extraction_shorter", words=word_count(_summary(reply)))
+        reply = await chat.ask(shorter, task="answer", schema=RuleExtraction, extra={"retry": True})
+    summary = _summary(reply)
+    rule: Rule = {
         "summary": " ".join(summary.split()[:SUMMARY_WORDS]),
         "rule": str((reply.parsed or {}).get("rule", "")),
         "over_limit": word_count(summary) > SUMMARY_WORDS,
         "parse_error": reply.parse_error,
     }
-    return {"notes": [{"kind": "rule", "side": "rule", **rule}], "trace": traces}
+    return {"rule": rule}
 
 
-def _stage_rule(state: SolveState) -> dict[str, Any]:
-    if "rule" in state["inputs"]:
-        rule: dict[str, Any] = state["inputs"]["rule"]
-        return rule
-    return next(
-        {k: v for k, v in note.items() if k not in ("kind", "side")}
-        for note in state.get("notes", [])
-        if note["kind"] == "rule"
-    )
+def _stage_rule(item: Item[DeductiveInputs], state: DeductiveState) -> Rule:
+    return item.inputs["rule"] or state["rule"]
 
 
-async def _apply_rule(state: SolveState, config: RunnableConfig) -> dict[str, Any]:
+async def _apply_rule(state: DeductiveState, runtime: Ctx) -> DeductiveState:
     """Stage 2: the summary and the query image, nothing else."""
-    runtime, problem = runtime_of(config), problem_of(state)
-    query = panel_by_ref(problem, state["inputs"]["query"])
-    summary = _stage_rule(state)["summary"]
-    images = [panel_source(runtime, problem, query)]
-    text = runtime.prompts.fill(FAMILY, "rule_application", summary=summary, **_counts(problem))
-    reply, trace = await call_agent(
-        runtime,
-        "reasoner",
-        [user_message(text, images)],
-        task="classify",
-        images=images,
-        conversation=f"query {query.ref}",
-        step=0,
-        schema=QueryVerdict,
+    item = runtime.context
+    query = item.panel(state["query"])
+    summary = _stage_rule(item, state)["summary"]
+    text = item.prompts.fill(FAMILY, "rule_application", summary=summary, **_counts(item.problem))
+    reply = await ask(
+        item, "reasoner", text, [panel_source(item, query)], task="classify",
+        conversation=f"query {query.ref}", schema=QueryVerdict,
         extra={"rule_summary": summary, "test_panels": [query.ref]},
-    )
-    return {"notes": [query_note(query.ref, reply)], "trace": [trace]}
+    )  # fmt: skip
+    return {"queries": [query_result(query.ref, reply)]}
 
 
-def _rule_details(state: SolveState, config: RunnableConfig) -> dict[str, Any]:
-    rule = _stage_rule(state)
-    return {"rule_summary": rule["summary"], "rule_extraction": rule}
+async def _deductive_answer(state: DeductiveState, runtime: Ctx) -> DeductiveState:
+    rule = _stage_rule(runtime.context, state)
+    return {
+        "answer": query_answer(runtime.context, state, rule_summary=rule["summary"], rule_extraction=rule)
+    }
 
 
 @strategy(
@@ -209,16 +214,17 @@ def _rule_details(state: SolveState, config: RunnableConfig) -> dict[str, Any]:
     roles=("reasoner",),
     calls="1 rule call with the 12 context images (+1 re-ask if the summary exceeds 20 words), "
     "then 1 call per query: the summary and the query image only",
+    options=DeductiveOptions,
     prepare=_prepare_deductive,
     needs_test_panels=True,
-    options={"rules_from": "a run whose stage-1 rule summaries are applied instead of extracting new ones"},
     reuses={"rules_from": ("rule_extraction", "reasoner")},
 )
 def deductive_rule_learning() -> Graph:
     return fan_out_graph(
-        query_sends("apply"),
+        DeductiveState,
+        each_query("apply"),
         ("apply", _apply_rule),
-        collect_queries("deductive-rule-learning", _rule_details),
+        _deductive_answer,
         before=("extract", _extract_rule),
     )
 
@@ -242,56 +248,24 @@ class ImageDescription(BaseModel):
     summary: str
 
 
-def _prepare_componential(
-    problem: BongardProblem, context: DatasetContext, seed: int, options: dict[str, Any]
-) -> dict[str, Any]:
-    inputs = prepare_queries(problem, context, seed, options)
-    reused = options.get("descriptions_from")
-    if isinstance(reused, Reused):
-        panels = dict(reused.value["panels"])
-        missing = [p.ref for p in problem.all_panels if p.ref not in panels]
-        if missing:
-            raise StrategyError(f"run {reused.run} has no description of {problem.key} {', '.join(missing)}")
-        inputs["descriptions"] = {**reused.value, "from_run": reused.run}
-    return inputs
-
-
-def _describe_sends(state: SolveState) -> list[Send]:
-    if "descriptions" in state["inputs"]:
-        return query_sends("reason")(state)  # described by an earlier run
-    problem = problem_of(state)
-    refs = [p.ref for p in problem.context_panels] + list(state["inputs"]["queries"])
-    return [Send("describe", {**state, "inputs": {**state["inputs"], "panel": ref}}) for ref in refs]
-
-
-async def _describe(state: SolveState, config: RunnableConfig) -> dict[str, Any]:
-    runtime, problem = runtime_of(config), problem_of(state)
-    panel = panel_by_ref(problem, state["inputs"]["panel"])
-    image = panel_source(runtime, problem, panel)
-    reply, trace = await call_agent(
-        runtime,
-        "describer",
-        [user_message(runtime.prompts.fill(FAMILY, "describe_image"), [image])],
-        task="describe",
-        images=[image],
-        conversation=f"image {panel.ref}",
-        step=0,
-        schema=ImageDescription,
+class ComponentialOptions(StrategyOptions):
+    descriptions_from: str | None = Field(
+        default=None, description="a run whose stage-1 descriptions are reasoned over instead of new ones"
     )
-    description = reply.parsed if reply.parsed is not None else {"unparsed_reply": reply.text}
-    note = {"kind": "description", "side": "description", "ref": panel.ref, "description": description}
-    return {"notes": [note], "trace": [trace]}
 
 
-def _descriptions(state: SolveState, config: RunnableConfig) -> dict[str, Any]:
-    if "descriptions" in state["inputs"]:
-        found: dict[str, Any] = state["inputs"]["descriptions"]
-        return found
-    notes = [n for n in state.get("notes", []) if n["kind"] == "description"]
-    return {
-        "describer": runtime_of(config).agent("describer").spec,
-        "panels": {n["ref"]: n["description"] for n in sorted(notes, key=lambda n: n["ref"])},
-    }
+class ComponentialInputs(QueryInputs, DescribeInputs):
+    pass
+
+
+class ComponentialState(QueryState, DescribedState, total=False):
+    pass
+
+
+def _prepare_componential(given: Preparation[ComponentialOptions]) -> ComponentialInputs:
+    queries = prepare_queries(given.problem)
+    refs = [panel.ref for panel in given.problem.context_panels] + queries["queries"]
+    return {**queries, **describe_inputs(given, refs)}
 
 
 def _listing(panels: dict[str, Any], refs: list[str]) -> str:
@@ -300,12 +274,12 @@ def _listing(panels: dict[str, Any], refs: list[str]) -> str:
     )
 
 
-async def _reason(state: SolveState, config: RunnableConfig) -> dict[str, Any]:
+async def _reason(state: ComponentialState, runtime: Ctx) -> ComponentialState:
     """Stage 2, text only: the labelled descriptions -> the rule and the query's class."""
-    runtime, problem = runtime_of(config), problem_of(state)
-    ref = state["inputs"]["query"]
-    panels = _descriptions(state, config)["panels"]
-    text = runtime.prompts.fill(
+    item, ref = runtime.context, state["query"]
+    problem = item.problem
+    panels = descriptions_of(item, state)["panels"]
+    text = item.prompts.fill(
         FAMILY,
         "reason_over_descriptions",
         positive_descriptions=_listing(panels, [p.ref for p in problem.left]),
@@ -313,28 +287,16 @@ async def _reason(state: SolveState, config: RunnableConfig) -> dict[str, Any]:
         query_description=json.dumps(panels[ref], ensure_ascii=False),
         **_counts(problem),
     )
-    reply, trace = await call_agent(
-        runtime,
-        "reasoner",
-        [user_message(text)],
-        task="classify",
-        images=[],
-        conversation=f"query {ref}",
-        step=0,
-        schema=QueryVerdict,
+    reply = await ask(
+        item, "reasoner", text, task="classify", conversation=f"query {ref}", schema=QueryVerdict,
         extra={"test_panels": [ref]},
-    )
-    return {"notes": [query_note(ref, reply)], "trace": [trace]}
+    )  # fmt: skip
+    return {"queries": [query_result(ref, reply)]}
 
 
-async def _described(state: SolveState) -> dict[str, Any]:
-    """Where the description branches join before the reasoning calls start."""
-    return {}
-
-
-def _componential_details(state: SolveState, config: RunnableConfig) -> dict[str, Any]:
-    descriptions = _descriptions(state, config)
-    return {"descriptions": descriptions, "describer": descriptions["describer"]}
+async def _componential_answer(state: ComponentialState, runtime: Ctx) -> ComponentialState:
+    item = runtime.context
+    return {"answer": query_answer(item, state, **described_details(item, state))}
 
 
 @strategy(
@@ -345,21 +307,16 @@ def _componential_details(state: SolveState, config: RunnableConfig) -> dict[str
     roles=("describer", "reasoner"),
     calls="1 structured description call per context and query image, each in its own context, "
     "then 1 text-only call per query over the labelled descriptions",
+    options=ComponentialOptions,
     prepare=_prepare_componential,
     needs_test_panels=True,
-    options={"descriptions_from": "a run whose stage-1 descriptions are reasoned over instead of new ones"},
     reuses={"descriptions_from": ("descriptions", "describer")},
 )
 def componential_analysis() -> Graph:
-    graph = graph_of(
-        ("describe", _describe),
-        ("described", _described),
+    return describe_first(
+        ComponentialState,
+        Describer(FAMILY, ImageDescription),
         ("reason", _reason),
-        ("finish", collect_queries("componential-analysis", _componential_details)),
+        each_query("reason"),
+        _componential_answer,
     )
-    graph.add_conditional_edges(START, _describe_sends, ["describe", "reason"])
-    graph.add_edge("describe", "described")
-    graph.add_conditional_edges("described", query_sends("reason"), ["reason"])
-    graph.add_edge("reason", "finish")
-    graph.add_edge("finish", END)
-    return graph.compile()

@@ -9,18 +9,15 @@ query, the truth, and per query the model's rule, query description and conclusi
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Literal
+import operator
+from typing import Annotated, Any, Literal, TypedDict
 
-from langchain_core.runnables import RunnableConfig
-from langgraph.types import Send
 from pydantic import BaseModel
 
 from agents.call import AgentReply
 from datasets_io.problem import BongardProblem, Side
-from graphs.answer import Answer
-from graphs.nodes import SolveState, panel_by_ref, problem_of, send_each
-from graphs.registry import DatasetContext
+from graphs.answer import AnswerParts
+from graphs.nodes import Ctx, FanOut, Item, SolveState, send_each
 
 Conclusion = Literal["positive", "negative"]
 CONCLUSION_SIDES: dict[str, Side] = {"positive": "left", "negative": "right"}
@@ -41,24 +38,43 @@ class QueryConclusion(BaseModel):
     conclusion: Conclusion
 
 
-def prepare_queries(
-    problem: BongardProblem, context: DatasetContext, seed: int, options: dict[str, Any]
-) -> dict[str, Any]:
+class QueryInputs(TypedDict):
+    queries: list[str]
+    """The test panel refs, each classified on its own."""
+    category: str | None
+
+
+class QueryResult(TypedDict):
+    """What one query's classification found."""
+
+    ref: str
+    given: Side | None
+    conclusion: Conclusion | None
+    rule: str
+    query: str
+    text: str
+    parse_error: str | None
+
+
+class QueryState(SolveState, total=False):
+    query: str
+    """A query branch's test panel ref."""
+    queries: Annotated[list[QueryResult], operator.add]
+
+
+def prepare_queries(problem: BongardProblem) -> QueryInputs:
     return {"queries": [panel.ref for panel in problem.test_panels], "category": problem.concept_group}
 
 
-def query_sends(node: str) -> Callable[[SolveState], list[Send]]:
-    """A fan-out sending each query to `node` on its own."""
-    return send_each(node, "queries", "query")
+def each_query(node: str) -> FanOut:
+    """A fan-out sending each query to `node` on its own (under the state key `query`)."""
+    return send_each(node, "query", lambda item: item.inputs["queries"])
 
 
-def query_note(ref: str, reply: AgentReply) -> dict[str, Any]:
-    """What one query's classification found, as a note for the collecting node."""
+def query_result(ref: str, reply: AgentReply) -> QueryResult:
     parsed = reply.parsed or {}
     conclusion = parsed.get("conclusion")
     return {
-        "kind": "query",
-        "side": "query",
         "ref": ref,
         "given": CONCLUSION_SIDES.get(conclusion or ""),
         "conclusion": conclusion,
@@ -69,36 +85,35 @@ def query_note(ref: str, reply: AgentReply) -> dict[str, Any]:
     }
 
 
-StageDetails = Callable[[SolveState, RunnableConfig], dict[str, Any]]
-
-
-def collect_queries(strategy: str, stage_details: StageDetails | None = None) -> Any:
-    """The finishing node: every query's side against the truth, with the per-query details
-    and what `stage_details` adds from earlier stages (a rule summary, the descriptions)."""
-
-    async def collect(state: SolveState, config: RunnableConfig) -> dict[str, Any]:
-        problem = problem_of(state)
-        notes = sorted((n for n in state.get("notes", []) if n["kind"] == "query"), key=lambda n: n["ref"])
-        sides = {n["ref"]: n["given"] for n in notes}
-        errors = [f"{n['ref']}: {n['parse_error']}" for n in notes if n["parse_error"]]
-        answer = Answer(
-            strategy=strategy,
-            problem=problem.key,
-            text="\n\n".join(f"[{n['ref']}]\n{n['text']}" for n in notes),
-            sides=sides,
-            expected={"sides": {ref: panel_by_ref(problem, ref).side for ref in sides}},
-            correct=all(sides[ref] == panel_by_ref(problem, ref).side for ref in sides),
-            parse_status="failed" if errors else "ok",
-            parse_error="; ".join(errors) or None,
-            details={
-                "category": state["inputs"].get("category"),
-                "queries": {
-                    n["ref"]: {"conclusion": n["conclusion"], "rule": n["rule"], "query": n["query"]}
-                    for n in notes
-                },
-                **(stage_details(state, config) if stage_details else {}),
+def query_answer(item: Item[QueryInputs], state: QueryState, **stage_details: Any) -> AnswerParts:
+    """Every query's side against the truth, with the per-query details and what earlier stages
+    add (a rule summary, the descriptions)."""
+    results = sorted(state.get("queries", []), key=lambda result: result["ref"])
+    sides = {result["ref"]: result["given"] for result in results}
+    truth = {ref: item.panel(ref).side for ref in sides}
+    errors = [f"{result['ref']}: {result['parse_error']}" for result in results if result["parse_error"]]
+    return AnswerParts(
+        text="\n\n".join(f"[{result['ref']}]\n{result['text']}" for result in results),
+        sides=sides,
+        expected={"sides": truth},
+        correct=all(sides[ref] == truth[ref] for ref in sides),
+        parse_status="failed" if errors else "ok",
+        parse_error="; ".join(errors) or None,
+        details={
+            "category": item.inputs["category"],
+            "queries": {
+                result["ref"]: {
+                    "conclusion": result["conclusion"],
+                    "rule": result["rule"],
+                    "query": result["query"],
+                }
+                for result in results
             },
-        )
-        return {"answer": answer.model_dump(mode="json", exclude={"trace"})}
+            **stage_details,
+        },
+    )
 
-    return collect
+
+async def answer_queries(state: QueryState, runtime: Ctx) -> QueryState:
+    """The finishing node where no earlier stage adds details."""
+    return {"answer": query_answer(runtime.context, state)}

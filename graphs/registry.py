@@ -1,23 +1,53 @@
-"""Strategies registered by name; other packages add theirs through entry points.
+"""Strategies by name: what each one is, the options it takes, and how it prepares a problem.
 
-A strategy is a function returning a compiled LangGraph `StateGraph`,
-registered with `@strategy(...)`. A package registers a `StrategyInfo` under
-the entry-point group `bongard_agents.strategies`.
+A strategy is a function returning a compiled LangGraph graph, registered with
+`@strategy(...)` where it is defined. The built-in families are modules named by
+entry points of the group `bongard_agents.strategies` (see pyproject.toml), the
+same path a third-party package takes; a package may also name a `StrategyInfo`.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, Literal, TypeVar, get_args, get_origin
 
 from langgraph.graph.state import CompiledStateGraph
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
-from datasets_io.plugins import PluginGroup
+from datasets_io.errors import BongardError, did_you_mean
+from datasets_io.plugins import Registry, UnknownName
 from datasets_io.problem import BongardProblem, Concept
 
 ENTRY_POINT_GROUP = "bongard_agents.strategies"
+
+
+class StrategyError(BongardError, ValueError):
+    """An unknown strategy, a bad option, or a problem a strategy cannot take; the message says why."""
+
+
+class StrategyOptions(BaseModel):
+    """A strategy's options (`-S key=value`); subclasses add fields with descriptions and defaults."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _command_line_literals(cls, data: Any) -> Any:
+        """`-S concepts=8` arrives as the text "8": a field taking one of some numbers takes 8."""
+        if not isinstance(data, dict):
+            return data
+        chosen = dict(data)
+        for key, value in data.items():
+            field = cls.model_fields.get(key)
+            if field is not None and isinstance(value, str) and get_origin(field.annotation) is Literal:
+                chosen[key] = next((m for m in get_args(field.annotation) if str(m) == value), value)
+        return chosen
+
+
+class NoOptions(StrategyOptions):
+    """For strategies that take none."""
 
 
 @dataclass(frozen=True)
@@ -41,14 +71,6 @@ class DatasetContext:
         return others
 
 
-def flag_option(options: dict[str, Any], name: str, default: bool) -> bool:
-    """A yes/no strategy option as given on the command line (`-S cot=false`)."""
-    value = str(options.get(name, default)).strip().lower()
-    if value not in {"true", "false", "yes", "no", "1", "0"}:
-        raise StrategyError(f"option {name} takes true or false, not {options[name]!r}")
-    return value in {"true", "yes", "1"}
-
-
 def seeded_random(seed: int, problem: BongardProblem, purpose: str) -> random.Random:
     """A generator that depends only on the seed, the problem and what it is for."""
     return random.Random(f"{seed}:{problem.key}:{purpose}")
@@ -63,12 +85,26 @@ class Reused:
     agent: str
 
 
-Preparer = Callable[[BongardProblem, DatasetContext, int, dict[str, Any]], dict[str, Any]]
-"""(problem, dataset context, seed, options) -> the strategy's inputs, plain JSON."""
+OptionsT = TypeVar("OptionsT", bound=StrategyOptions)
 
 
 @dataclass(frozen=True)
-class StrategyInfo:
+class Preparation(Generic[OptionsT]):
+    """What `prepare` may use: the problem, the dataset's concepts, the seed, the options, and the
+    results reused from earlier runs (by option name)."""
+
+    problem: BongardProblem
+    dataset: DatasetContext
+    seed: int
+    options: OptionsT
+    reused: Mapping[str, Reused] = field(default_factory=dict)
+
+
+Graph = CompiledStateGraph[Any, Any, Any, Any]
+
+
+@dataclass(frozen=True)
+class StrategyInfo(Generic[OptionsT]):
     name: str
     family: str
     paper: str
@@ -76,67 +112,62 @@ class StrategyInfo:
     roles: tuple[str, ...]
     calls: str
     """Calls per problem, as the paper's protocol prescribes."""
-    build: Callable[[], CompiledStateGraph[Any, Any, Any, Any]]
-    prepare: Preparer | None = None
+    build: Callable[[], Graph]
+    options: type[OptionsT]
+    prepare: Callable[[Preparation[OptionsT]], Any] | None = None
+    """The strategy's seeded inputs for one problem (its runtime context's `inputs`)."""
     needs_test_panels: bool = False
     recursion_limit: int = 25
-    options: dict[str, str] = field(default_factory=dict)
-    """Option name -> what it does, for `bongard strategies`."""
+    judged: bool = False
+    """Free-form answers, scored by judges; otherwise each answer scores itself (`correct`)."""
     reuses: dict[str, tuple[str, str]] = field(default_factory=dict)
     """Option naming an earlier run -> (the `Answer.details` key taken from that run's answer for
-    the same problem, the role that wrote it), e.g. `rules_from` -> (`rule_summary`, `reasoner`);
+    the same problem, the role that wrote it), e.g. `rules_from` -> (`rule_extraction`, `reasoner`);
     the runner looks it up and hands `prepare` a `Reused` value under the option's name."""
 
+    def parse_options(self, given: Mapping[str, Any]) -> OptionsT:
+        """`-S` values (strings or typed) -> the options model, refused in one line when wrong."""
+        known = list(self.options.model_fields)
+        for key in given:
+            if key not in known:
+                takes = ", ".join(known) or "none"
+                raise StrategyError(
+                    f"{self.name} has no option {key}{did_you_mean(key, known)}; its options: {takes}"
+                )
+        try:
+            return self.options.model_validate(dict(given))
+        except ValidationError as error:
+            problem = error.errors()[0]
+            key = ".".join(map(str, problem["loc"]))
+            raise StrategyError(
+                f"{self.name} option {key}={given.get(key)!r}: {problem['msg']} ({self.describe_option(key)})"
+            ) from None
 
-_STRATEGIES: dict[str, StrategyInfo] = {}
-_plugins = PluginGroup(ENTRY_POINT_GROUP)
+    def describe_option(self, key: str) -> str:
+        described = self.options.model_fields[key]
+        default = described.get_default(call_default_factory=True)
+        return f"{described.description or key}; default {default!r}"
 
 
-class StrategyError(ValueError):
-    """An unknown strategy or a problem a strategy cannot take; the message says which and why."""
+STRATEGIES: Registry[StrategyInfo[Any]] = Registry(ENTRY_POINT_GROUP, "strategy", StrategyInfo)
 
 
-def strategy(
-    name: str, **info: Any
-) -> Callable[
-    [Callable[[], CompiledStateGraph[Any, Any, Any, Any]]],
-    Callable[[], CompiledStateGraph[Any, Any, Any, Any]],
-]:
-    """Decorator: register the graph builder it wraps as strategy `name`."""
+def strategy(name: str, **info: Any) -> Callable[[Callable[[], Graph]], Callable[[], Graph]]:
+    """Decorator: register the graph builder it wraps as strategy `name` (options default: none)."""
 
-    def register(
-        build: Callable[[], CompiledStateGraph[Any, Any, Any, Any]],
-    ) -> Callable[[], CompiledStateGraph[Any, Any, Any, Any]]:
-        _STRATEGIES[name] = StrategyInfo(name=name, build=build, **info)
+    def register(build: Callable[[], Graph]) -> Callable[[], Graph]:
+        STRATEGIES.register(name, StrategyInfo(name=name, build=build, **{"options": NoOptions, **info}))
         return build
 
     return register
 
 
-def _register_plugin(name: str, info: Any) -> None:
-    if isinstance(info, StrategyInfo):
-        _STRATEGIES.setdefault(info.name, info)
-
-
-def _load() -> None:
-    import graphs.case_study
-    import graphs.case_study_binary
-    import graphs.paradigms
-    import graphs.rwr_plus
-    import graphs.rwr_plus_text
-    import graphs.wonderland  # noqa: F401  (importing the families registers their strategies)
-
-    _plugins.load_once(_register_plugin)
-
-
 def strategy_names() -> list[str]:
-    _load()
-    return list(_STRATEGIES)
+    return STRATEGIES.names()
 
 
-def get_strategy(name: str) -> StrategyInfo:
-    _load()
+def get_strategy(name: str) -> StrategyInfo[Any]:
     try:
-        return _STRATEGIES[name]
-    except KeyError:
-        raise StrategyError(f"unknown strategy {name!r}; strategies: {', '.join(_STRATEGIES)}") from None
+        return STRATEGIES.get(name)
+    except UnknownName as error:
+        raise StrategyError(str(error)) from None

@@ -21,7 +21,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from pydantic import BaseModel, Field
 
 from agents.managed import AgentCallError, ManagedAgent
-from agents.registry import resolve_agent
+from agents.registry import resolve_agent, shared_params
 from datasets_io.catalog import Dataset, open_dataset
 from datasets_io.errors import DatasetError
 from datasets_io.problem import BongardProblem
@@ -149,10 +149,11 @@ class Runner:
         return [by_id[problem_id] for problem_id in wanted]
 
     def _agents(self) -> dict[str, ManagedAgent]:
+        shares = shared_params(list(self.config.agents.values()), self.config.agent_params)
         built: dict[str, ManagedAgent] = {}
         for role, spec in self.config.agents.items():
             same = next((agent for agent in built.values() if agent.spec == spec), None)
-            built[role] = same or resolve_agent(spec, self.config.agent_params, home=self.home)
+            built[role] = same or resolve_agent(spec, shares[spec], home=self.home)
         return built
 
     def pending(self, run_id: str, retry_errors: bool) -> list[tuple[BongardProblem, int]]:
@@ -211,8 +212,7 @@ class Runner:
             # The thread is kept: retrying the item reuses the calls that had finished.
             self.store.save_item(run_id, problem.key, attempt, None, str(error))
             return ItemOutcome(problem=problem.key, attempt=attempt, ok=False, error=str(error))
-        data = answer.model_dump(mode="json")
-        self.store.save_item(run_id, problem.key, attempt, data, None)
+        self.store.save_item(run_id, problem.key, attempt, answer, None)
         await checkpoints.adelete_thread(thread)
         return ItemOutcome(
             problem=problem.key,
@@ -224,13 +224,16 @@ class Runner:
         )
 
 
+def check_config(config: RunConfig) -> None:
+    """Refuse, in one line, a strategy option or agent parameter the run could not use,
+    before anything is stored."""
+    get_strategy(config.strategy).parse_options(config.strategy_options)
+    shared_params(list(config.agents.values()), config.agent_params)
+
+
 def start_run(config: RunConfig, store: ResultsStore, home: Path | None = None) -> tuple[str, Runner]:
-    info = get_strategy(config.strategy)
-    unknown = sorted(set(config.strategy_options) - set(info.options))
-    if unknown:
-        takes = ", ".join(info.options) or "none"
-        raise StrategyError(f"{info.name} has no option {', '.join(unknown)} (its options: {takes})")
-    reuses = info.reuses
+    check_config(config)
+    reuses = get_strategy(config.strategy).reuses
     pinned = {k: store.resolve_run(v) if k in reuses else v for k, v in config.strategy_options.items()}
     config = config.model_copy(update={"strategy_options": pinned})  # `latest` must not move on resume
     runner = Runner(config, store, home)

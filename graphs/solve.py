@@ -2,36 +2,42 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.graph.state import CompiledStateGraph
 
 from datasets_io.problem import BongardProblem
-from graphs.answer import Answer
-from graphs.nodes import SolveRuntime
-from graphs.registry import DatasetContext, StrategyError, get_strategy
+from graphs.answer import Answer, AnswerParts
+from graphs.nodes import Item, SolveRuntime, SolveState
+from graphs.registry import DatasetContext, Graph, Preparation, Reused, StrategyError, get_strategy
 
 
 @cache
-def compiled(name: str) -> CompiledStateGraph[Any, Any, Any, Any]:
+def compiled(name: str) -> Graph:
     """A strategy's graph, compiled once per process."""
     return get_strategy(name).build()
 
 
 def strategy_inputs(
-    name: str, problem: BongardProblem, context: DatasetContext, seed: int, options: dict[str, Any]
-) -> dict[str, Any]:
-    """The seeded, plain-JSON inputs a strategy derives for a problem (test order, distractors...)."""
+    name: str, problem: BongardProblem, context: DatasetContext, seed: int, options: Mapping[str, Any]
+) -> Any:
+    """The seeded inputs a strategy derives for a problem (test order, distractors...).
+
+    `options` are `-S` values by name; a `Reused` value stands for an earlier run's result.
+    """
     info = get_strategy(name)
     if info.needs_test_panels and not problem.test_panels:
         raise StrategyError(
             f"{name} needs test images and {problem.key} has none "
             "(for bongard-classic, hold out panels 5 and 11 with -O holdout_test=true)"
         )
-    return info.prepare(problem, context, seed, options) if info.prepare else {}
+    reused = {key: value for key, value in options.items() if isinstance(value, Reused)}
+    given = {key: value.run if isinstance(value, Reused) else value for key, value in options.items()}
+    preparation = Preparation(problem, context, seed, info.parse_options(given), reused)
+    return info.prepare(preparation) if info.prepare else None
 
 
 async def solve(
@@ -41,7 +47,7 @@ async def solve(
     *,
     context: DatasetContext | None = None,
     seed: int = 0,
-    options: dict[str, Any] | None = None,
+    options: Mapping[str, Any] | None = None,
     checkpoints: BaseCheckpointSaver[Any] | None = None,
     thread: str | None = None,
 ) -> Answer:
@@ -51,22 +57,17 @@ async def solve(
     continues from its last checkpoint instead of starting again.
     """
     inputs = strategy_inputs(name, problem, context or DatasetContext(), seed, options or {})
+    item = Item(problem=problem, inputs=inputs, run=runtime)
     graph = compiled(name)
-    config = RunnableConfig(
-        configurable={"runtime": runtime}, recursion_limit=get_strategy(name).recursion_limit
-    )
-    start: dict[str, Any] | None = {
-        "problem": problem.model_dump(mode="json"),
-        "inputs": inputs,
-        "notes": [],
-        "trace": [],
-    }
+    config = RunnableConfig(recursion_limit=get_strategy(name).recursion_limit)
+    start: SolveState | None = {"trace": []}
     if checkpoints is None or thread is None:
-        state = await graph.ainvoke(start, config=config)
+        state = await graph.ainvoke(start, config=config, context=item)
     else:
         graph = graph.copy(update={"checkpointer": checkpoints})
-        config["configurable"] = {"runtime": runtime, "thread_id": thread}
+        config["configurable"] = {"thread_id": thread}
         if (await graph.aget_state(config)).values:
             start = None  # continue the interrupted thread; a finished one just returns its state
-        state = await graph.ainvoke(start, config=config, durability="sync")
-    return Answer.model_validate({**state["answer"], "trace": state["trace"]})
+        state = await graph.ainvoke(start, config=config, context=item, durability="sync")
+    parts = AnswerParts.model_validate(state["answer"])
+    return Answer(**dict(parts), strategy=name, problem=problem.key, trace=state["trace"])

@@ -10,37 +10,32 @@ pair; each panel is then asked alone which concept it shows. hypotheses
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import operator
+from typing import Annotated, Literal, NotRequired, TypedDict, cast
 
-from langchain_core.runnables import RunnableConfig
-from langgraph.types import Send
-from pydantic import BaseModel
+from pydantic import BaseModel, Field, field_validator
 
 from agents.call import AgentReply
 from agents.prompt_library import prompt_family
-from datasets_io.problem import BongardProblem
-from graphs.answer import Answer
+from datasets_io.problem import BongardProblem, Side
+from graphs.answer import AnswerParts
 from graphs.nodes import (
-    Graph,
+    Ctx,
     SolveState,
-    call_agent,
+    ask,
     fan_out_graph,
     free_answer,
     label_answer,
     linear_graph,
     needs_concept,
-    panel_by_ref,
     panel_source,
-    problem_of,
-    runtime_of,
+    send_each,
     sheet_source,
-    user_message,
 )
-from graphs.registry import DatasetContext, Reused, StrategyError, seeded_random, strategy
+from graphs.registry import Graph, Preparation, StrategyError, StrategyOptions, seeded_random, strategy
 
 WONDERLAND = "Wüst et al., ICML 2025 (Bongard in Wonderland)"
 FAMILY = prompt_family("wonderland", "graphs")
-SHORT_CHOICES = 10
 HYPOTHESES = 20
 WORKED_PROBES = {
     "spiral": ("Clockwise spiral", "Counterclockwise spiral"),
@@ -65,31 +60,27 @@ class SetRules(BaseModel):
     set_b_rule: str
 
 
-def rules_answer(strategy: str, problem: BongardProblem, reply: AgentReply) -> dict[str, Any]:
+def rules_answer(reply: AgentReply) -> AnswerParts:
     """The two set rules as `Left:` / `Right:` lines for the judges; free text when unparsed."""
     if reply.parsed is None:
-        return free_answer(strategy, problem, reply)
+        return free_answer(reply)
     left, right = reply.parsed["set_a_rule"], reply.parsed["set_b_rule"]
-    return Answer(
-        strategy=strategy,
-        problem=problem.key,
+    return AnswerParts(
         text=f"Left: {left}\nRight: {right}",
         left_rule=left,
         right_rule=right,
         parse_status="ok",
         details={"analysis": reply.parsed.get("analysis", "")},
-    ).model_dump(mode="json", exclude={"trace"})
+    )
 
 
-async def _open_ended(state: SolveState, config: RunnableConfig) -> dict[str, Any]:
-    runtime, problem = runtime_of(config), problem_of(state)
-    sheet = sheet_source(runtime, problem)
-    text = runtime.prompts.fill(FAMILY, "open_ended", **_sheet_values(problem))
-    reply, trace = await call_agent(
-        runtime, "reasoner", [user_message(text, [sheet])], task="answer", images=[sheet],
-        conversation="solve", step=0, schema=SetRules,
-    )  # fmt: skip
-    return {"trace": [trace], "answer": rules_answer("open-ended", problem, reply)}
+async def _open_ended(state: SolveState, runtime: Ctx) -> SolveState:
+    item = runtime.context
+    text = item.prompts.fill(FAMILY, "open_ended", **_sheet_values(item.problem))
+    reply = await ask(
+        item, "reasoner", text, [sheet_source(item)], task="answer", conversation="solve", schema=SetRules
+    )
+    return {"answer": rules_answer(reply)}
 
 
 @strategy(
@@ -99,9 +90,10 @@ async def _open_ended(state: SolveState, config: RunnableConfig) -> dict[str, An
     section="Sec. 3 Task 1, Listing 1",
     roles=("reasoner",),
     calls="1 call: the sheet -> a Set A rule and a Set B rule (run with --attempts 3; judged)",
+    judged=True,
 )
 def open_ended() -> Graph:
-    return linear_graph(("solve", _open_ended))
+    return linear_graph(SolveState, ("solve", _open_ended))
 
 
 # --- Task 1.1: multiple choice -----------------------------------------------------------------------
@@ -112,41 +104,62 @@ class OptionChoice(BaseModel):
     option: int
 
 
-def _prepare_choice(
-    problem: BongardProblem, context: DatasetContext, seed: int, options: dict[str, Any]
-) -> dict[str, Any]:
+class MultipleChoiceOptions(StrategyOptions):
+    choices: Literal["all"] | Annotated[int, Field(ge=2)] = Field(
+        default="all",
+        description="all: every distinct rule pair of the dataset; N: the true one and N-1 seeded others",
+    )
+
+    @field_validator("choices", mode="before")
+    @classmethod
+    def _all_or_a_number(cls, value: object) -> object:
+        if value == "all" or (not isinstance(value, bool) and str(value).isdigit() and int(str(value)) >= 2):
+            return value
+        raise ValueError("choices=all or a number of at least 2")
+
+
+class ListedOption(TypedDict):
+    id: int
+    left: str
+    right: str
+
+
+class ChoiceInputs(TypedDict):
+    options: list[ListedOption]
+    """The candidate rule pairs, numbered from 1 in their seeded order."""
+    label: int
+    """The id of the true pair."""
+
+
+def _prepare_choice(given: Preparation[MultipleChoiceOptions]) -> ChoiceInputs:
+    problem, choices = given.problem, given.options.choices
     own = needs_concept(problem)
-    pool = context.other_concepts(own)
-    choices = str(options.get("choices", "all"))
+    pool = given.dataset.other_concepts(own)
     if choices == "all":
         candidates = [own, *pool]
-    elif choices.isdigit() and int(choices) >= 2:
-        if len(pool) < int(choices) - 1:
-            raise StrategyError(
-                f"the dataset has {len(pool)} other distinct concepts; {int(choices) - 1} are needed"
-            )
-        candidates = [own, *seeded_random(seed, problem, "multiple-choice").sample(pool, int(choices) - 1)]
     else:
-        raise StrategyError(f"multiple-choice takes choices=all or a number of at least 2, not {choices!r}")
-    seeded_random(seed, problem, "multiple-choice order").shuffle(candidates)
-    listed = [{"id": n, "left": c.left, "right": c.right or ""} for n, c in enumerate(candidates, 1)]
+        if len(pool) < choices - 1:
+            raise StrategyError(
+                f"the dataset has {len(pool)} other distinct concepts; {choices - 1} are needed"
+            )
+        candidates = [own, *seeded_random(given.seed, problem, "multiple-choice").sample(pool, choices - 1)]
+    seeded_random(given.seed, problem, "multiple-choice order").shuffle(candidates)
+    listed: list[ListedOption] = [
+        {"id": n, "left": c.left, "right": c.right or ""} for n, c in enumerate(candidates, 1)
+    ]
     return {"options": listed, "label": candidates.index(own) + 1}
 
 
-async def _choose(state: SolveState, config: RunnableConfig) -> dict[str, Any]:
-    runtime, problem = runtime_of(config), problem_of(state)
-    sheet = sheet_source(runtime, problem)
-    listed = state["inputs"]["options"]
+async def _choose(state: SolveState, runtime: Ctx) -> SolveState:
+    item = runtime.context
+    listed: list[ListedOption] = item.inputs["options"]
     lines = "\n".join(f"{o['id']}: {o['left']} | {o['right']}" for o in listed)
-    text = runtime.prompts.fill(FAMILY, "multiple_choice", options=lines, **_sheet_values(problem))
-    reply, trace = await call_agent(
-        runtime, "reasoner", [user_message(text, [sheet])], task="select", images=[sheet],
-        conversation="choose", step=0, schema=OptionChoice, extra={"options": listed},
+    text = item.prompts.fill(FAMILY, "multiple_choice", options=lines, **_sheet_values(item.problem))
+    reply = await ask(
+        item, "reasoner", text, [sheet_source(item)], task="select", conversation="choose",
+        schema=OptionChoice, extra={"options": listed},
     )  # fmt: skip
-    answer = label_answer(
-        "multiple-choice", problem, reply, "option", state["inputs"]["label"], options=len(listed)
-    )
-    return {"trace": [trace], "answer": answer}
+    return {"answer": label_answer(reply, "option", item.inputs["label"], options=len(listed))}
 
 
 @strategy(
@@ -156,13 +169,11 @@ async def _choose(state: SolveState, config: RunnableConfig) -> dict[str, Any]:
     section="Sec. 3 Task 1.1, Listing 2",
     roles=("reasoner",),
     calls="1 call: the sheet and numbered rule pairs (all of the dataset's, or 10) -> an option id",
+    options=MultipleChoiceOptions,
     prepare=_prepare_choice,
-    options={
-        "choices": "all (every distinct rule pair of the dataset; default) or N: the true one and N-1 seeded"
-    },
 )
 def multiple_choice() -> Graph:
-    return linear_graph(("choose", _choose))
+    return linear_graph(SolveState, ("choose", _choose))
 
 
 # --- Task 2: concept probes --------------------------------------------------------------------------
@@ -177,94 +188,114 @@ class ProbeAnswer(BaseModel):
     concept: Literal[1, 2]
 
 
-def _prepare_probe(
-    problem: BongardProblem, context: DatasetContext, seed: int, options: dict[str, Any]
-) -> dict[str, Any]:
+class ConceptProbeOptions(StrategyOptions):
+    probes_from: str | None = Field(
+        default=None, description="a run whose authored probes are asked instead of writing new ones"
+    )
+
+
+class Probe(TypedDict):
+    text: str
+    author: str
+    """The agent spec of the author."""
+    from_run: NotRequired[str]
+    """Set when the probe was written in an earlier run (`probes_from`)."""
+
+
+class ProbeInputs(TypedDict):
+    concepts: list[str]
+    """The left and the right concept, in that order (concept 1 and concept 2 of the probe)."""
+    probe: NotRequired[Probe]
+    """A probe reused from an earlier run; none is authored then."""
+
+
+_CONCEPT_SIDES: dict[int, Side] = {1: "left", 2: "right"}
+
+
+class PanelVerdict(TypedDict):
+    """Which concept the reasoner said one panel shows."""
+
+    ref: str
+    side: Side
+    given: Side | None
+    """The side of the concept given (concept 1 is the left one); None when unparsed."""
+    text: str
+    parse_error: str | None
+
+
+class ProbeState(SolveState, total=False):
+    probe: Probe
+    panel: str
+    """A probe branch's panel ref."""
+    panel_verdicts: Annotated[list[PanelVerdict], operator.add]
+
+
+def _prepare_probe(given: Preparation[ConceptProbeOptions]) -> ProbeInputs:
+    problem = given.problem
     concept = needs_concept(problem)
     if concept.right is None:
         raise StrategyError(f"{problem.key} states no right-side concept to probe against")
-    inputs: dict[str, Any] = {"concepts": [concept.left, concept.right]}
-    reused = options.get("probes_from")
-    if isinstance(reused, Reused):
-        inputs["probe"] = {"from_run": reused.run, "author": reused.agent, **reused.value}
+    inputs: ProbeInputs = {"concepts": [concept.left, concept.right]}
+    reused = given.reused.get("probes_from")
+    if reused is not None:
+        # the stored probe's own fields win: a probe reused twice keeps the run that wrote it
+        inputs["probe"] = cast(Probe, {"from_run": reused.run, "author": reused.agent, **reused.value})
     return inputs
 
 
-async def _author_probe(state: SolveState, config: RunnableConfig) -> dict[str, Any]:
+async def _author_probe(state: ProbeState, runtime: Ctx) -> ProbeState:
     """The author agent writes the probe from the true concepts, after our two worked probes."""
-    if "probe" in state["inputs"]:
-        return {}  # written in an earlier run
-    runtime = runtime_of(config)
-    first, second = state["inputs"]["concepts"]
+    item = runtime.context
+    if "probe" in item.inputs:
+        return {"probe": item.inputs["probe"]}  # written in an earlier run
+    first, second = item.inputs["concepts"]
     examples: dict[str, str] = {}
     for name, (a, b) in WORKED_PROBES.items():
         examples |= {f"{name}_first": a, f"{name}_second": b}
-        examples[f"{name}_probe"] = runtime.prompts.fill(FAMILY, f"probe_example_{name}")
-    text = runtime.prompts.fill(FAMILY, "probe_author", first=first, second=second, **examples)
-    reply, trace = await call_agent(
-        runtime, "author", [user_message(text)], task="generate", images=[], conversation="author", step=0,
-        schema=ProbeDraft, extra={"concepts": [first, second]},
+        examples[f"{name}_probe"] = item.prompts.fill(FAMILY, f"probe_example_{name}")
+    text = item.prompts.fill(FAMILY, "probe_author", first=first, second=second, **examples)
+    reply = await ask(
+        item, "author", text, task="generate", conversation="author", schema=ProbeDraft,
+        extra={"concepts": [first, second]},
     )  # fmt: skip
-    probe = {
-        "text": reply.parsed["probe"] if reply.parsed else reply.text,
-        "author": runtime.agent("author").spec,
-    }
-    return {"notes": [{"kind": "probe", "side": "probe", **probe}], "trace": [trace]}
+    text = reply.parsed["probe"] if reply.parsed else reply.text
+    return {"probe": {"text": text, "author": item.run.agent("author").spec}}
 
 
-def _probe(state: SolveState) -> dict[str, Any]:
-    if "probe" in state["inputs"]:
-        reused: dict[str, Any] = state["inputs"]["probe"]
-        return reused
-    return next(
-        {"text": n["text"], "author": n["author"]} for n in state.get("notes", []) if n["kind"] == "probe"
-    )
-
-
-def _panel_sends(state: SolveState) -> list[Send]:
-    return [
-        Send("ask", {**state, "inputs": {**state["inputs"], "panel": panel.ref}})
-        for panel in problem_of(state).context_panels
-    ]
-
-
-async def _ask_panel(state: SolveState, config: RunnableConfig) -> dict[str, Any]:
+async def _ask_panel(state: ProbeState, runtime: Ctx) -> ProbeState:
     """One panel, alone, with the probe: which of the two concepts does it show?"""
-    runtime, problem = runtime_of(config), problem_of(state)
-    panel = panel_by_ref(problem, state["inputs"]["panel"])
-    first, second = state["inputs"]["concepts"]
-    image = panel_source(runtime, problem, panel)
-    text = runtime.prompts.fill(
-        FAMILY, "probe_answer", probe=_probe(state)["text"], first=first, second=second
-    )
-    reply, trace = await call_agent(
-        runtime, "reasoner", [user_message(text, [image])], task="probe", images=[image],
-        conversation=f"panel {panel.ref}", step=0, schema=ProbeAnswer, extra={"concepts": [first, second]},
+    item = runtime.context
+    panel = item.panel(state["panel"])
+    first, second = item.inputs["concepts"]
+    text = item.prompts.fill(FAMILY, "probe_answer", probe=state["probe"]["text"], first=first, second=second)
+    reply = await ask(
+        item, "reasoner", text, [panel_source(item, panel)], task="probe", conversation=f"panel {panel.ref}",
+        schema=ProbeAnswer, extra={"concepts": [first, second]},
     )  # fmt: skip
-    given = {1: "left", 2: "right"}.get(reply.parsed["concept"]) if reply.parsed else None
-    note = {"kind": "panel", "side": panel.side, "ref": panel.ref, "given": given, "text": reply.text}
-    return {"notes": [note | {"parse_error": reply.parse_error}], "trace": [trace]}
+    given = _CONCEPT_SIDES.get(reply.parsed["concept"]) if reply.parsed else None
+    verdict: PanelVerdict = {
+        "ref": panel.ref, "side": panel.side, "given": given, "text": reply.text,
+        "parse_error": reply.parse_error,
+    }  # fmt: skip
+    return {"panel_verdicts": [verdict]}
 
 
-async def _score_probes(state: SolveState, config: RunnableConfig) -> dict[str, Any]:
-    problem = problem_of(state)
-    notes = sorted((n for n in state.get("notes", []) if n["kind"] == "panel"), key=lambda n: n["ref"])
-    sides = {n["ref"]: n["given"] for n in notes}
-    expected = {n["ref"]: n["side"] for n in notes}
+async def _score_probes(state: ProbeState, runtime: Ctx) -> ProbeState:
+    verdicts = sorted(state.get("panel_verdicts", []), key=lambda v: v["ref"])
+    sides = {v["ref"]: v["given"] for v in verdicts}
+    expected = {v["ref"]: v["side"] for v in verdicts}
     right = sum(sides[ref] == side for ref, side in expected.items())
-    errors = [f"{n['ref']}: {n['parse_error']}" for n in notes if n["parse_error"]]
-    answer = Answer(
-        strategy="concept-probe",
-        problem=problem.key,
-        text="\n\n".join(f"[{n['ref']}]\n{n['text']}" for n in notes),
+    errors = [f"{v['ref']}: {v['parse_error']}" for v in verdicts if v["parse_error"]]
+    answer = AnswerParts(
+        text="\n\n".join(f"[{v['ref']}]\n{v['text']}" for v in verdicts),
         sides=sides,
         expected={"sides": expected},
         correct=right == len(expected),
         parse_status="failed" if errors else "ok",
         parse_error="; ".join(errors) or None,
-        details={"probe": _probe(state), "panels_right": right, "panel_accuracy": right / len(expected)},
+        details={"probe": state["probe"], "panels_right": right, "panel_accuracy": right / len(expected)},
     )
-    return {"answer": answer.model_dump(mode="json", exclude={"trace"})}
+    return {"answer": answer}
 
 
 @strategy(
@@ -275,12 +306,18 @@ async def _score_probes(state: SolveState, config: RunnableConfig) -> dict[str, 
     roles=("author", "reasoner"),
     calls="1 author call (text only) writing the probe from the true concepts, then 12 panel calls, "
     "each alone: the probe and one panel -> concept 1 or 2; solved when all 12 are right",
+    options=ConceptProbeOptions,
     prepare=_prepare_probe,
-    options={"probes_from": "a run whose authored probes are asked instead of writing new ones"},
     reuses={"probes_from": ("probe", "author")},
 )
 def concept_probe() -> Graph:
-    return fan_out_graph(_panel_sends, ("ask", _ask_panel), _score_probes, before=("author", _author_probe))
+    return fan_out_graph(
+        ProbeState,
+        send_each("ask", "panel", lambda item: [panel.ref for panel in item.problem.context_panels]),
+        ("ask", _ask_panel),
+        _score_probes,
+        before=("author", _author_probe),
+    )
 
 
 # --- Task 3: hypotheses --------------------------------------------------------------------------------
@@ -293,6 +330,14 @@ class Hypothesis(BaseModel):
 
 class Hypotheses(BaseModel):
     hypotheses: list[Hypothesis]
+
+
+class HypothesesOptions(StrategyOptions):
+    count: int = Field(default=HYPOTHESES, ge=1, description="how many hypotheses to ask for")
+
+
+class HypothesesInputs(TypedDict):
+    count: int
 
 
 def distinct_hypotheses(proposed: list[dict[str, str]], limit: int) -> list[list[str]]:
@@ -308,33 +353,26 @@ def distinct_hypotheses(proposed: list[dict[str, str]], limit: int) -> list[list
     return kept
 
 
-def _prepare_hypotheses(
-    problem: BongardProblem, context: DatasetContext, seed: int, options: dict[str, Any]
-) -> dict[str, Any]:
-    count = str(options.get("count", HYPOTHESES))
-    if not count.isdigit() or int(count) < 1:
-        raise StrategyError(f"hypotheses takes count=N with N at least 1, not {count!r}")
-    return {"count": int(count)}
+def _prepare_hypotheses(given: Preparation[HypothesesOptions]) -> HypothesesInputs:
+    return {"count": given.options.count}
 
 
-async def _hypothesize(state: SolveState, config: RunnableConfig) -> dict[str, Any]:
-    runtime, problem = runtime_of(config), problem_of(state)
-    sheet, count = sheet_source(runtime, problem), state["inputs"]["count"]
-    text = runtime.prompts.fill(FAMILY, "hypotheses", count=count, **_sheet_values(problem))
-    reply, trace = await call_agent(
-        runtime, "reasoner", [user_message(text, [sheet])], task="hypothesize", images=[sheet],
-        conversation="brainstorm", step=0, schema=Hypotheses, extra={"count": count},
+async def _hypothesize(state: SolveState, runtime: Ctx) -> SolveState:
+    item = runtime.context
+    count: int = item.inputs["count"]
+    text = item.prompts.fill(FAMILY, "hypotheses", count=count, **_sheet_values(item.problem))
+    reply = await ask(
+        item, "reasoner", text, [sheet_source(item)], task="hypothesize", conversation="brainstorm",
+        schema=Hypotheses, extra={"count": count},
     )  # fmt: skip
     kept = distinct_hypotheses(reply.parsed["hypotheses"], count) if reply.parsed else []
-    answer = Answer(
-        strategy="hypotheses",
-        problem=problem.key,
+    answer = AnswerParts(
         text="\n".join(f"{n}. Left: {a}; Right: {b}" for n, (a, b) in enumerate(kept, 1)) or reply.text,
         parse_status=reply.parse_status,
         parse_error=reply.parse_error,
         details={"hypotheses": kept, "asked": count},
     )
-    return {"trace": [trace], "answer": answer.model_dump(mode="json", exclude={"trace"})}
+    return {"answer": answer}
 
 
 @strategy(
@@ -345,8 +383,9 @@ async def _hypothesize(state: SolveState, config: RunnableConfig) -> dict[str, A
     roles=("reasoner",),
     calls="1 call: the sheet -> 20 distinct (Set A rule, Set B rule) hypotheses; judged one by one "
     "until one is accepted",
+    options=HypothesesOptions,
     prepare=_prepare_hypotheses,
-    options={"count": "how many hypotheses to ask for (default 20)"},
+    judged=True,
 )
 def hypotheses() -> Graph:
-    return linear_graph(("brainstorm", _hypothesize))
+    return linear_graph(SolveState, ("brainstorm", _hypothesize))

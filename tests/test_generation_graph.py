@@ -13,32 +13,38 @@ from typing import Any
 
 import pytest
 
+from agents import registry
 from agents.provider import Provider
-from agents.registry import _extra_providers, register_provider
+from agents.registry import register_provider
 from datasets_io.catalog import open_dataset
 from datasets_io.generated import Pool
 from datasets_io.reviews import GenerationRecords
 from datasets_io.store import ResultsStore, StoreError
-from graphs.generation import GenerationSettings, checked_decisions, image_id
+from graphs.generation import GenerationSettings, ReviewVerdict, checked_decisions, image_id
 from graphs.generation_run import GenerationConfig, resume_generation, start_generation
-from tests.scripted import RequestLog, ScriptedChatModel
+from tests.scripted import Request, RequestLog, Script, ScriptedChatModel
 
 SOURCES = ["6", "31"]  # triangles vs quadrangles; one line vs two lines
 IMAGES_PER_SIDE = 6  # 5 context panels and the held-out test panel of a classic problem
+
+
+def side_read_off(request: Request) -> ReviewVerdict:
+    """The review judge's verdict: the side the scripted description names (`described ['left-...']`)."""
+    return ReviewVerdict(explanation="scripted", verdict="left" if "['left" in request.text() else "right")
 
 
 @pytest.fixture
 def requests() -> Iterator[RequestLog]:
     """A recording provider `scripted:ROLE`, registered for this test only."""
     log = RequestLog()
-    model = ScriptedChatModel(requests=log)
+    model = ScriptedChatModel(requests=log, script=Script("scripted", {ReviewVerdict: side_read_off}))
     register_provider(
         Provider(
             name="scripted", summary="records requests", build=lambda m, p: model, reads_call_metadata=True
         )
     )
     yield log
-    _extra_providers.pop("scripted")
+    registry.PROVIDERS._entries.pop("scripted")
 
 
 def config(tmp_path: Path, shared_data: Path, review: str = "human", **settings: Any) -> GenerationConfig:

@@ -21,9 +21,17 @@ from graphs.generation_tools import (
     select_diverse_subsets_tool,
 )
 from graphs.nodes import SolveRuntime
-from tests.scripted import ScriptedAgent
+from tests.scripted import Request, ScriptedAgent
 
 RWR_31 = ("bongard-rwr", "31", "left", "0.jpg")
+
+
+def prompt_pair(request: Request) -> PromptPair:
+    return PromptPair(positive=f"two red circles seen in {request.images[-1]}", negative="squares")
+
+
+def numbered_prompts(request: Request) -> dict[str, list[str]]:
+    return {"prompts": [f"{n + 1} blue triangles" for n in range(int(request.call.extra["count"]))]}
 
 
 def runtime(agent: ScriptedAgent, tmp_path: Path) -> SolveRuntime:
@@ -49,7 +57,7 @@ def test_the_six_tools_carry_names_descriptions_and_argument_schemas(tmp_path: P
 
 
 def test_describe_image_sends_the_image_and_its_sides_concept(shared_data: Path, tmp_path: Path) -> None:
-    agent = ScriptedAgent()
+    agent = ScriptedAgent(replies={PromptPair: prompt_pair})
     tools = generation_tools(runtime(agent, tmp_path), resolve_generator("shapes"), ClassicalEmbedder())
     image = shared_data.joinpath(*RWR_31)
     found = call(tools["describe_image"], image_path=str(image), side="left", concept="One line")
@@ -62,7 +70,7 @@ def test_describe_image_sends_the_image_and_its_sides_concept(shared_data: Path,
 
 
 def test_augment_prompt_asks_for_exactly_n_distinct_prompts(tmp_path: Path) -> None:
-    agent = ScriptedAgent()
+    agent = ScriptedAgent(replies=numbered_prompts)
     found = call(
         augment_prompt_tool(runtime(agent, tmp_path)), positive="a red circle", concept="Circles", count=4
     )
@@ -81,7 +89,7 @@ def test_augment_prompt_asks_for_exactly_n_distinct_prompts(tmp_path: Path) -> N
 
 
 def test_augment_prompt_names_the_agent_when_it_gives_no_prompts(tmp_path: Path) -> None:
-    silent = ScriptedAgent("scripted:silent", reply=lambda request: "no JSON here")
+    silent = ScriptedAgent("scripted:silent", lambda request: "no JSON here")
     with pytest.raises(ToolCallError, match="augment_prompt: scripted:silent gave no prompts"):
         call(augment_prompt_tool(runtime(silent, tmp_path)), positive="a circle", concept="Circles", count=2)
     assert len(silent.requests) == 2  # asked once more, as any unusable reply

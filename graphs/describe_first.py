@@ -1,0 +1,160 @@
+"""Describe, then reason: a describer writes one description per panel, each panel in its own context,
+and the reasoning that follows works on the text alone.
+
+Serves componential analysis (structured descriptions) and the Bongard-RWR+ description
+tasks (free text). The descriptions are kept in the answer, so an earlier run's
+(`-S descriptions_from=RUN`) can stand in for describing again.
+"""
+
+from __future__ import annotations
+
+import json
+import operator
+from dataclasses import dataclass
+from typing import Annotated, Any, NotRequired, TypedDict, TypeVar, cast
+
+from langgraph.graph import END, START
+from langgraph.types import Send
+from pydantic import BaseModel
+
+from graphs.nodes import Ctx, FanOut, Item, Node, SolveState, ask, graph_of, panel_source, send_each
+from graphs.registry import Graph, Preparation, StrategyError
+
+Description = str | dict[str, Any]
+"""Free text, or a structured record (componential analysis)."""
+
+
+class PanelDescription(TypedDict):
+    ref: str
+    description: Description
+
+
+class Descriptions(TypedDict):
+    """The descriptions as an answer keeps them (`details["descriptions"]`) for later runs."""
+
+    describer: str
+    panels: dict[str, Description]
+    from_run: NotRequired[str]
+
+
+class DescribeInputs(TypedDict):
+    described: list[str]
+    """The panel refs to describe in this run: none when an earlier run's are reused."""
+    descriptions_from: NotRequired[Descriptions]
+
+
+class DescribedState(SolveState, total=False):
+    panel: str
+    """A describe branch's panel ref."""
+    descriptions: Annotated[list[PanelDescription], operator.add]
+
+
+StateT = TypeVar("StateT", bound=DescribedState)
+
+
+@dataclass(frozen=True)
+class Describer:
+    """How a panel is described: the `describe_image` prompt of `family`, with `schema` if structured."""
+
+    family: str
+    schema: type[BaseModel] | None = None
+
+
+def as_text(description: Description) -> str:
+    """A description as text: free text as it is, a structured one as JSON."""
+    return description if isinstance(description, str) else json.dumps(description, ensure_ascii=False)
+
+
+def describe_inputs(given: Preparation[Any], refs: list[str], *, text: bool = False) -> DescribeInputs:
+    """Describe `refs`, or take them from the run named by `descriptions_from` (as text if `text`)."""
+    reused = given.reused.get("descriptions_from")
+    if reused is None:
+        return {"described": refs}
+    panels = dict(reused.value["panels"])
+    missing = [ref for ref in refs if ref not in panels]
+    if missing:
+        raise StrategyError(
+            f"run {reused.run} has no description of {given.problem.key} {', '.join(missing)}"
+        )
+    taken = {ref: as_text(panels[ref]) if text else panels[ref] for ref in refs}
+    return {
+        "described": [],
+        "descriptions_from": {
+            "describer": reused.value["describer"],
+            "panels": taken,
+            "from_run": reused.run,
+        },
+    }
+
+
+def descriptions_of(item: Item[DescribeInputs], state: DescribedState) -> Descriptions:
+    """The panel descriptions: taken from an earlier run, or written in this one."""
+    if "descriptions_from" in item.inputs:
+        return item.inputs["descriptions_from"]
+    written = sorted(state.get("descriptions", []), key=lambda found: found["ref"])
+    return {
+        "describer": item.run.agent("describer").spec,
+        "panels": {found["ref"]: found["description"] for found in written},
+    }
+
+
+def described_details(item: Item[DescribeInputs], state: DescribedState) -> dict[str, Any]:
+    """What the answer keeps of stage 1: the descriptions and who wrote them."""
+    descriptions = descriptions_of(item, state)
+    return {"descriptions": descriptions, "describer": descriptions["describer"]}
+
+
+_each_panel = send_each("describe", "panel", lambda item: item.inputs["described"])
+
+
+def _describe_or_skip(state: DescribedState, runtime: Ctx) -> list[Send] | str:
+    return _each_panel(state, runtime) or "described"
+
+
+def describe_first(
+    state_class: type[StateT],
+    describer: Describer,
+    then: tuple[str, Node[StateT]],
+    fan_out: FanOut | None = None,
+    finish: Node[StateT] | None = None,
+) -> Graph:
+    """START -> describe each panel, each in its own context (or nothing, when reused) -> `then`
+    (once, or once per `fan_out` Send) [-> `finish`] -> END."""
+
+    async def describe(state: StateT, runtime: Ctx) -> StateT:
+        item = runtime.context
+        panel = item.panel(state["panel"])
+        text = item.prompts.fill(describer.family, "describe_image")
+        reply = await ask(
+            item, "describer", text, [panel_source(item, panel)], task="describe",
+            conversation=f"image {panel.ref}", schema=describer.schema,
+        )  # fmt: skip
+        if describer.schema is None:
+            description: Description = reply.text
+        else:
+            description = reply.parsed if reply.parsed is not None else {"unparsed_reply": reply.text}
+        update: DescribedState = {"descriptions": [{"ref": panel.ref, "description": description}]}
+        return cast(StateT, update)  # a DescribedState update is an update of every state extending it
+
+    async def described(state: StateT, runtime: Ctx) -> StateT:
+        """Where the description branches join before the reasoning starts."""
+        return cast(StateT, {})
+
+    name = then[0]
+    graph = graph_of(
+        state_class,
+        ("describe", describe),
+        ("described", described),
+        then,
+        *([("finish", finish)] if finish else []),
+    )
+    graph.add_conditional_edges(START, _describe_or_skip, ["describe", "described"])
+    graph.add_edge("describe", "described")
+    if fan_out is None:
+        graph.add_edge("described", name)
+    else:
+        graph.add_conditional_edges("described", fan_out, [name])
+    graph.add_edge(name, "finish" if finish else END)
+    if finish:
+        graph.add_edge("finish", END)
+    return graph.compile()
