@@ -1,18 +1,60 @@
-"""Running the `bongard` command as a user does: a real process, never a traceback."""
+"""Running the `bongard` command as a user does, never a traceback: in this process by default
+(Click's runner, with the environment and working folder given), or as a real process where
+the process itself is the point (`run_bongard_process`: kills, start-up, exit codes of the script)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
+from typer.testing import CliRunner
+
+from graphs.cli import main
+
 BONGARD = Path(sys.executable).with_name("bongard")
+
+
+@contextlib.contextmanager
+def _working_folder(cwd: Path | None) -> Iterator[None]:
+    before = Path.cwd()
+    if cwd is not None:
+        os.chdir(cwd)
+    try:
+        yield
+    finally:
+        os.chdir(before)
 
 
 def run_bongard(
     *args: str | Path, env: dict[str, str] | None = None, cwd: Path | None = None, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
+    """`bongard ARGS` through its real entry point (`graphs.cli.main`), in this process."""
+    argv = [str(BONGARD), *map(str, args)]
+    runner = CliRunner()
+    with runner.isolation(env=env) as (out, err, _), _working_folder(cwd):
+        saved_argv, sys.argv = sys.argv, argv
+        try:
+            main()
+            code = 0
+        except SystemExit as leaving:
+            code = leaving.code if isinstance(leaving.code, int) else (0 if leaving.code is None else 1)
+        finally:
+            sys.argv = saved_argv
+        sys.stdout.flush()
+        sys.stderr.flush()
+        stdout, stderr = out.getvalue().decode(), err.getvalue().decode()
+    assert "Traceback" not in stderr, stderr
+    return subprocess.CompletedProcess(argv, code, stdout, stderr)
+
+
+def run_bongard_process(
+    *args: str | Path, env: dict[str, str] | None = None, cwd: Path | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """`bongard ARGS` as a separate process, as a shell runs it."""
     result = subprocess.run(
         [str(BONGARD), *map(str, args)],
         capture_output=True,

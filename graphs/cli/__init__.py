@@ -7,14 +7,8 @@ import sys
 import typer
 from rich.markup import escape
 
-from agents.embeddings import EmbeddingsUnavailable
-from agents.image_embedders import EmbedderError
-from agents.managed import AgentCallError
-from agents.registry import AgentSpecError
 from agents.secrets import redact
-from agents.servers import ServerStartError
-from datasets_io.errors import DatasetError
-from datasets_io.store import StoreError
+from datasets_io.errors import BongardError
 from graphs.cli.agents import ask, cache_app, list_agents
 from graphs.cli.analyze import analyze_app
 from graphs.cli.console import error_console
@@ -22,7 +16,6 @@ from graphs.cli.datasets import datasets_app
 from graphs.cli.generate import generate, review, variants
 from graphs.cli.run import compare, judge, run, runs_app
 from graphs.cli.strategies import draw_graph, list_strategies
-from graphs.registry import StrategyError
 
 app = typer.Typer(
     name="bongard",
@@ -48,18 +41,10 @@ app.command("graph")(draw_graph)
 
 
 def main() -> None:
-    """Entry point: bad input ends in one clear line on stderr, never a traceback."""
+    """Entry point: any toolkit error (a `BongardError`) ends in one clear line on stderr and
+    exit code 2, with secrets redacted, never a traceback."""
     try:
         app()
-    except (
-        DatasetError,
-        AgentSpecError,
-        AgentCallError,
-        ServerStartError,
-        StrategyError,
-        StoreError,
-        EmbeddingsUnavailable,
-        EmbedderError,
-    ) as error:
+    except BongardError as error:
         error_console.print(f"[red]error:[/red] {escape(redact(str(error)))}", highlight=False)
         sys.exit(2)

@@ -5,18 +5,18 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from types import UnionType
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_origin
 
 import typer
-from langchain_core.messages import HumanMessage
+from pydantic import BaseModel
 from rich.markup import escape
 from rich.table import Table
 
-from agents.cache import ResponseCache
-from agents.call import CallSpec, ImageSource
-from agents.images import image_block
-from agents.registry import CACHE_FILE, get_provider, provider_names, read_agent_config, resolve_agent
 from datasets_io.workspace import workspace_home
+
+if TYPE_CHECKING:
+    from agents.cache import ResponseCache
 from graphs.cli.console import console
 from graphs.cli.options import AgentConfigOption, HomeOption, ModelParams, parse_key_values
 
@@ -33,8 +33,19 @@ EXAMPLES = {
 }
 
 
-def list_agents() -> None:
-    """Every known provider: whether its extra is installed and its key set (never the key)."""
+def list_agents(
+    provider_name: Annotated[
+        str | None,
+        typer.Argument(metavar="[PROVIDER]", help="Show this provider's parameters (-M KEY=VALUE)."),
+    ] = None,
+) -> None:
+    """Every known provider: whether its extra is installed and its key set (never the key); or one
+    provider's parameters."""
+    from agents.registry import get_provider, provider_names
+
+    if provider_name is not None:
+        console.print(params_table(get_provider(provider_name).params))
+        return
     table = Table("provider", "installed", "key", "example", "what")
     for name in provider_names():
         provider = get_provider(name)
@@ -49,6 +60,30 @@ def list_agents() -> None:
         cells = (name, installed, key, example, provider.summary)
         table.add_row(*map(escape, cells))
     console.print(table)
+
+
+def params_table(model: type[BaseModel]) -> Table:
+    """One row per field of an options model: name, type, default and description."""
+    table = Table("parameter", "type", "default", "what")
+    for name, info in model.model_fields.items():
+        default = "" if info.is_required() else str(info.get_default())
+        table.add_row(*map(escape, (name, _type_name(info.annotation), default, info.description or "")))
+    return table
+
+
+def _type_name(annotation: Any) -> str:
+    """`int`, `euclidean | cosine`, `Path`: what a value may be, as a user would type it.
+
+    `None` is left out of unions: the default column shows when a parameter may stay unset.
+    """
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Literal:
+        return " | ".join(map(str, args))
+    if origin is Annotated:
+        return _type_name(args[0])
+    if origin in (Union, UnionType):
+        return " | ".join(_type_name(arg) for arg in args if arg is not type(None))
+    return str(getattr(annotation, "__name__", annotation))
 
 
 def ask(
@@ -66,6 +101,12 @@ def ask(
     home: HomeOption = None,
 ) -> None:
     """One call: print the reply, its tokens, cost and latency."""
+    from langchain_core.messages import HumanMessage
+
+    from agents.call import CallSpec, ImageSource
+    from agents.images import image_block
+    from agents.registry import read_agent_config, resolve_agent
+
     images = image or []
     for path in images:
         if not path.is_file():
@@ -101,12 +142,19 @@ def ask(
 @cache_app.command("stats")
 def cache_stats(home: HomeOption = None) -> None:
     """Entries, hits and size of the response cache, per agent."""
-    stats = ResponseCache(workspace_home(home) / CACHE_FILE).stats()
+    stats = _cache(home).stats()
     console.print(
         f"{stats.path}: {stats.entries} replies, {stats.hits} hits, {stats.size_bytes / 1e6:.1f} MB"
     )
     for agent, count in stats.by_agent.items():
         console.print(f"  {agent}: {count}")
+
+
+def _cache(home: Path | None) -> ResponseCache:
+    from agents.cache import ResponseCache
+    from agents.registry import CACHE_FILE
+
+    return ResponseCache(workspace_home(home) / CACHE_FILE)
 
 
 @cache_app.command("clear")
@@ -115,5 +163,5 @@ def cache_clear(
     home: HomeOption = None,
 ) -> None:
     """Delete cached replies."""
-    removed = ResponseCache(workspace_home(home) / CACHE_FILE).clear(agent)
+    removed = _cache(home).clear(agent)
     console.print(f"removed {removed} cached replies")

@@ -1,26 +1,23 @@
-"""`bongard analyze queries | similarity | types`: the papers' analyses over stored runs."""
+"""`bongard analyze queries | similarity | types`: the papers' analyses over stored runs.
+
+The analyses (pandas, the graphs room, embeddings) are imported by the command that runs
+them, so that `bongard --help` does not load them.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import pandas as pd
 import typer
 from rich.markup import escape
 
-from datasets_io.query_report import (
-    category_accuracy,
-    describer_reasoner_accuracy,
-    query_accuracy,
-    query_frame,
-)
-from datasets_io.task_types import markdown_table, write_types
-from graphs.analyses import concept_generation_metrics, group_accuracy, task_types_of_runs
 from graphs.cli.console import console, error_console
 from graphs.cli.options import HomeOption, MinSolvedOption
 from graphs.cli.run import open_store
-from judges.rule_similarity import rule_description_similarity
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 analyze_app = typer.Typer(
     help="Analyses across stored runs: queries, groups, describers, similarity, metrics, types.",
@@ -34,6 +31,8 @@ OutOption = Annotated[
 
 
 def _queries(run_ids: list[str], home: Path | None) -> pd.DataFrame:
+    from datasets_io.query_report import query_frame
+
     store = open_store(home)
     frame = query_frame(store, [store.resolve_run(run) for run in run_ids])
     if frame.empty:
@@ -54,6 +53,8 @@ def _show(tables: dict[str, pd.DataFrame], out: Path | None) -> None:
 @analyze_app.command("queries")
 def queries(run_ids: RunIds, out: OutOption = None, home: HomeOption = None) -> None:
     """Query accuracy overall, on positive and negative queries, and per concept category."""
+    from datasets_io.query_report import category_accuracy, query_accuracy
+
     frame = _queries(run_ids, home)
     _show({"query_accuracy": query_accuracy(frame), "category_accuracy": category_accuracy(frame)}, out)
 
@@ -63,6 +64,8 @@ def groups(
     run_ids: RunIds, min_solved: MinSolvedOption = None, out: OutOption = None, home: HomeOption = None
 ) -> None:
     """Solved problems and accuracy per concept group (Size, Position, Count, ... Angle)."""
+    from graphs.analyses import group_accuracy
+
     store = open_store(home)
     table = group_accuracy(store, [store.resolve_run(run) for run in run_ids], min_solved)
     _show({"group_accuracy": table}, out)
@@ -78,6 +81,8 @@ def similarity(
     home: HomeOption = None,
 ) -> None:
     """Similarity of each query's description to the rule it was classified by (offline MiniLM)."""
+    from judges.rule_similarity import rule_description_similarity
+
     table = rule_description_similarity(_queries(run_ids, home), correct_only)
     if table.empty:
         raise typer.BadParameter(
@@ -98,6 +103,9 @@ def types(
     home: HomeOption = None,
 ) -> None:
     """Type I-IV: the problems solved in each task and their intersections, a table and a Venn diagram."""
+    from datasets_io.task_types import markdown_table, write_types
+    from graphs.analyses import task_types_of_runs
+
     analysis = task_types_of_runs(open_store(home), (open_ended, probe, hypotheses), min_solved)
     for warning in analysis.warnings:
         error_console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
@@ -109,6 +117,8 @@ def types(
 @analyze_app.command("describers")
 def describers(run_ids: RunIds, out: OutOption = None, home: HomeOption = None) -> None:
     """Query accuracy per describer x reasoner (description-based and componential runs)."""
+    from datasets_io.query_report import describer_reasoner_accuracy
+
     table = describer_reasoner_accuracy(_queries(run_ids, home))
     if table.empty:
         raise typer.BadParameter("these runs did not classify from panel descriptions", param_hint="RUN")
@@ -126,6 +136,10 @@ def metrics(
 ) -> None:
     """Text metrics of generated rules against the true ones: BLEU-1/2, ROUGE-L, METEOR, CIDEr,
     BERTScore, embedding similarity (Bongard-RWR+ CG)."""
+    import pandas as pd
+
+    from graphs.analyses import concept_generation_metrics
+
     store = open_store(home)
     result = concept_generation_metrics(store, store.resolve_run(run_id))
     rows = [{"metric": s.name, "value": s.value, "note": s.note or ""} for s in result.scores]

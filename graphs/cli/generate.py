@@ -1,32 +1,28 @@
-"""`bongard generate`, `bongard review` and `bongard variants`: the Bongard-RWR+ pipeline from the shell."""
+"""`bongard generate`, `bongard review` and `bongard variants`: the Bongard-RWR+ pipeline from the shell.
+
+The generation graph, its runner and the image embedders (LangGraph, numpy) are imported by
+the commands that use them, so that `bongard --help` does not load them.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import csv
 from pathlib import Path
-from typing import Annotated, get_args
+from typing import TYPE_CHECKING, Annotated, get_args
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from agents.image_embedders import resolve_image_embedder
 from datasets_io.generated import Decision
 from datasets_io.reviews import GenerationRecords, Review
 from graphs.cli.console import console, error_console
 from graphs.cli.options import DataDirOption, DatasetOptions, HomeOption, ModelParams, parse_key_values
 from graphs.cli.run import open_store
-from graphs.generation import GenerationSettings, ReviewMode
-from graphs.generation_run import (
-    Generation,
-    GenerationConfig,
-    GenerationStatus,
-    resume_generation,
-    start_generation,
-)
-from graphs.generation_variants import write_variants
-from graphs.runner import parse_selection
+
+if TYPE_CHECKING:
+    from graphs.generation_run import Generation, GenerationStatus
 
 DECISION_KEYS: dict[str, Decision] = {"l": "left", "r": "right", "n": "none"}
 
@@ -79,6 +75,10 @@ def generate(
     A human review stops the run with the images to review: decide them with
     `bongard review GEN`, then continue with `bongard generate --resume GEN`.
     """
+    from graphs.generation import GenerationSettings, ReviewMode
+    from graphs.generation_run import GenerationConfig, resume_generation, start_generation
+    from graphs.runner import parse_selection
+
     store = open_store(home)
     if resume is not None:
         job = resume_generation(resume, store, home)
@@ -239,6 +239,10 @@ def variants(
     seed: int = 0,
 ) -> None:
     """Variants of a generated dataset as extra manifests: LP / P panels, TVT splits, impure sides."""
+    from agents.image_embedders import resolve_image_embedder
+    from graphs.generation_variants import write_variants
+    from graphs.runner import parse_selection
+
     counts = [int(n) for n in parse_selection(panels)] if panels else []
     report = write_variants(
         folder, resolve_image_embedder(embedder), counts, removal, tvt, impure, seed, subsets

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -13,10 +13,8 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, Ti
 from rich.table import Table
 
 from datasets_io.render import Variant
-from datasets_io.report import comparison_table, problems_frame, write_report
 from datasets_io.store import STORE_FILE, ResultsStore, RunSummary
 from datasets_io.workspace import workspace_home
-from graphs.analyses import run_dataset
 from graphs.cli.console import console, error_console
 from graphs.cli.options import (
     DataDirOption,
@@ -26,10 +24,10 @@ from graphs.cli.options import (
     ModelParams,
     parse_key_values,
 )
-from graphs.judging import judge_run
-from graphs.registry import get_strategy
-from graphs.runner import ItemOutcome, RunConfig, Runner, parse_selection, resume_run, start_run
-from judges.llm_judge import JudgeStyle
+from judges.styles import JudgeStyle
+
+if TYPE_CHECKING:  # the graphs room loads LangGraph: imported by the commands that run graphs
+    from graphs.runner import ItemOutcome, Runner
 
 DEFAULT_RUN: dict[str, Any] = {
     "strategy": "images-to-sides",
@@ -100,6 +98,9 @@ def run(
     With no options at all: the embedded default, images-to-sides with the offline
     perception agent over bongard-classic (panels 5 and 11 held out as the test pair).
     """
+    from graphs.registry import get_strategy
+    from graphs.runner import RunConfig, parse_selection, resume_run, start_run
+
     store = open_store(home)
     if resume is not None:
         run_id, runner = resume_run(resume, store, home=home)
@@ -185,6 +186,8 @@ def _run_with_progress(runner: Runner, run_id: str, retry_errors: bool) -> None:
 
 def _result_table(store: ResultsStore, run_id: str) -> Table:
     """The run's row of the comparison table: problems, solved, accuracy, tokens and cost."""
+    from datasets_io.report import comparison_table, problems_frame
+
     [row] = comparison_table(problems_frame(store, [run_id])).to_dict("records") or [None]
     table = Table(title=f"result of {run_id}")
     for column in ("strategy", "model", "dataset", "problems", "solved", "accuracy"):
@@ -258,6 +261,9 @@ def judge(
     home: HomeOption = None,
 ) -> None:
     """Judge a stored run's free-form answers; nothing is re-solved, repeated judging is cached."""
+    from graphs.analyses import run_dataset
+    from graphs.judging import judge_run
+
     store = open_store(home)
     resolved = store.resolve_run(run_id)
     dataset = run_dataset(store, resolved)
@@ -275,6 +281,8 @@ def compare(
     home: HomeOption = None,
 ) -> None:
     """Solved problems and accuracy per strategy x model x dataset, as tables and plots."""
+    from datasets_io.report import write_report
+
     store = open_store(home)
     chosen = [store.resolve_run(run_id) for run_id in run_ids] if run_ids else store.run_ids()
     if not chosen:
