@@ -5,8 +5,12 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from datasets_io.problem import BongardProblem
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA_ENV = "BONGARD_SHARED_DATA"
@@ -52,3 +56,25 @@ def module_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         patch.setenv("BONGARD_HOME", str(path))
         yield path
     stop_all()
+
+
+@pytest.fixture(scope="session")
+def rwr(shared_data: Path) -> list[BongardProblem]:
+    """The Bongard-RWR problems, as scanned."""
+    from datasets_io.catalog import open_dataset
+
+    return open_dataset("bongard-rwr", shared_data).scan().problems
+
+
+@pytest.fixture(scope="session")
+def rwr_31(rwr: list[BongardProblem]) -> BongardProblem:
+    """Bongard-RWR problem 31 (one line vs two lines), with one test image per side."""
+    return next(p for p in rwr if p.id == "31")
+
+
+@pytest.fixture(scope="session")
+def classic(shared_data: Path) -> list[BongardProblem]:
+    """The classic Bongard problems, as scanned (no held-out test panels)."""
+    from datasets_io.catalog import open_dataset
+
+    return open_dataset("bongard-classic", shared_data).scan().problems

@@ -7,37 +7,39 @@ kind, schema, and the panels behind every image.
 
 from __future__ import annotations
 
-import asyncio
 import itertools
-import json
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, SystemMessage
 
 from datasets_io.catalog import open_dataset
 from datasets_io.problem import BongardProblem, Concept
-from graphs.answer import Answer, parse_rules
-from graphs.nodes import SolveRuntime
+from graphs.answer import parse_rules
+from graphs.case_study_binary import TwoTestImages, Verdict
 from graphs.registry import DatasetContext, StrategyError, strategy_names
-from graphs.solve import solve, strategy_inputs
-from tests.scripted import Request, ScriptedAgent, default_reply
+from graphs.rwr_plus import OneTestImage, Selection
+from graphs.solve import strategy_inputs
+from tests.scripted import Request, SchemaReplies
+from tests.strategy_runs import LABELS, StrategyRunner, both_sides_right, sides_asked, two_test_images
 
 LEFT = [f"left-{i}" for i in range(6)]
 RIGHT = [f"right-{i}" for i in range(6)]
 SHEET = LEFT + RIGHT
 
 
-@pytest.fixture(scope="module")
-def rwr(shared_data: Path) -> list[BongardProblem]:
-    return open_dataset("bongard-rwr", shared_data).scan().problems
+def one_side_right(request: Request) -> OneTestImage:
+    [side] = sides_asked(request)
+    return OneTestImage(concept="", explanation="", answer=LABELS[side])
 
 
-@pytest.fixture(scope="module")
-def problem(rwr: list[BongardProblem]) -> BongardProblem:
-    return next(p for p in rwr if p.id == "31")
+REPLIES: SchemaReplies = {
+    Verdict: Verdict(verdict="OK"),
+    TwoTestImages: both_sides_right,
+    OneTestImage: one_side_right,
+    Selection: Selection(explanation="scripted", label=1),
+}
+"""Every verdict OK, every test image on its true side, the first candidate concept selected."""
 
 
 @pytest.fixture(scope="module")
@@ -45,31 +47,9 @@ def context(rwr: list[BongardProblem]) -> DatasetContext:
     return DatasetContext.of(rwr)
 
 
-class Run:
-    def __init__(self, answer: Answer, describer: ScriptedAgent, reasoner: ScriptedAgent) -> None:
-        self.answer, self.describer, self.reasoner = answer, describer, reasoner
-
-
-def run(
-    name: str,
-    problem: BongardProblem,
-    context: DatasetContext,
-    tmp_path: Path,
-    *,
-    seed: int = 0,
-    options: dict[str, Any] | None = None,
-    reply: Callable[[Request], str] = default_reply,
-) -> Run:
-    describer, reasoner = (
-        ScriptedAgent("scripted:describer", reply=reply),
-        ScriptedAgent("scripted:reasoner", reply=reply),
-    )
-    runtime = SolveRuntime(
-        agents={"describer": describer.managed(), "reasoner": reasoner.managed()},
-        render_dir=tmp_path / "renders",
-    )
-    answer = asyncio.run(solve(name, problem, runtime, context=context, seed=seed, options=options))
-    return Run(answer, describer, reasoner)
+@pytest.fixture
+def run(context: DatasetContext, tmp_path: Path) -> StrategyRunner:
+    return StrategyRunner(tmp_path, context=context, replies=REPLIES)
 
 
 def is_prefix(earlier: Request, later: Request) -> bool:
@@ -84,10 +64,8 @@ def test_all_strategies_are_registered() -> None:
     }  # fmt: skip
 
 
-def test_direct_is_one_call_with_the_sheet(
-    problem: BongardProblem, context: DatasetContext, tmp_path: Path
-) -> None:
-    result = run("direct", problem, context, tmp_path)
+def test_direct_is_one_call_with_the_sheet(rwr_31: BongardProblem, run: StrategyRunner) -> None:
+    result = run("direct", rwr_31)
     [request] = result.reasoner.requests
     assert result.describer.requests == []
     assert request.images == [SHEET] and request.call.images[0].layout == "sheet"
@@ -105,11 +83,10 @@ def test_direct_is_one_call_with_the_sheet(
 def test_descriptive_describes_each_panel_alone_then_answers(
     name: str,
     answer_images: list[list[str]],
-    problem: BongardProblem,
-    context: DatasetContext,
-    tmp_path: Path,
+    rwr_31: BongardProblem,
+    run: StrategyRunner,
 ) -> None:
-    result = run(name, problem, context, tmp_path)
+    result = run(name, rwr_31)
     described = result.describer.requests
     assert len(described) == 12
     assert all(len(r.messages) == 1 and r.call.task == "describe" for r in described)  # 12 fresh contexts
@@ -129,9 +106,9 @@ def test_descriptive_describes_each_panel_alone_then_answers(
 
 
 def test_descriptive_iterative_keeps_one_conversation_per_side(
-    problem: BongardProblem, context: DatasetContext, tmp_path: Path
+    rwr_31: BongardProblem, run: StrategyRunner
 ) -> None:
-    result = run("descriptive-iterative", problem, context, tmp_path)
+    result = run("descriptive-iterative", rwr_31)
     requests = result.describer.requests
     assert len(requests) == 14
     for side, refs in (("left", LEFT), ("right", RIGHT)):
@@ -156,11 +133,10 @@ def test_descriptive_iterative_keeps_one_conversation_per_side(
 def test_contrastive_compares_each_pair_alone_then_answers(
     name: str,
     answer_images: list[list[str]],
-    problem: BongardProblem,
-    context: DatasetContext,
-    tmp_path: Path,
+    rwr_31: BongardProblem,
+    run: StrategyRunner,
 ) -> None:
-    result = run(name, problem, context, tmp_path)
+    result = run(name, rwr_31)
     pairs = result.describer.requests
     assert len(pairs) == 6
     assert sorted(tuple(map(tuple, r.images)) for r in pairs) == [
@@ -173,9 +149,9 @@ def test_contrastive_compares_each_pair_alone_then_answers(
 
 
 def test_contrastive_iterative_is_one_conversation_of_pairs_then_the_answer(
-    problem: BongardProblem, context: DatasetContext, tmp_path: Path
+    rwr_31: BongardProblem, run: StrategyRunner
 ) -> None:
-    result = run("contrastive-iterative", problem, context, tmp_path)
+    result = run("contrastive-iterative", rwr_31)
     requests = result.reasoner.requests
     assert len(requests) == 7 and result.describer.requests == []
     for step, request in enumerate(requests[:6]):
@@ -187,10 +163,8 @@ def test_contrastive_iterative_is_one_conversation_of_pairs_then_the_answer(
     assert result.answer.left_rule == "scripted left rule"
 
 
-def test_ground_truth_shows_the_true_concept(
-    problem: BongardProblem, context: DatasetContext, tmp_path: Path
-) -> None:
-    result = run("ground-truth", problem, context, tmp_path)
+def test_ground_truth_shows_the_true_concept(rwr_31: BongardProblem, run: StrategyRunner) -> None:
+    result = run("ground-truth", rwr_31)
     [request] = result.reasoner.requests
     assert request.images == [SHEET] and request.call.task == "judge"
     assert request.call.output_schema is not None
@@ -201,11 +175,11 @@ def test_ground_truth_shows_the_true_concept(
 
 
 def test_incorrect_label_takes_the_concept_twenty_problems_on(
-    problem: BongardProblem, context: DatasetContext, tmp_path: Path
+    rwr_31: BongardProblem, context: DatasetContext, run: StrategyRunner
 ) -> None:
     ids = [problem_id for problem_id, _ in context.concepts]
     expected = context.concepts[(ids.index("31") + 20) % len(ids)][1]
-    result = run("incorrect-label", problem, context, tmp_path)
+    result = run("incorrect-label", rwr_31)
     [request] = result.reasoner.requests
     assert f"Left: {expected.left}" in str(request.messages[0].content)
     assert (result.answer.label, result.answer.expected, result.answer.correct) == (
@@ -215,43 +189,43 @@ def test_incorrect_label_takes_the_concept_twenty_problems_on(
     )
 
 
-def test_incorrect_label_moves_past_an_equal_concept(problem: BongardProblem) -> None:
-    own = problem.concept
+def test_incorrect_label_moves_past_an_equal_concept(rwr_31: BongardProblem) -> None:
+    own = rwr_31.concept
     assert own is not None
     concepts = [(str(n), Concept(left=f"rule {n}", right=f"not {n}")) for n in range(40)]
     concepts[0] = ("31", own)
     concepts[20] = ("x", own)  # same concept twenty places on: skipped
-    inputs = strategy_inputs("incorrect-label", problem, DatasetContext(tuple(concepts)), 0, {})
+    inputs = strategy_inputs("incorrect-label", rwr_31, DatasetContext(tuple(concepts)), 0, {})
     assert inputs["proposed"] == {"left": "rule 21", "right": "not 21"}
 
 
 def test_images_to_sides_sends_the_tests_in_seeded_order(
-    problem: BongardProblem, context: DatasetContext, tmp_path: Path
+    rwr_31: BongardProblem, context: DatasetContext, run: StrategyRunner
 ) -> None:
     orders = {
-        seed: strategy_inputs("images-to-sides", problem, context, seed, {})["order"] for seed in range(12)
+        seed: strategy_inputs("images-to-sides", rwr_31, context, seed, {})["order"] for seed in range(12)
     }
-    assert orders[3] == strategy_inputs("images-to-sides", problem, context, 3, {})["order"]
+    assert orders[3] == strategy_inputs("images-to-sides", rwr_31, context, 3, {})["order"]
     assert len({tuple(order) for order in orders.values()}) == 2  # both orders occur across seeds
     seed = next(s for s, order in orders.items() if order[0] == "right-test-6")
-    result = run("images-to-sides", problem, context, tmp_path, seed=seed)
+    result = run("images-to-sides", rwr_31, seed=seed)
     [request] = result.reasoner.requests
     assert request.images == [SHEET, ["right-test-6"], ["left-test-6"]]
     assert request.call.task == "classify"
     assert result.answer.sides == {"right-test-6": "right", "left-test-6": "left"} and result.answer.correct
 
 
-def both_left(request: Request) -> str:
-    side = {"explanation": "", "concept": "", "answer": "LEFT"}
-    return json.dumps({"first": side, "second": side})
-
-
 @pytest.mark.parametrize(("retry", "calls"), [("true", 2), ("false", 1)])
 def test_images_to_sides_re_asks_once_when_both_get_one_side(
-    retry: str, calls: int, problem: BongardProblem, context: DatasetContext, tmp_path: Path
+    retry: str, calls: int, rwr_31: BongardProblem, run: StrategyRunner
 ) -> None:
     options = {"retry_same_side": retry}
-    result = run("images-to-sides", problem, context, tmp_path, options=options, reply=both_left)
+    result = run(
+        "images-to-sides",
+        rwr_31,
+        options=options,
+        replies=REPLIES | {TwoTestImages: two_test_images("left", "left")},
+    )
     requests = result.reasoner.requests
     assert len(requests) == calls
     if calls == 2:
@@ -261,9 +235,9 @@ def test_images_to_sides_re_asks_once_when_both_get_one_side(
 
 
 def test_image_to_side_classifies_each_test_image_in_its_own_context(
-    problem: BongardProblem, context: DatasetContext, tmp_path: Path
+    rwr_31: BongardProblem, run: StrategyRunner
 ) -> None:
-    result = run("image-to-side", problem, context, tmp_path)
+    result = run("image-to-side", rwr_31)
     requests = result.reasoner.requests
     assert sorted(r.images[1][0] for r in requests) == ["left-test-6", "right-test-6"]
     assert all(r.images[0] == SHEET and len(r.images) == 2 and len(r.messages) == 1 for r in requests)
@@ -271,50 +245,48 @@ def test_image_to_side_classifies_each_test_image_in_its_own_context(
 
 
 @pytest.mark.parametrize("count", [2, 4, 8, 16])
-def test_concept_selection_candidates(count: int, problem: BongardProblem, context: DatasetContext) -> None:
-    inputs = strategy_inputs("concept-selection", problem, context, 5, {"concepts": count})
+def test_concept_selection_candidates(count: int, rwr_31: BongardProblem, context: DatasetContext) -> None:
+    inputs = strategy_inputs("concept-selection", rwr_31, context, 5, {"concepts": count})
     candidates = inputs["candidates"]
     assert [c["label"] for c in candidates] == list(range(1, count + 1))
     pairs = [(c["left"], c["right"]) for c in candidates]
     assert len(set(pairs)) == count
     assert pairs[inputs["label"] - 1] == ("One line", "Two lines")
-    assert strategy_inputs("concept-selection", problem, context, 5, {"concepts": count}) == inputs
+    assert strategy_inputs("concept-selection", rwr_31, context, 5, {"concepts": count}) == inputs
     others = [
-        strategy_inputs("concept-selection", problem, context, s, {"concepts": count}) for s in range(6, 12)
+        strategy_inputs("concept-selection", rwr_31, context, s, {"concepts": count}) for s in range(6, 12)
     ]
     assert any(other != inputs for other in others)
 
 
 def test_concept_selection_call_and_scoring(
-    problem: BongardProblem, context: DatasetContext, tmp_path: Path
+    rwr_31: BongardProblem, context: DatasetContext, run: StrategyRunner
 ) -> None:
-    result = run("concept-selection", problem, context, tmp_path, seed=5, options={"concepts": 8})
+    result = run("concept-selection", rwr_31, seed=5, options={"concepts": 8})
     [request] = result.reasoner.requests
     assert request.images == [SHEET] and request.call.task == "select"
     assert len(request.call.extra["candidates"]) == 8
     true_label = result.answer.expected["label"]
     assert result.answer.correct == (true_label == 1)
     with pytest.raises(StrategyError, match="concepts in"):
-        strategy_inputs("concept-selection", problem, context, 0, {"concepts": 3})
+        strategy_inputs("concept-selection", rwr_31, context, 0, {"concepts": 3})
 
 
 @pytest.mark.parametrize(
     "name", ["direct", "images-to-sides", "ground-truth", "concept-selection", "image-to-side"]
 )
 def test_a_malformed_reply_is_recorded_not_raised(
-    name: str, problem: BongardProblem, context: DatasetContext, tmp_path: Path
+    name: str, rwr_31: BongardProblem, run: StrategyRunner
 ) -> None:
-    result = run(name, problem, context, tmp_path, reply=lambda request: "I cannot tell.")
+    result = run(name, rwr_31, replies=lambda request: "I cannot tell.")
     assert result.answer.parse_status == "failed" and result.answer.parse_error
     assert result.answer.correct in (None, False)
 
 
-def test_strategies_needing_test_images_say_so(
-    shared_data: Path, context: DatasetContext, tmp_path: Path
-) -> None:
+def test_strategies_needing_test_images_say_so(shared_data: Path, run: StrategyRunner) -> None:
     classic = open_dataset("bongard-classic", shared_data).problem("8")
     with pytest.raises(StrategyError, match="holdout_test=true"):
-        run("images-to-sides", classic, context, tmp_path)
+        run("images-to-sides", classic)
 
 
 def test_parse_rules_reads_common_answer_shapes() -> None:

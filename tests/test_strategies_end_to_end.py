@@ -18,10 +18,12 @@ from agents.managed import ManagedAgent
 from agents.registry import resolve_agent
 from datasets_io.catalog import open_dataset
 from datasets_io.problem import BongardProblem
+from graphs.case_study_binary import TwoTestImages
 from graphs.nodes import SolveRuntime
 from graphs.registry import DatasetContext, get_strategy, strategy_names
 from graphs.solve import solve
 from tests.scripted import ScriptedAgent
+from tests.strategy_runs import both_sides_right
 
 TEXT_ONLY_ANSWERS = {"descriptive", "descriptive-iterative", "contrastive"}
 CALLS = {
@@ -36,11 +38,6 @@ def llama(module_home: Path) -> ManagedAgent:
     return resolve_agent("llamacpp:gemma3-270m", {"temperature": 0, "max_tokens": 48})
 
 
-@pytest.fixture(scope="module")
-def rwr(shared_data: Path) -> list[BongardProblem]:
-    return open_dataset("bongard-rwr", shared_data).scan().problems
-
-
 def test_the_call_table_covers_every_case_study_strategy() -> None:
     assert set(CALLS) == {name for name in strategy_names() if get_strategy(name).family == "case_study"}
 
@@ -51,7 +48,7 @@ def test_strategy_runs_end_to_end(
     name: str, problem_id: str, rwr: list[BongardProblem], llama: ManagedAgent, tmp_path: Path
 ) -> None:
     problem = next(p for p in rwr if p.id == problem_id)
-    images = ScriptedAgent("scripted:vision")
+    images = ScriptedAgent("scripted:vision", {TwoTestImages: both_sides_right})
     reasoner = llama if name in TEXT_ONLY_ANSWERS else images.managed()
     runtime = SolveRuntime(
         agents={"describer": images.managed(), "reasoner": reasoner}, render_dir=tmp_path / "renders"
@@ -73,7 +70,7 @@ def test_strategy_runs_end_to_end(
 def test_classic_problems_with_held_out_tests(shared_data: Path, tmp_path: Path) -> None:
     classic = open_dataset("bongard-classic", shared_data, {"holdout_test": "true"})
     problems = classic.scan().problems
-    scripted = ScriptedAgent()
+    scripted = ScriptedAgent(replies={TwoTestImages: both_sides_right})  # both test images placed right
     runtime = SolveRuntime(
         agents={"default": scripted.managed()}, render_dir=tmp_path / "renders", variant="grey"
     )

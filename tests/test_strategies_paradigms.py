@@ -6,54 +6,55 @@ and `right-test-6` (negative).
 
 from __future__ import annotations
 
-import asyncio
-import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from datasets_io.catalog import open_dataset
 from datasets_io.problem import BongardProblem
 from graphs.answer import Answer
-from graphs.nodes import SolveRuntime
 from graphs.paradigms import ImageDescription, RuleExtraction
-from graphs.queries import QueryConclusion, QueryVerdict
-from graphs.registry import DatasetContext, Reused, StrategyError
-from graphs.solve import solve
-from tests.scripted import Request, ScriptedAgent, default_reply
+from graphs.queries import CONCLUSION_SIDES, QueryConclusion, QueryVerdict
+from graphs.registry import Reused, StrategyError
+from tests.scripted import Request, SchemaReplies
+from tests.strategy_runs import StrategyRunner, sides_asked
 from tests.test_loader_openworld import make_record, write_records
 
 CONTEXT = [f"left-{i}" for i in range(6)] + [f"right-{i}" for i in range(6)]
 QUERIES = ["left-test-6", "right-test-6"]
 
 
-@pytest.fixture(scope="module")
-def problem(shared_data: Path) -> BongardProblem:
-    return open_dataset("bongard-rwr", shared_data).problem("31")
+def concluded(request: Request) -> dict[str, str]:
+    """The query's true conclusion (a left-side query is positive), and the other fields scripted."""
+    [side] = sides_asked(request)
+    conclusion = next(c for c, s in CONCLUSION_SIDES.items() if s == side)
+    fields = QueryVerdict.model_fields if request.call.output_schema is QueryVerdict else {}
+    return {"conclusion": conclusion} | {k: f"scripted {k}" for k in fields if k != "conclusion"}
 
 
-class Recorded:
-    def __init__(self, answer: Answer, describer: ScriptedAgent, reasoner: ScriptedAgent) -> None:
-        self.answer, self.describer, self.reasoner = answer, describer, reasoner
-
-
-def run(
-    name: str,
-    problem: BongardProblem,
-    tmp_path: Path,
-    options: dict[str, Any] | None = None,
-    reply: Callable[[Request], str] = default_reply,
-) -> Recorded:
-    describer = ScriptedAgent("scripted:describer", reply=reply)
-    reasoner = ScriptedAgent("scripted:reasoner", reply=reply)
-    runtime = SolveRuntime(
-        agents={"describer": describer.managed(), "reasoner": reasoner.managed()},
-        render_dir=tmp_path / "renders",
+def described(request: Request) -> ImageDescription:
+    """A description whose every field names the panel: `scripted ['left-0']`."""
+    named = f"scripted {request.images[-1]}"
+    lists = {k for k, f in ImageDescription.model_fields.items() if f.annotation == list[str]}
+    return ImageDescription.model_validate(
+        {k: [named] if k in lists else f"scripted {k}" for k in ImageDescription.model_fields}
     )
-    answer = asyncio.run(solve(name, problem, runtime, context=DatasetContext.of([problem]), options=options))
-    return Recorded(answer, describer, reasoner)
+
+
+SUMMARY = "shapes on the left are round"
+REPLIES: SchemaReplies = {
+    QueryVerdict: concluded,
+    QueryConclusion: concluded,
+    RuleExtraction: RuleExtraction(analysis="scripted", rule="scripted rule", summary=SUMMARY),
+    ImageDescription: described,
+}
+"""Every query concluded correctly; the extracted rule summarised as SUMMARY."""
+
+
+@pytest.fixture
+def run(tmp_path: Path) -> StrategyRunner:
+    return StrategyRunner(tmp_path, replies=REPLIES)
 
 
 def by_query(requests: list[Request]) -> dict[str, Request]:
@@ -69,9 +70,9 @@ def assert_queries_scored(answer: Answer) -> None:
 
 
 def test_direct_rule_learning_sends_thirteen_images_per_query(
-    problem: BongardProblem, tmp_path: Path
+    rwr_31: BongardProblem, run: StrategyRunner
 ) -> None:
-    result = run("direct-rule-learning", problem, tmp_path)
+    result = run("direct-rule-learning", rwr_31)
     requests = by_query(result.reasoner.requests)
     assert set(requests) == set(QUERIES) and result.describer.requests == []
     for query, request in requests.items():
@@ -85,20 +86,20 @@ def test_direct_rule_learning_sends_thirteen_images_per_query(
 
 
 def test_direct_rule_learning_without_chain_of_thought_asks_the_conclusion_alone(
-    problem: BongardProblem, tmp_path: Path
+    rwr_31: BongardProblem, run: StrategyRunner
 ) -> None:
-    result = run("direct-rule-learning", problem, tmp_path, {"cot": "false"})
+    result = run("direct-rule-learning", rwr_31, options={"cot": "false"})
     assert all(r.call.output_schema is QueryConclusion for r in result.reasoner.requests)
     assert "Give no explanation" in str(result.reasoner.requests[0].messages[0].content)
     assert_queries_scored(result.answer)
     with pytest.raises(StrategyError, match="cot takes true or false"):
-        run("direct-rule-learning", problem, tmp_path, {"cot": "maybe"})
+        run("direct-rule-learning", rwr_31, options={"cot": "maybe"})
 
 
 def test_deductive_rule_learning_applies_the_summary_to_the_query_alone(
-    problem: BongardProblem, tmp_path: Path
+    rwr_31: BongardProblem, run: StrategyRunner
 ) -> None:
-    result = run("deductive-rule-learning", problem, tmp_path)
+    result = run("deductive-rule-learning", rwr_31)
     extract, *apply = result.reasoner.requests
     assert extract.images == [[ref] for ref in CONTEXT] and extract.call.task == "answer"
     assert extract.call.output_schema is RuleExtraction
@@ -112,23 +113,21 @@ def test_deductive_rule_learning_applies_the_summary_to_the_query_alone(
     assert result.answer.details["rule_extraction"]["over_limit"] is False
 
 
-def summaries(*texts: str) -> Callable[[Request], str]:
-    """Stage-1 replies with these summaries in turn; everything else as usual."""
+def summaries(*texts: str) -> Callable[[Request], RuleExtraction]:
+    """Stage-1 replies with these summaries in turn."""
     given = iter(texts)
-
-    def reply(request: Request) -> str:
-        if request.call.output_schema is RuleExtraction:
-            return json.dumps({"analysis": "a", "rule": "r", "summary": next(given)})
-        return default_reply(request)
-
-    return reply
+    return lambda request: RuleExtraction(analysis="a", rule="r", summary=next(given))
 
 
 def test_a_summary_over_twenty_words_is_re_asked_once_in_the_same_conversation(
-    problem: BongardProblem, tmp_path: Path
+    rwr_31: BongardProblem, run: StrategyRunner
 ) -> None:
     long = " ".join(f"word{i}" for i in range(25))
-    result = run("deductive-rule-learning", problem, tmp_path, reply=summaries(long, "round shapes only"))
+    result = run(
+        "deductive-rule-learning",
+        rwr_31,
+        replies=REPLIES | {RuleExtraction: summaries(long, "round shapes only")},
+    )
     first, second, *apply = result.reasoner.requests
     assert second.messages[: len(first.messages)] == first.messages and len(second.messages) == 3
     assert "25 words" in str(second.messages[-1].content) and second.call.extra["retry"] is True
@@ -137,10 +136,10 @@ def test_a_summary_over_twenty_words_is_re_asked_once_in_the_same_conversation(
 
 
 def test_a_summary_still_too_long_after_the_re_ask_is_cut_to_twenty_words(
-    problem: BongardProblem, tmp_path: Path
+    rwr_31: BongardProblem, run: StrategyRunner
 ) -> None:
     long = " ".join(f"word{i}" for i in range(30))
-    result = run("deductive-rule-learning", problem, tmp_path, reply=summaries(long, long))
+    result = run("deductive-rule-learning", rwr_31, replies=REPLIES | {RuleExtraction: summaries(long, long)})
     stage_one = [r for r in result.reasoner.requests if r.call.output_schema is RuleExtraction]
     assert len(stage_one) == 2
     summary = result.answer.details["rule_summary"]
@@ -148,9 +147,9 @@ def test_a_summary_still_too_long_after_the_re_ask_is_cut_to_twenty_words(
     assert result.answer.details["rule_extraction"]["over_limit"] is True
 
 
-def test_rules_from_an_earlier_run_skip_stage_one(problem: BongardProblem, tmp_path: Path) -> None:
+def test_rules_from_an_earlier_run_skip_stage_one(rwr_31: BongardProblem, run: StrategyRunner) -> None:
     earlier = Reused({"summary": "the figure is a triangle", "rule": "r"}, "run-1", "openai:gpt-4o")
-    result = run("deductive-rule-learning", problem, tmp_path, {"rules_from": earlier})
+    result = run("deductive-rule-learning", rwr_31, options={"rules_from": earlier})
     assert all(r.call.output_schema is QueryVerdict for r in result.reasoner.requests)
     assert len(result.reasoner.requests) == 2
     assert all("the figure is a triangle" in str(r.messages[0].content) for r in result.reasoner.requests)
@@ -159,9 +158,9 @@ def test_rules_from_an_earlier_run_skip_stage_one(problem: BongardProblem, tmp_p
 
 
 def test_componential_analysis_describes_each_image_alone_then_reasons_over_text(
-    problem: BongardProblem, tmp_path: Path
+    rwr_31: BongardProblem, run: StrategyRunner
 ) -> None:
-    result = run("componential-analysis", problem, tmp_path)
+    result = run("componential-analysis", rwr_31)
     described = result.describer.requests
     assert sorted(r.images[0][0] for r in described) == sorted([*CONTEXT, *QUERIES])
     assert all(len(r.messages) == 1 and len(r.images) == 1 for r in described)
@@ -186,33 +185,35 @@ def test_componential_analysis_describes_each_image_alone_then_reasons_over_text
 
 
 def test_descriptions_from_an_earlier_run_are_reasoned_over_without_describing(
-    problem: BongardProblem, tmp_path: Path
+    rwr_31: BongardProblem, run: StrategyRunner
 ) -> None:
-    first = run("componential-analysis", problem, tmp_path)
+    first = run("componential-analysis", rwr_31)
     stored = first.answer.details["descriptions"]
     earlier = Reused(stored, "run-1", "scripted:describer")
-    result = run("componential-analysis", problem, tmp_path, {"descriptions_from": earlier})
+    result = run("componential-analysis", rwr_31, options={"descriptions_from": earlier})
     assert result.describer.requests == [] and len(result.reasoner.requests) == 2
     assert result.answer.details["describer"] == "scripted:describer"
     assert result.answer.details["descriptions"]["from_run"] == "run-1"
     partial = Reused({**stored, "panels": {"left-0": stored["panels"]["left-0"]}}, "run-2", "x")
     with pytest.raises(StrategyError, match="run-2 has no description of bongard-rwr/31"):
-        run("componential-analysis", problem, tmp_path, {"descriptions_from": partial})
+        run("componential-analysis", rwr_31, options={"descriptions_from": partial})
 
 
-def test_query_strategies_refuse_problems_without_query_images(shared_data: Path, tmp_path: Path) -> None:
+def test_query_strategies_refuse_problems_without_query_images(
+    shared_data: Path, run: StrategyRunner
+) -> None:
     classic = open_dataset("bongard-classic", shared_data).problem("6")
     with pytest.raises(StrategyError, match="holdout_test=true"):
-        run("direct-rule-learning", classic, tmp_path)
+        run("direct-rule-learning", classic)
 
 
 def test_an_openworld_record_gives_a_positive_and_a_negative_query_with_its_category(
-    data_dir: Path, tmp_path: Path
+    data_dir: Path, run: StrategyRunner
 ) -> None:
     root = data_dir / "bongard-openworld"
     write_records(root, "test", [make_record(root, "ow-7", common_sense="3")])
     record = open_dataset("bongard-openworld", data_dir).problem("ow-7")
-    result = run("deductive-rule-learning", record, tmp_path)
+    result = run("deductive-rule-learning", record)
     assert_queries_scored(result.answer)
     assert result.answer.details["category"] == "3"
     assert sorted(r.images[0][0] for r in result.reasoner.requests[1:]) == QUERIES

@@ -2,59 +2,49 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from datasets_io.catalog import open_dataset
 from datasets_io.problem import BongardProblem
-from graphs.answer import Answer
-from graphs.nodes import SolveRuntime
 from graphs.registry import DatasetContext, Reused, StrategyError
-from graphs.rwr_plus_text import ConceptPair, OneDescription, TwoDescriptions
-from graphs.solve import solve, strategy_inputs
-from tests.scripted import ScriptedAgent
+from graphs.rwr_plus_text import ConceptPair, DescriptionSide, OneDescription, TwoDescriptions
+from graphs.solve import strategy_inputs
+from tests.scripted import Request, SchemaReplies
+from tests.strategy_runs import LABELS, StrategyRun, StrategyRunner, sides_asked
 
 CONTEXT = [f"{side}-{n}" for side in ("left", "right") for n in range(6)]
 TESTS = ["left-test-6", "right-test-6"]
 
 
-@pytest.fixture(scope="module")
-def rwr(shared_data: Path) -> list[BongardProblem]:
-    return open_dataset("bongard-rwr", shared_data).scan().problems
+def one_side(request: Request) -> OneDescription:
+    [side] = sides_asked(request)
+    return OneDescription(concept="", explanation="", answer=LABELS[side])
 
 
-@pytest.fixture(scope="module")
-def problem(rwr: list[BongardProblem]) -> BongardProblem:
-    return next(p for p in rwr if p.id == "31")
+def two_sides(request: Request) -> TwoDescriptions:
+    first, second = (DescriptionSide(explanation="", answer=LABELS[side]) for side in sides_asked(request))
+    return TwoDescriptions(concept="scripted concept", first=first, second=second)
 
 
-class Recorded:
-    def __init__(self, answer: Answer, describer: ScriptedAgent, reasoner: ScriptedAgent) -> None:
-        self.answer, self.describer, self.reasoner = answer, describer, reasoner
+REPLIES: SchemaReplies = {
+    OneDescription: one_side,
+    TwoDescriptions: two_sides,
+    ConceptPair: ConceptPair(
+        explanation="scripted", left_concept="scripted left", right_concept="scripted right"
+    ),
+}
+"""Every test description put on its true side; the concepts `scripted left` / `scripted right`."""
 
 
-def run(
-    name: str,
-    problem: BongardProblem,
-    rwr: list[BongardProblem],
-    tmp_path: Path,
-    options: dict[str, Any] | None = None,
-) -> Recorded:
-    describer, reasoner = ScriptedAgent("scripted:describer"), ScriptedAgent("scripted:reasoner")
-    runtime = SolveRuntime(
-        agents={"describer": describer.managed(), "reasoner": reasoner.managed()}, render_dir=tmp_path / "r"
-    )
-    answer = asyncio.run(
-        solve(name, problem, runtime, context=DatasetContext.of(rwr), options=options, seed=3)
-    )
-    return Recorded(answer, describer, reasoner)
+@pytest.fixture
+def run(rwr: list[BongardProblem], tmp_path: Path) -> StrategyRunner:
+    return StrategyRunner(tmp_path, context=DatasetContext.of(rwr), seed=3, replies=REPLIES)
 
 
-def described(recorded: Recorded) -> dict[str, str]:
+def described(recorded: StrategyRun) -> dict[str, str]:
     """The describer's calls: each panel alone, in its own conversation, by panel ref."""
     found = {}
     for request in recorded.describer.requests:
@@ -65,9 +55,9 @@ def described(recorded: Recorded) -> dict[str, str]:
 
 
 def test_description_to_side_describes_each_panel_alone_then_classifies_each_test_without_images(
-    problem: BongardProblem, rwr: list[BongardProblem], tmp_path: Path
+    rwr_31: BongardProblem, run: StrategyRunner
 ) -> None:
-    result = run("description-to-side", problem, rwr, tmp_path)
+    result = run("description-to-side", rwr_31)
     assert sorted(described(result)) == sorted(CONTEXT + TESTS)
     conversations = {t.conversation for t in result.answer.trace if t.role == "describer"}
     assert len(conversations) == 14  # every panel in its own context
@@ -91,29 +81,29 @@ def test_description_to_side_describes_each_panel_alone_then_classifies_each_tes
 
 
 def test_descriptions_to_sides_asks_once_for_both_tests_in_a_seeded_order(
-    problem: BongardProblem, rwr: list[BongardProblem], tmp_path: Path
+    rwr_31: BongardProblem, rwr: list[BongardProblem], run: StrategyRunner
 ) -> None:
-    result = run("descriptions-to-sides", problem, rwr, tmp_path)
+    result = run("descriptions-to-sides", rwr_31)
     assert len(result.describer.requests) == 14
     [request] = result.reasoner.requests
     assert request.call.output_schema is TwoDescriptions and request.images == []
-    order = strategy_inputs("descriptions-to-sides", problem, DatasetContext.of(rwr), 3, {})["tests"]
+    order = strategy_inputs("descriptions-to-sides", rwr_31, DatasetContext.of(rwr), 3, {})["tests"]
     assert request.call.extra["test_panels"] == order and sorted(order) == TESTS
     assert result.answer.correct is True and result.answer.parse_status == "ok"
     orders = {
-        tuple(strategy_inputs("descriptions-to-sides", problem, DatasetContext(), s, {})["tests"])
+        tuple(strategy_inputs("descriptions-to-sides", rwr_31, DatasetContext(), s, {})["tests"])
         for s in range(8)
     }
     assert len(orders) == 2  # the seed decides which test comes first
 
 
 def test_stored_descriptions_are_reasoned_over_without_describing(
-    problem: BongardProblem, rwr: list[BongardProblem], tmp_path: Path
+    rwr_31: BongardProblem, rwr: list[BongardProblem], run: StrategyRunner
 ) -> None:
     panels: dict[str, Any] = {ref: f"stored {ref}" for ref in CONTEXT + TESTS}
     panels["left-0"] = {"scene": "a structured componential description"}
     reused = Reused({"describer": "openai:gpt-4o", "panels": panels}, "run-1", "openai:gpt-4o")
-    result = run("descriptions-to-sides", problem, rwr, tmp_path, {"descriptions_from": reused})
+    result = run("descriptions-to-sides", rwr_31, options={"descriptions_from": reused})
     assert result.describer.requests == []
     [request] = result.reasoner.requests
     left = request.call.extra["descriptions"]["left"]
@@ -122,13 +112,13 @@ def test_stored_descriptions_are_reasoned_over_without_describing(
     assert result.answer.details["descriptions"]["from_run"] == "run-1"
     del panels["right-test-6"]
     with pytest.raises(StrategyError, match="run-1 has no description of bongard-rwr/31 right-test-6"):
-        strategy_inputs("description-to-side", problem, DatasetContext(), 0, {"descriptions_from": reused})
+        strategy_inputs("description-to-side", rwr_31, DatasetContext(), 0, {"descriptions_from": reused})
 
 
 def test_concept_generation_from_the_sheet_is_one_call_with_a_concept_pair(
-    problem: BongardProblem, rwr: list[BongardProblem], tmp_path: Path
+    rwr_31: BongardProblem, run: StrategyRunner
 ) -> None:
-    result = run("concept-generation", problem, rwr, tmp_path)
+    result = run("concept-generation", rwr_31)
     assert result.describer.requests == []
     [request] = result.reasoner.requests
     assert request.images == [CONTEXT] and request.call.images[0].layout == "sheet"
@@ -139,12 +129,12 @@ def test_concept_generation_from_the_sheet_is_one_call_with_a_concept_pair(
 
 
 def test_concept_generation_from_descriptions_describes_the_context_then_asks_without_images(
-    problem: BongardProblem, rwr: list[BongardProblem], tmp_path: Path
+    rwr_31: BongardProblem, run: StrategyRunner
 ) -> None:
-    result = run("concept-generation", problem, rwr, tmp_path, {"input": "descriptions"})
+    result = run("concept-generation", rwr_31, options={"input": "descriptions"})
     assert sorted(described(result)) == sorted(CONTEXT)  # the test panels are not needed
     [request] = result.reasoner.requests
     assert request.images == [] and "described ['right-5']" in request.text()
     assert result.answer.details["describer"] == "scripted:describer"
     with pytest.raises(StrategyError, match="input=images or input=descriptions"):
-        strategy_inputs("concept-generation", problem, DatasetContext(), 0, {"input": "audio"})
+        strategy_inputs("concept-generation", rwr_31, DatasetContext(), 0, {"input": "audio"})

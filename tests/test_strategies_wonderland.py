@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import json
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -15,18 +12,45 @@ from datasets_io.problem import BongardProblem
 from datasets_io.store import ResultsStore
 from graphs.answer import Answer
 from graphs.judging import candidate_texts, judge_run
-from graphs.nodes import SolveRuntime
 from graphs.registry import DatasetContext, Reused, StrategyError
-from graphs.solve import solve, strategy_inputs
-from graphs.wonderland import Hypotheses, OptionChoice, ProbeAnswer, ProbeDraft, SetRules, distinct_hypotheses
-from tests.scripted import Request, ScriptedAgent, default_reply
+from graphs.solve import strategy_inputs
+from graphs.wonderland import (
+    Hypotheses,
+    Hypothesis,
+    OptionChoice,
+    ProbeAnswer,
+    ProbeDraft,
+    SetRules,
+    distinct_hypotheses,
+)
+from tests.scripted import Request, SchemaReplies
+from tests.strategy_runs import StrategyRunner
 
 CONTEXT = [f"left-{i}" for i in range(6)] + [f"right-{i}" for i in range(6)]
 
 
-@pytest.fixture(scope="module")
-def classic(shared_data: Path) -> list[BongardProblem]:
-    return open_dataset("bongard-classic", shared_data).scan().problems
+def probe_answer(request: Request) -> ProbeAnswer:
+    """The concept the panel shows: 1 (the left one) for a left panel."""
+    return ProbeAnswer(reasoning="scripted", concept=1 if request.images[-1][0].startswith("left") else 2)
+
+
+def hypotheses(request: Request) -> Hypotheses:
+    """As many distinct hypotheses as asked for."""
+    count = int(request.call.extra.get("count", 20))
+    return Hypotheses(
+        hypotheses=[Hypothesis(set_a_rule=f"left {n}", set_b_rule=f"right {n}") for n in range(count)]
+    )
+
+
+REPLIES: SchemaReplies = {
+    SetRules: SetRules(
+        analysis="scripted", set_a_rule="scripted left rule", set_b_rule="scripted right rule"
+    ),
+    ProbeDraft: ProbeDraft(probe="Which of the two concepts does the figure show?"),
+    ProbeAnswer: probe_answer,
+    Hypotheses: hypotheses,
+}
+"""Set rules `scripted left rule` / `scripted right rule`, one probe, every panel probed right."""
 
 
 @pytest.fixture(scope="module")
@@ -34,34 +58,17 @@ def problem(classic: list[BongardProblem]) -> BongardProblem:
     return next(p for p in classic if p.id == "6")  # triangles vs quadrangles
 
 
-class Recorded:
-    def __init__(self, answer: Answer, author: ScriptedAgent, reasoner: ScriptedAgent) -> None:
-        self.answer, self.author, self.reasoner = answer, author, reasoner
-
-
-def run(
-    name: str,
-    problem: BongardProblem,
-    classic: list[BongardProblem],
-    tmp_path: Path,
-    options: dict[str, Any] | None = None,
-    reply: Callable[[Request], str] = default_reply,
-    seed: int = 0,
-) -> Recorded:
-    author = ScriptedAgent("scripted:author", reply=reply)
-    reasoner = ScriptedAgent("scripted:reasoner", reply=reply)
-    runtime = SolveRuntime(
-        agents={"author": author.managed(), "reasoner": reasoner.managed()}, render_dir=tmp_path / "renders"
+@pytest.fixture
+def run(classic: list[BongardProblem], tmp_path: Path) -> StrategyRunner:
+    return StrategyRunner(
+        tmp_path, roles=("author", "reasoner"), context=DatasetContext.of(classic), replies=REPLIES
     )
-    context = DatasetContext.of(classic)
-    answer = asyncio.run(solve(name, problem, runtime, context=context, options=options, seed=seed))
-    return Recorded(answer, author, reasoner)
 
 
 def test_open_ended_is_one_sheet_call_with_two_set_rules(
-    problem: BongardProblem, classic: list[BongardProblem], tmp_path: Path
+    problem: BongardProblem, run: StrategyRunner
 ) -> None:
-    result = run("open-ended", problem, classic, tmp_path)
+    result = run("open-ended", problem)
     [request] = result.reasoner.requests
     assert request.images == [CONTEXT] and request.call.images[0].layout == "sheet"
     assert request.call.output_schema is SetRules and request.call.task == "answer"
@@ -90,30 +97,30 @@ def test_multiple_choice_lists_every_distinct_rule_pair_or_ten(
 
 
 def test_multiple_choice_scores_the_chosen_id_exactly(
-    problem: BongardProblem, classic: list[BongardProblem], tmp_path: Path
+    problem: BongardProblem, classic: list[BongardProblem], run: StrategyRunner
 ) -> None:
     label = strategy_inputs("multiple-choice", problem, DatasetContext.of(classic), 0, {"choices": "10"})[
         "label"
     ]
 
-    def choose(option: int) -> Callable[[Request], str]:
-        return lambda request: json.dumps({"analysis": "", "option": option})
+    def choose(option: int) -> SchemaReplies:
+        return REPLIES | {OptionChoice: OptionChoice(analysis="", option=option)}
 
-    right = run("multiple-choice", problem, classic, tmp_path, {"choices": "10"}, choose(label))
+    right = run("multiple-choice", problem, options={"choices": "10"}, replies=choose(label))
     [request] = right.reasoner.requests
     assert request.call.output_schema is OptionChoice and request.call.task == "select"
     assert len(request.call.extra["options"]) == 10 and request.images == [CONTEXT]
     prompt = str(request.messages[0].content)
     assert "Triangles | Quadrangles" in prompt
     assert (right.answer.label, right.answer.correct) == (label, True)
-    wrong = run("multiple-choice", problem, classic, tmp_path, {"choices": "10"}, choose(label % 10 + 1))
+    wrong = run("multiple-choice", problem, options={"choices": "10"}, replies=choose(label % 10 + 1))
     assert wrong.answer.correct is False and wrong.answer.expected == {"label": label}
 
 
 def test_concept_probe_authors_one_probe_then_asks_each_panel_alone(
-    problem: BongardProblem, classic: list[BongardProblem], tmp_path: Path
+    problem: BongardProblem, run: StrategyRunner
 ) -> None:
-    result = run("concept-probe", problem, classic, tmp_path)
+    result = run("concept-probe", problem)
     [authoring] = result.author.requests
     assert authoring.images == [] and authoring.call.task == "generate"
     assert authoring.call.output_schema is ProbeDraft
@@ -130,33 +137,31 @@ def test_concept_probe_authors_one_probe_then_asks_each_panel_alone(
     assert answer.details["probe"]["author"] == "scripted:author"
 
 
-def test_one_wrong_panel_fails_the_concept_probe(
-    problem: BongardProblem, classic: list[BongardProblem], tmp_path: Path
-) -> None:
-    def one_wrong(request: Request) -> str:
+def test_one_wrong_panel_fails_the_concept_probe(problem: BongardProblem, run: StrategyRunner) -> None:
+    def one_wrong(request: Request) -> ProbeAnswer:
         if request.call.task == "probe" and request.images[0] == ["right-3"]:
-            return json.dumps({"reasoning": "", "concept": 1})
-        return default_reply(request)
+            return ProbeAnswer(reasoning="", concept=1)
+        return probe_answer(request)
 
-    answer = run("concept-probe", problem, classic, tmp_path, reply=one_wrong).answer
+    answer = run("concept-probe", problem, replies=REPLIES | {ProbeAnswer: one_wrong}).answer
     assert answer.correct is False and answer.details["panels_right"] == 11
     assert answer.sides["right-3"] == "left" and answer.expected["sides"]["right-3"] == "right"
 
 
 def test_stored_probes_are_reused_without_an_author_call(
-    problem: BongardProblem, classic: list[BongardProblem], tmp_path: Path
+    problem: BongardProblem, run: StrategyRunner
 ) -> None:
     earlier = Reused({"text": "Count the corners.", "author": "openai:gpt-4o"}, "run-1", "openai:gpt-4o")
-    result = run("concept-probe", problem, classic, tmp_path, {"probes_from": earlier})
+    result = run("concept-probe", problem, options={"probes_from": earlier})
     assert result.author.requests == [] and len(result.reasoner.requests) == 12
     assert all("Count the corners." in str(r.messages[0].content) for r in result.reasoner.requests)
     assert result.answer.details["probe"]["from_run"] == "run-1"
 
 
 def test_hypotheses_are_asked_for_with_the_sheet_and_kept_distinct(
-    problem: BongardProblem, classic: list[BongardProblem], tmp_path: Path
+    problem: BongardProblem, run: StrategyRunner
 ) -> None:
-    result = run("hypotheses", problem, classic, tmp_path)
+    result = run("hypotheses", problem)
     [request] = result.reasoner.requests
     assert request.images == [CONTEXT] and request.call.task == "hypothesize"
     assert request.call.output_schema is Hypotheses and request.call.extra == {"count": 20}
@@ -177,12 +182,9 @@ def test_hypotheses_are_judged_one_by_one_until_one_is_accepted(
     found = {"hypotheses": [["Circles", "Lines"], ["Triangles", "Quadrangles"], ["Big", "Small"]]}
     missing = {"hypotheses": [["Circles", "Lines"], ["Big figures", "Small figures"]]}
     for problem_id, details in (("6", found), ("7", missing)):
-        answer = {
-            "strategy": "hypotheses",
-            "problem": f"bongard-classic/{problem_id}",
-            "text": "",
-            "details": details,
-        }
+        answer = Answer(
+            strategy="hypotheses", problem=f"bongard-classic/{problem_id}", text="", details=details
+        )
         store.save_item(run_id, f"bongard-classic/{problem_id}", 0, answer, None)
     assert candidate_texts({"details": found})[1] == "Left: Triangles\nRight: Quadrangles"
     dataset = open_dataset("bongard-classic", shared_data)
