@@ -19,6 +19,7 @@ from graphs.nodes import (
     Ctx,
     SolveState,
     ask,
+    label_answer,
     linear_graph,
     needs_concept,
     panel_sources,
@@ -68,16 +69,7 @@ async def _verify(state: SolveState, runtime: Ctx) -> SolveState:
         item, "reasoner", text, [sheet_source(item)], task="judge", conversation="verify", schema=Verdict,
         extra={"proposed": dict(proposed)},
     )  # fmt: skip
-    verdict = reply.parsed["verdict"] if reply.parsed else None
-    answer = AnswerParts(
-        text=reply.text,
-        label=verdict,
-        expected={"verdict": expected},
-        correct=None if verdict is None else verdict == expected,
-        parse_status=reply.parse_status,
-        parse_error=reply.parse_error,
-    )
-    return {"answer": answer}
+    return {"answer": label_answer(reply, "verdict", expected, expected_as="verdict")}
 
 
 def _prepare_ground_truth(given: Preparation[StrategyOptions]) -> ProposedSolution:

@@ -320,13 +320,16 @@ def free_answer(reply: AgentReply) -> AnswerParts:
     )
 
 
-def label_answer(reply: AgentReply, field: str, label: int, **details: Any) -> AnswerParts:
-    """A chosen label (the reply's `field`) scored exactly against the true one."""
+def label_answer(
+    reply: AgentReply, field: str, label: int | str, expected_as: str = "label", **details: Any
+) -> AnswerParts:
+    """A chosen label (the reply's `field`) scored exactly against the true one (kept in
+    `expected` under `expected_as`)."""
     chosen = reply.parsed[field] if reply.parsed else None
     return AnswerParts(
         text=reply.text,
         label=chosen,
-        expected={"label": label},
+        expected={expected_as: label},
         correct=None if chosen is None else chosen == label,
         parse_status=reply.parse_status,
         parse_error=reply.parse_error,
