@@ -12,6 +12,7 @@ from typing import Annotated, Any, TypedDict
 
 from datasets_io.problem import Side
 from graphs.nodes import (
+    CASE,
     CASE_STUDY,
     Conversation,
     Ctx,
@@ -32,8 +33,6 @@ from graphs.nodes import (
     with_intro,
 )
 from graphs.registry import Graph, strategy
-
-CASE = "Małkiński et al., ICML 2025 (Bongard case study)"
 
 
 class PanelText(TypedDict):

@@ -12,8 +12,8 @@ from pydantic import BaseModel, Field
 
 from datasets_io.problem import BongardProblem, Concept, Side
 from graphs.answer import AnswerParts
-from graphs.case_study import CASE
 from graphs.nodes import (
+    CASE,
     CASE_STUDY,
     Conversation,
     Ctx,

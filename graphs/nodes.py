@@ -37,6 +37,8 @@ from graphs.answer import AnswerParts, CallTrace, parse_rules
 from graphs.registry import Graph, StrategyError
 
 CASE_STUDY = prompt_family("case_study", "graphs")
+CASE = "Małkiński et al., ICML 2025 (Bongard case study)"
+"""The paper of both case-study families (natural-language and binary settings)."""
 
 
 @dataclass
