@@ -1,11 +1,13 @@
 """Problem sheets and panel images, rendered deterministically (same input, same bytes).
 
-A sheet is what the Direct strategies send: the left 2x3 block, a separator,
-the right 2x3 block, on white, each panel letterboxed into a common cell so
-aspect ratios are kept. Variants follow the case study's Bongard-RWR variants:
-`grey` (RWR-G), `square` (RWR-S: each panel centre-cropped to a square and
-scaled to 512 px, the sheet then scaled to the target width) and `square-grey`
-(RWR-SG).
+A sheet is what the Direct strategies send, in Bongard's own layout and the
+case study's: the left block of 3 rows x 2 columns, a black separator, the
+right block of 3 rows x 2 columns, on white, each panel letterboxed into a
+common cell so aspect ratios are kept. Sides with other than six panels keep
+the two columns and get as many rows as the longer side needs. Variants follow
+the case study's Bongard-RWR variants: `grey` (RWR-G), `square` (RWR-S: each
+panel centre-cropped to a square and scaled to 512 px, the sheet then scaled
+to the target width) and `square-grey` (RWR-SG).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ Variant = Literal["plain", "grey", "square", "square-grey"]
 VARIANTS: tuple[Variant, ...] = get_args(Variant)
 DEFAULT_MAX_SIDE = 1024
 SQUARE_PANEL_SIZE = 512
-COLUMNS_PER_SIDE = 3
+COLUMNS_PER_SIDE = 2
 BORDER_GREY = 160
 SEPARATOR_BLACK = 0
 
@@ -52,7 +54,16 @@ def panel_image(
 
 @dataclass(frozen=True)
 class SheetLayout:
-    """Where each panel of a sheet goes: two blocks of `rows` x 3 cells and a separator."""
+    """Where each panel of a sheet goes: two blocks of `rows` x 2 cells and a separator.
+
+    The gap around every cell (and at the sheet's edges) and the black separator
+    are both 1/64 of a cell (rounded, at least 2 px), so a six-a-side sheet is
+    4c + 7g wide and 3c + 4g high, in proportion 263 : 196. That proportion is
+    what gives the case study's RWR-S size (Sec. 4): 512-px panels make a
+    2104 x 1568 sheet, which scaled to 1024 px wide is 1024 x 763
+    (1568 * 1024 / 2104 = 763.1); a plain sheet fitted to 1024 px gets 249-px
+    cells with 4-px gaps, 1024 x 763 again.
+    """
 
     cell: int
     rows: int
@@ -65,11 +76,11 @@ class SheetLayout:
 
     @property
     def gap(self) -> int:
-        return _gap(self.cell)
+        return max(2, round(self.cell / 64))
 
     @property
     def separator(self) -> int:
-        return max(6, self.cell // 3)
+        return self.gap
 
     @property
     def block_width(self) -> int:
@@ -84,7 +95,7 @@ class SheetLayout:
         return self.rows * self.cell + (self.rows + 1) * self.gap
 
     def cell_origin(self, side: Side, position: int) -> tuple[int, int]:
-        """Top-left pixel of the cell of the `position`-th panel of `side`."""
+        """Top-left pixel of the cell of the `position`-th panel of `side` (row by row)."""
         row, column = divmod(position, COLUMNS_PER_SIDE)
         block_x = 0 if side == "left" else self.block_width + self.separator
         return block_x + self.gap + column * (self.cell + self.gap), self.gap + row * (self.cell + self.gap)
@@ -103,10 +114,9 @@ def render_sheet(
     for side, panels in sides:
         for position, image in enumerate(_panel_images(problem, panels, variant)):
             _paste_cell(sheet, image, layout.cell_origin(side, position), layout.cell)
-    line = max(2, layout.cell // 48)
-    left_edge = layout.block_width + (layout.separator - line) // 2
+    separator_x = layout.block_width
     ImageDraw.Draw(sheet).rectangle(
-        (left_edge, layout.gap, left_edge + line - 1, layout.height - layout.gap - 1),
+        (separator_x, layout.gap, separator_x + layout.separator - 1, layout.height - layout.gap - 1),
         fill=SEPARATOR_BLACK,
     )
     return _scale_to_width(sheet, max_side) if is_square(variant) else sheet
