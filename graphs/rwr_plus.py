@@ -7,10 +7,13 @@ image-to-side (I1S): one test image at a time -> its side; concept-selection
 from __future__ import annotations
 
 import json
+import random
+import re
 from typing import Annotated, Literal, TypedDict
 
 from pydantic import BaseModel, BeforeValidator, Field
 
+from datasets_io.problem import BongardProblem, Concept
 from graphs.nodes import (
     CASE_STUDY,
     Ctx,
@@ -24,7 +27,15 @@ from graphs.nodes import (
     sheet_source,
     side_of_label,
 )
-from graphs.registry import Graph, Preparation, StrategyError, StrategyOptions, seeded_random, strategy
+from graphs.registry import (
+    DatasetContext,
+    Graph,
+    Preparation,
+    StrategyError,
+    StrategyOptions,
+    seeded_random,
+    strategy,
+)
 from graphs.sides import RWR_PLUS, SideLabel, SidesInputs, SidesState, answer_sides, each_test, side_result
 
 
@@ -85,6 +96,12 @@ class ConceptSelectionOptions(StrategyOptions):
         description="K, the number of candidates shown: the true concept and K-1 other concepts in a "
         "shuffled list; 2, 4, 8 or 16",
     )
+    distractors: Literal["subsequent", "random"] = Field(
+        default="subsequent",
+        description="how the K-1 other concepts are chosen. subsequent (the papers' rule): those after this "
+        "problem in dataset order, wrapping around, sharing no word with the true concept nor (while "
+        "there are enough) with one already taken; random: a seeded draw from all other distinct concepts",
+    )
 
 
 class Candidate(TypedDict):
@@ -99,14 +116,70 @@ class Candidates(TypedDict):
     """The true concept's label."""
 
 
-def _prepare_concept_selection(given: Preparation[ConceptSelectionOptions]) -> Candidates:
-    count, problem = given.options.concepts, given.problem
+def _concept_words(concept: Concept) -> frozenset[str]:
+    """The words that make two concepts look alike, lower-cased. "not" is left out: it marks a side
+    as the negation of the other and says nothing of the topic, so it would tie unrelated pairs."""
+    text = f"{concept.left} {concept.right or ''}".lower()
+    return frozenset(re.findall(r"\w+", text)) - {"not"}
+
+
+def subsequent_distractors(problem: BongardProblem, dataset: DatasetContext, count: int) -> list[Concept]:
+    """`count` distractors for `problem`, in the order taken, by the rule of the papers' code.
+
+    The case study takes distractors "from subsequent matrices, ensuring they were semantically
+    different" (Sec. 5); the Bongard-RWR+ code reads that as: walk the concepts from the problem
+    after this one, wrapping around, and take one only if it shares no word with the true concept
+    nor with any distractor already taken. Bongard-RWR's 60 concepts hold only 9 to 13 such
+    mutually disjoint ones per problem, too few for K = 16, so a second walk tops the list up with
+    concepts that share no word with the true one only: no candidate can then be read as a
+    rewording of the answer, which is what the rule is for.
+    """
+    rows = list(dataset.concepts)
+    ids = [problem_id for problem_id, _ in rows]
+    if problem.id not in ids:
+        raise StrategyError(f"{problem.key} is not in the dataset context")
+    start = ids.index(problem.id)
+    walk = [rows[(start + step) % len(rows)][1] for step in range(1, len(rows))]
     own = needs_concept(problem)
+    own_words = _concept_words(own)
+    taken: list[Concept] = []
+
+    def admits(concept: Concept, blocked: set[str]) -> bool:
+        fresh = concept != own and concept not in taken
+        return len(taken) < count and fresh and not _concept_words(concept) & blocked
+
+    blocked = set(own_words)
+    for concept in walk:
+        if admits(concept, blocked):
+            taken.append(concept)
+            blocked |= _concept_words(concept)
+    for concept in walk:
+        if admits(concept, set(own_words)):
+            taken.append(concept)
+    if len(taken) < count:
+        raise StrategyError(
+            f"the dataset has {len(taken)} other concepts sharing no word with that of {problem.key}; "
+            f"{count} are needed (-S distractors=random draws from all of them)"
+        )
+    return taken
+
+
+def _random_distractors(given: Preparation[ConceptSelectionOptions], rng: random.Random) -> list[Concept]:
+    count, own = given.options.concepts - 1, needs_concept(given.problem)
     pool = given.dataset.other_concepts(own)
-    if len(pool) < count - 1:
-        raise StrategyError(f"the dataset has {len(pool)} other distinct concepts; {count - 1} are needed")
+    if len(pool) < count:
+        raise StrategyError(f"the dataset has {len(pool)} other distinct concepts; {count} are needed")
+    return rng.sample(pool, count)
+
+
+def _prepare_concept_selection(given: Preparation[ConceptSelectionOptions]) -> Candidates:
+    problem, own = given.problem, needs_concept(given.problem)
     rng = seeded_random(given.seed, problem, "concept-selection")
-    candidates = [own, *rng.sample(pool, count - 1)]
+    if given.options.distractors == "random":
+        distractors = _random_distractors(given, rng)
+    else:
+        distractors = subsequent_distractors(problem, given.dataset, given.options.concepts - 1)
+    candidates = [own, *distractors]
     rng.shuffle(candidates)
     listed: list[Candidate] = [
         {"left": c.left, "right": c.right, "label": n} for n, c in enumerate(candidates, 1)
