@@ -193,7 +193,7 @@ class ManagedAgent(BaseChatModel):
         try:
             first = await self._attempt(prepared, call)
             outcomes = [first]
-            if first.parse_error is not None:
+            if first.parse_error is not None and self.params.reask_unparsed:
                 follow_up = [
                     *prepared,
                     AIMessage(content=message_text(first.message)),

@@ -53,6 +53,11 @@ class AgentParams(BaseModel):
     price_input: float | None = Field(default=None, ge=0, description="USD per million input tokens")
     price_output: float | None = Field(default=None, ge=0, description="USD per million output tokens")
     cache: bool = Field(default=True, description="read and write the response cache")
+    reask_unparsed: bool = Field(
+        default=False,
+        description="re-ask once when a structured reply does not parse (no paper does: off, a broken "
+        "reply is a wrong answer)",
+    )
 
     @property
     def deterministic(self) -> bool:
@@ -71,7 +76,8 @@ class AgentParams(BaseModel):
         file, a context size, a distance).
         """
         chosen = {key: getattr(self, key) for key in SAMPLING_KEYS if getattr(self, key) is not None}
-        return {**chosen, **self.own_settings()}
+        reask = {"reask_unparsed": True} if self.reask_unparsed else {}  # a re-asked reply is another reply
+        return {**chosen, **reask, **self.own_settings()}
 
 
 StructuredMethod = Literal["json_schema", "function_calling", "json_mode", "prompt"]

@@ -162,6 +162,8 @@ class RunSummary:
     done: int
     failed: int
     solved: int
+    format_errors: int
+    """Done items whose reply did not parse: wrong answers, counted apart so a reader sees why."""
     calls: int
     cached_calls: int
     tokens: int
@@ -378,6 +380,10 @@ class ResultsStore:
                 (run_id,),
             ).fetchone()
             solved = db.execute(SOLVED_ITEMS, (run_id,)).fetchone()[0]
+            format_errors = db.execute(
+                "SELECT COUNT(*) FROM items WHERE run_id = ? AND status = 'done' AND parse_status = 'failed'",
+                (run_id,),
+            ).fetchone()[0]
             calls, cached, tokens, cost, unknown = db.execute(
                 "SELECT COUNT(*), COALESCE(SUM(cache_hit), 0), "
                 "COALESCE(SUM(input_tokens + output_tokens), 0), COALESCE(SUM(cost_usd), 0), "
@@ -393,6 +399,7 @@ class ResultsStore:
             done=done,
             failed=failed,
             solved=solved,
+            format_errors=format_errors,
             calls=calls,
             cached_calls=cached,
             tokens=tokens,

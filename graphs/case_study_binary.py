@@ -134,7 +134,9 @@ class TwoTestImages(BaseModel):
 
 class ImagesToSidesOptions(StrategyOptions):
     retry_same_side: bool = Field(
-        default=True, description="re-ask once when both test images get the same side"
+        default=False,
+        description="re-ask once when both test images get the same side, as Bongard-RWR+'s public code "
+        "does; no paper text does (the case study counts a same-side answer wrong)",
     )
 
 
@@ -196,7 +198,8 @@ def _two_sides(parsed: dict[str, Any] | None) -> tuple[Side | None, Side | None]
     paper=CASE,
     section="Sec. 3.3, Fig. 3c, Prompt 7",
     roles=("reasoner",),
-    calls="1 call: the sheet and the two test images in seeded order (+1 re-ask if both get one side)",
+    calls="1 call: the sheet and the two test images in seeded order (-S retry_same_side=true: +1 re-ask "
+    "if both get one side)",
     prepare=_prepare_images_to_sides,
     needs_test_panels=True,
     options=ImagesToSidesOptions,

@@ -22,6 +22,10 @@ from judges.llm_judge import LLMJudge
 from judges.styles import JudgeStyle
 
 ENTRY_POINT_GROUP = "bongard_agents.judges"
+JUDGE_PARAMS = {"temperature": 0, "reask_unparsed": True}
+"""An LLM judge decides at temperature 0 (so re-judging is cached) and gets one re-ask when its
+structured verdict does not parse, before it counts as an abstention (unchanged from before
+solving stopped re-asking by default)."""
 JudgeKind = Callable[[str], Judge]
 """The argument after `KIND:` -> a ready judge."""
 JUDGE_KINDS: Registry[JudgeKind] = Registry(ENTRY_POINT_GROUP, "judge kind")
@@ -40,7 +44,7 @@ def build_judge(
             f"unknown judge {spec!r}{did_you_mean(kind, [*kinds, *providers])}; judge kinds: "
             f"{', '.join(kinds)}; or an agent spec PROVIDER:MODEL with a provider of: {', '.join(providers)}"
         )
-    return LLMJudge(resolve_agent(spec, {"temperature": 0, **(params or {})}, home=home), style)
+    return LLMJudge(resolve_agent(spec, {**JUDGE_PARAMS, **(params or {})}, home=home), style)
 
 
 def build_judges(

@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict
 
 from agents.call import CallSpec
 from agents.managed import ManagedAgent
-from agents.provider import Provider
+from agents.provider import AgentParams, Provider
 
 
 @dataclass
@@ -213,9 +213,9 @@ class ScriptedAgent:
     def __post_init__(self) -> None:
         self.script = Script(self.spec, self.replies)
 
-    def managed(self) -> ManagedAgent:
+    def managed(self, params: AgentParams | None = None) -> ManagedAgent:
         model = ScriptedChatModel(requests=self.requests, script=self.script)
         provider = Provider(
             name="scripted", summary="records requests", build=lambda m, p: model, reads_call_metadata=True
         )
-        return ManagedAgent(spec=self.spec, inner=model, provider=provider)
+        return ManagedAgent(spec=self.spec, inner=model, provider=provider, params=params or AgentParams())

@@ -111,7 +111,9 @@ def test_structured_output_uses_json_schema_and_parses(home: Path, server: Stand
 def test_invalid_structured_reply_is_re_asked_once(home: Path, server: StandInServer) -> None:
     answers = iter(['{"left": "circles"}', json.dumps({"left": "circles", "right": "squares"})])
     server.responder = lambda body: next(answers)
-    reply = ask(agent_for(server), "Solve.", call=CallSpec(task="answer", output_schema=Rule))
+    reply = ask(
+        agent_for(server, reask_unparsed=True), "Solve.", call=CallSpec(task="answer", output_schema=Rule)
+    )
     _, second = server.model_requests()
     follow_up = second.body["messages"]
     assert follow_up[-2] == {"role": "assistant", "content": '{"left": "circles"}'}
@@ -122,7 +124,9 @@ def test_invalid_structured_reply_is_re_asked_once(home: Path, server: StandInSe
 
 def test_a_reply_that_never_parses_is_reported_not_raised(home: Path, server: StandInServer) -> None:
     server.responder = lambda body: "I think the answer is circles."
-    reply = ask(agent_for(server), "Solve.", call=CallSpec(task="answer", output_schema=Rule))
+    reply = ask(
+        agent_for(server, reask_unparsed=True), "Solve.", call=CallSpec(task="answer", output_schema=Rule)
+    )
     assert len(list(server.model_requests())) == 2
     assert reply.parse_status == "failed" and reply.parsed is None
     assert reply.parse_error and reply.text == "I think the answer is circles."
@@ -139,12 +143,28 @@ def test_a_structured_reply_cut_at_the_token_limit_is_a_parse_failure_not_an_err
     """The OpenAI SDK refuses to parse a cut reply (LengthFinishReasonError); the call still returns."""
     server.finish_reason = "length"
     server.responder = lambda body: '{"left": "circ'
-    agent = agent_for(server, max_tokens=5)
+    agent = agent_for(server, max_tokens=5, reask_unparsed=True)
     reply = ask(agent, "Solve.", call=CallSpec(task="answer", output_schema=Rule))
     assert len(list(server.model_requests())) == 2  # re-asked once, as any unusable reply
     assert (reply.parse_status, reply.parsed, reply.truncated) == ("failed", None, True)
     assert reply.text == '{"left": "circ' and "token limit" in str(reply.parse_error)
     assert reply.usage.output_tokens == 2 * TOKENS_OUT
+
+
+def test_an_unparsed_reply_is_not_re_asked_unless_asked_and_is_recorded_as_a_parse_failure(
+    home: Path, server: StandInServer
+) -> None:
+    """No paper re-asks a broken reply: by default it is a wrong answer, sent once."""
+    server.responder = lambda body: "the left side, I think"
+    reply = ask(agent_for(server, temperature=0), "Solve.", call=CallSpec(task="answer", output_schema=Rule))
+    assert len(list(server.model_requests())) == 1
+    assert (reply.parse_status, reply.parsed) == ("failed", None) and reply.parse_error
+    asked = agent_for(server, temperature=0, reask_unparsed=True)
+    assert (
+        asked.params.sampling() != agent_for(server, temperature=0).params.sampling()
+    )  # not one cache entry
+    ask(asked, "Solve.", call=CallSpec(task="answer", output_schema=Rule))
+    assert len(list(server.model_requests())) == 3  # the re-ask is a second request of its own
 
 
 def test_a_429_storm_completes_every_request(home: Path, server: StandInServer) -> None:
@@ -222,7 +242,9 @@ def test_sampled_and_uncached_requests_always_reach_the_model(home: Path, server
 def test_failed_parses_and_errors_are_not_cached(home: Path, server: StandInServer) -> None:
     server.responder = lambda body: "no json here"
     for _ in range(2):
-        ask(agent_for(server, temperature=0), "Solve.", call=CallSpec(output_schema=Rule))
+        ask(
+            agent_for(server, temperature=0, reask_unparsed=True), "Solve.", call=CallSpec(output_schema=Rule)
+        )
     assert len(list(server.model_requests())) == 4
 
 

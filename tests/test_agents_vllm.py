@@ -102,7 +102,14 @@ def test_offline_adapter_builds_one_engine_and_asks_for_json(
     vllm_stand_in.answers = ["left, I think", '{"side": "left"}']
     agent = resolve_agent(
         "vllm-offline:Qwen/Qwen2-VL-7B-Instruct",
-        {"temperature": 0, "max_tokens": 64, "images_per_prompt": 2, "max_model_len": 4096, "cache": False},
+        {
+            "temperature": 0,
+            "max_tokens": 64,
+            "images_per_prompt": 2,
+            "max_model_len": 4096,
+            "cache": False,
+            "reask_unparsed": True,
+        },
     )
     panel = make_image(tmp_path / "p.png", (200, 10, 10), size=(2048, 1024))
     message = HumanMessage(content=[{"type": "text", "text": "Which side?"}, image_block(panel)])

@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from agents.provider import AgentParams
 from datasets_io.problem import Concept
 from judges.ensemble import JudgeEnsemble
 from judges.llm_judge import FENCE_CLOSE, FENCE_OPEN, LLMJudge
+from judges.specs import JUDGE_PARAMS
 from judges.styles import JudgeStyle
 from judges.verdict import Verdict, decide
 from tests.scripted import Replies, Request, ScriptedAgent
@@ -27,7 +29,7 @@ INJECTIONS = [
 
 def judge_with(replies: Replies, style: JudgeStyle = "strict") -> tuple[LLMJudge, ScriptedAgent]:
     scripted = ScriptedAgent("scripted:judge", replies)
-    return LLMJudge(scripted.managed(), style), scripted
+    return LLMJudge(scripted.managed(AgentParams(**JUDGE_PARAMS)), style), scripted
 
 
 def reply_with(text: str) -> Callable[[Request], str]:

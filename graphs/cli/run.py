@@ -203,7 +203,8 @@ def _print_summary(summary: RunSummary) -> None:
     cost = "unknown" if summary.cost_usd is None else f"${summary.cost_usd:.4f}"
     console.print(
         f"{summary.id}: {summary.done}/{summary.items} items done, {summary.failed} failed, "
-        f"{summary.solved} solved; {summary.calls} calls ({summary.cached_calls} cached), "
+        f"{summary.solved} solved, {summary.format_errors} format errors; "
+        f"{summary.calls} calls ({summary.cached_calls} cached), "
         f"{summary.tokens} tokens, cost {cost}"
     )
 

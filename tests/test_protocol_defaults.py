@@ -1,0 +1,80 @@
+"""By default a run follows the papers: no re-ask of a same-side answer, none of an unparsed reply.
+
+Each re-ask is a named option, off unless asked for, and what a run was asked is in its
+stored configuration. Checked on recorded requests against a stand-in OpenAI-protocol server.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from datasets_io.store import STORE_FILE, ResultsStore
+from tests.cli import run_bongard
+from tests.standins.protocols import OpenAIChat
+from tests.standins.server import StandInServer
+
+BOTH_LEFT = {"explanation": "", "concept": "", "answer": "LEFT"}
+
+
+def always_both_left(body: dict[str, Any]) -> str:
+    return json.dumps({"first": BOTH_LEFT, "second": BOTH_LEFT})
+
+
+@pytest.fixture
+def left_left() -> Iterator[StandInServer]:
+    with StandInServer(OpenAIChat(), responder=always_both_left) as running:
+        yield running
+
+
+def images_to_sides(
+    server: StandInServer, home: Path, shared_data: Path, *extra: str
+) -> tuple[ResultsStore, str]:
+    """A `bongard run` of images-to-sides with the stand-in as the model: the store and what it printed."""
+    result = run_bongard(
+        "run", "--strategy", "images-to-sides", "--model", f"openai-compatible:m@{server.url}/v1",
+        "--dataset", "bongard-classic", "-O", "holdout_test=true", "--data-dir", shared_data,
+        "--home", home, "--concurrency", "8", *extra,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return ResultsStore(home / STORE_FILE), result.stdout
+
+
+def test_a_model_that_puts_both_tests_left_solves_nothing_by_default(
+    left_left: StandInServer, shared_data: Path, tmp_path: Path
+) -> None:
+    store, _ = images_to_sides(left_left, tmp_path / "default", shared_data)
+    summary = store.summary(store.resolve_run("latest"))
+    assert (summary.done, summary.solved) == (100, 0)
+    assert len(list(left_left.model_requests())) == 100  # one call per problem, never a re-ask
+
+
+def test_the_same_side_re_ask_is_an_option_the_run_records(
+    left_left: StandInServer, shared_data: Path, tmp_path: Path
+) -> None:
+    store, _ = images_to_sides(
+        left_left, tmp_path, shared_data, "--problems", "1-5", "-S", "retry_same_side=true"
+    )
+    run_id = store.resolve_run("latest")
+    assert store.run_config(run_id)["strategy_options"] == {"retry_same_side": "true"}
+    assert len(list(left_left.model_requests())) == 10  # asked again once per problem
+
+
+def test_an_unparsed_reply_is_a_format_error_sent_once_unless_re_asks_are_asked_for(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    with StandInServer(OpenAIChat(), responder=lambda body: "both on the left, I think") as server:
+        store, printed = images_to_sides(server, tmp_path / "default", shared_data, "--problems", "1-3")
+        summary = store.summary(store.resolve_run("latest"))
+        assert (summary.done, summary.solved, summary.format_errors) == (3, 0, 3)
+        assert "0 solved, 3 format errors" in printed
+        assert len(list(server.model_requests())) == 3
+        asked, _ = images_to_sides(
+            server, tmp_path / "asked", shared_data, "--problems", "1-3", "-M", "reask_unparsed=true"
+        )
+        assert asked.run_config(asked.resolve_run("latest"))["agent_params"] == {"reask_unparsed": "true"}
+        assert len(list(server.model_requests())) == 3 + 6
