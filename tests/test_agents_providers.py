@@ -326,10 +326,10 @@ def test_ollama_structured_output_sends_the_schema_as_format(ollama: Setup) -> N
     assert set(body["format"]["properties"]) == {"left", "right"}
 
 
-def test_an_invalid_structured_reply_is_re_asked_once(each: Setup) -> None:
+def test_an_invalid_structured_reply_is_re_asked_once_when_asked(each: Setup) -> None:
     answers = iter([json.dumps({"left": "circles"}), json.dumps(ANSWER)])
     each.server.responder = lambda body: next(answers)
-    reply = ask(each.agent(), "Solve.", call=CallSpec(task="answer", output_schema=Rule))
+    reply = ask(each.agent(reask_unparsed=True), "Solve.", call=CallSpec(task="answer", output_schema=Rule))
     assert len(each.requests()) == 2
     assert (reply.parse_status, reply.parsed) == ("ok", ANSWER)
     assert reply.usage.input_tokens == 2 * TOKENS_IN

@@ -92,7 +92,7 @@ def test_augment_prompt_names_the_agent_when_it_gives_no_prompts(tmp_path: Path)
     silent = ScriptedAgent("scripted:silent", lambda request: "no JSON here")
     with pytest.raises(ToolCallError, match="augment_prompt: scripted:silent gave no prompts"):
         call(augment_prompt_tool(runtime(silent, tmp_path)), positive="a circle", concept="Circles", count=2)
-    assert len(silent.requests) == 2  # asked once more, as any unusable reply
+    assert len(silent.requests) == 1  # an unusable reply is not asked again unless -M reask_unparsed=true
 
 
 def test_render_image_writes_the_generators_image_once(tmp_path: Path) -> None:
