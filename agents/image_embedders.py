@@ -6,8 +6,13 @@ is that embedder (extra `clip`; ViT-L-14 with OpenAI's weights by default,
 `/none` for random weights when none can be downloaded). `classical` is a
 deterministic, weight-free embedder of hand-made features (colour histogram,
 gradient histogram, thumbnail) for machines with neither weights nor a GPU; it
-is named for what it is and is no stand-in for CLIP's semantics. Every
-embedding is unit length, so a dot product is a cosine similarity.
+is named for what it is and is no stand-in for CLIP's semantics.
+
+An embedder gives two views of an image: `features`, the embedder's own vector
+at its own scale (the Bongard-RWR+ Similarity Classifier measures Euclidean
+distances between raw CLIP features), and `embed_images`, the same scaled to
+unit length, so a dot product is a cosine similarity (what subset selection and
+the generation tools use).
 
 Embedders arrive through the entry-point group `bongard_agents.image_embedders`,
 built-ins as others: each entry point names a function from the spec's model part
@@ -46,6 +51,10 @@ class EmbedderError(BongardError, ValueError):
 class ImageEmbedder(Protocol):
     spec: str
 
+    def features(self, paths: Sequence[Path]) -> Embeddings:
+        """One row per image, in order, at the embedder's own scale (no rescaling)."""
+        ...
+
     def embed_images(self, paths: Sequence[Path]) -> Embeddings:
         """One unit-length row per image, in order."""
         ...
@@ -61,8 +70,17 @@ class ClassicalEmbedder:
 
     spec = "classical"
 
+    def features(self, paths: Sequence[Path]) -> Embeddings:
+        """The three blocks side by side, each unit length: every row is about sqrt(3) long, so scaling
+        rows to unit length changes no distance's order (only a block of zeros, as a blank image's
+        gradients, makes a row shorter)."""
+        return self._rows(paths).astype(np.float32)
+
     def embed_images(self, paths: Sequence[Path]) -> Embeddings:
-        return unit_rows(np.stack([self._features(open_image(path)) for path in paths]))
+        return unit_rows(self._rows(paths))
+
+    def _rows(self, paths: Sequence[Path]) -> np.ndarray[Any, np.dtype[np.float64]]:
+        return np.stack([self._features(open_image(path)) for path in paths])
 
     @staticmethod
     def _features(image: Image.Image) -> np.ndarray[Any, np.dtype[np.float64]]:
@@ -85,14 +103,18 @@ class OpenClipEmbedder:
         self.model, self.pretrained, self.device = model, pretrained, device
         self.spec = f"open_clip:{model}/{pretrained or 'none'}"
 
-    def embed_images(self, paths: Sequence[Path]) -> Embeddings:
+    def features(self, paths: Sequence[Path]) -> Embeddings:
+        """The image tower's output as it comes, the features Bongard-RWR+'s Similarity Classifier uses."""
         import torch
 
         model, preprocess, device = _open_clip_model(self.model, self.pretrained, self.device)
         batch = torch.stack([preprocess(open_image(path)) for path in paths]).to(device)
         with _model_lock, torch.no_grad():
-            features = model.encode_image(batch).float().cpu().numpy()
-        return unit_rows(features)
+            found: Embeddings = model.encode_image(batch).float().cpu().numpy()
+        return found
+
+    def embed_images(self, paths: Sequence[Path]) -> Embeddings:
+        return unit_rows(self.features(paths))
 
 
 @cache

@@ -7,8 +7,14 @@ or the smallest, and answers the side whose aggregate is smaller. Distances are
 euclidean (the paper) or cosine. It answers classify calls only, from their
 metadata: the panels behind the images, or `extra["descriptions"]` for the
 description forms, and `extra["test_panels"]`; the sides of test panels are
-never read. Each test input is decided on its own, as the paper's I2S is two
-independent classifications.
+never read.
+
+A call with two test inputs (I2S, D2S: one test from each side) is decided
+jointly by default, as the paper's public code does: the pair goes the way
+(first left and second right, or the swap) whose two aggregates sum lower, so
+one test always lands on each side. `independent` decides each test on its own.
+Image features are compared as the embedder gives them or scaled to unit length;
+the paper's code compares raw CLIP features.
 """
 
 from __future__ import annotations
@@ -25,13 +31,14 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict
 
 from agents.call import CallSpec
-from agents.image_embedders import Embeddings, ImageEmbedder
+from agents.image_embedders import Embeddings, ImageEmbedder, unit_rows
 from agents.schema_fill import decisions_reply, side_decision
 from datasets_io.errors import BongardError
 from datasets_io.problem import SIDES, Panel, Side
 
 Distance = Literal["euclidean", "cosine"]
 Aggregate = Literal["max", "mean", "min"]
+Assignment = Literal["joint", "independent"]
 _AGGREGATES: dict[str, Callable[[np.ndarray[Any, Any]], Any]] = {
     "max": np.max,
     "mean": np.mean,
@@ -48,10 +55,14 @@ class SimilarityError(BongardError, ValueError):
 def side_scores(
     context: Mapping[Side, Embeddings], test: Embeddings, distance: Distance, aggregate: Aggregate
 ) -> dict[Side, float]:
-    """Per side, the aggregate distance from the (unit-length) test embedding to its panels."""
+    """Per side, the aggregate distance from the test embedding to its panels (cosine scales both to
+    unit length itself, so it holds for raw features too)."""
     scores: dict[Side, float] = {}
     for side, panels in context.items():
-        distances = np.linalg.norm(panels - test, axis=1) if distance == "euclidean" else 1.0 - panels @ test
+        if distance == "euclidean":
+            distances = np.linalg.norm(panels - test, axis=1)
+        else:
+            distances = 1.0 - unit_rows(panels) @ unit_rows(test[np.newaxis])[0]
         scores[side] = float(_AGGREGATES[aggregate](distances))
     return scores
 
@@ -59,6 +70,21 @@ def side_scores(
 def nearer_side(scores: Mapping[Side, float]) -> Side:
     """The side with the smaller aggregate distance; left on an exact tie."""
     return "left" if scores["left"] <= scores["right"] else "right"
+
+
+def joint_sides(first: Mapping[Side, float], second: Mapping[Side, float]) -> tuple[Side, Side]:
+    """The pair's sides, one test on each: first left and second right unless the swap's two aggregates
+    sum lower (the straight way on an exact tie, as `nearer_side` prefers left)."""
+    straight = first["left"] + second["right"]
+    swapped = first["right"] + second["left"]
+    return ("left", "right") if straight <= swapped else ("right", "left")
+
+
+def assign_sides(scores: Sequence[Mapping[Side, float]], assignment: Assignment) -> list[Side]:
+    """A side per test input: jointly for a pair unless `independent`, each on its own otherwise."""
+    if assignment == "joint" and len(scores) == 2:
+        return list(joint_sides(*scores))
+    return [nearer_side(found) for found in scores]
 
 
 class _EmbeddingMemo:
@@ -69,13 +95,14 @@ class _EmbeddingMemo:
         self._lock = threading.Lock()
 
     def embed(self, embedder: ImageEmbedder, paths: Sequence[Path]) -> Embeddings:
+        """The embedder's own features (unscaled), so raw and unit-length runs share one memo."""
         keys = [(embedder.spec, str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in paths]
         with self._lock:
             missing = sorted(
                 {(key, path) for key, path in zip(keys, paths, strict=True) if key not in self._rows}
             )
         if missing:
-            rows = embedder.embed_images([path for _, path in missing])
+            rows = embedder.features([path for _, path in missing])
             with self._lock:
                 self._rows.update({key: row for (key, _), row in zip(missing, rows, strict=True)})
         return np.stack([self._rows[key] for key in keys])
@@ -84,7 +111,7 @@ class _EmbeddingMemo:
 _memo = _EmbeddingMemo()
 
 
-def _image_inputs(call: CallSpec, embedder: ImageEmbedder) -> Inputs:
+def _image_inputs(call: CallSpec, embedder: ImageEmbedder, normalise: bool) -> Inputs:
     panels: dict[str, Panel] = {panel.ref: panel for image in call.images for panel in image.panels}
     context = [panel for panel in panels.values() if panel.role == "context"]
     tests = list(call.extra.get("test_panels", []))
@@ -96,9 +123,13 @@ def _image_inputs(call: CallSpec, embedder: ImageEmbedder) -> Inputs:
         paths = [panel.path for panel in context if panel.side == side]
         if not paths:
             raise SimilarityError(f"the call shows no context panel of the {side} side")
-        by_side[side] = _memo.embed(embedder, paths)
-    found = _memo.embed(embedder, [panels[ref].path for ref in tests])
+        by_side[side] = _scaled(_memo.embed(embedder, paths), normalise)
+    found = _scaled(_memo.embed(embedder, [panels[ref].path for ref in tests]), normalise)
     return by_side, dict(zip(tests, found, strict=True))
+
+
+def _scaled(features: Embeddings, normalise: bool) -> Embeddings:
+    return unit_rows(features) if normalise else features
 
 
 def _description_inputs(
@@ -118,26 +149,37 @@ def _description_inputs(
 
 
 def classify(
-    call: CallSpec, embedder: ImageEmbedder, distance: Distance, aggregate: Aggregate
+    call: CallSpec,
+    embedder: ImageEmbedder,
+    distance: Distance,
+    aggregate: Aggregate,
+    assignment: Assignment,
+    normalise: bool,
 ) -> list[dict[str, Any]]:
     """One decision per test input in `extra["test_panels"]` (or in the descriptions), with every
-    name a reply schema may ask for."""
+    name a reply schema may ask for; `normalise` scales image features to unit length (MiniLM's
+    description embeddings are unit length as that model gives them)."""
     descriptions = call.extra.get("descriptions")
     context, tests = (
-        _description_inputs(descriptions) if descriptions is not None else _image_inputs(call, embedder)
+        _description_inputs(descriptions)
+        if descriptions is not None
+        else _image_inputs(call, embedder, normalise)
     )
     if not tests:
         raise SimilarityError("a classify call names no test input (extra['test_panels'])")
-    what = "descriptions (MiniLM)" if descriptions is not None else f"images ({embedder.spec})"
+    scale = "unit-length" if normalise else "raw"
+    what = "descriptions (MiniLM)" if descriptions is not None else f"{scale} images ({embedder.spec})"
+    scores = [side_scores(context, test, distance, aggregate) for test in tests.values()]
+    sides = assign_sides(scores, assignment)
+    joint = assignment == "joint" and len(scores) == 2
+    why = "jointly, one test on each side, by the lower sum over the pair" if joint else "on its own"
+    concept = "none: the similarity classifier compares embeddings and states no concept"
     decisions = []
-    for test in tests.values():
-        scores = side_scores(context, test, distance, aggregate)
-        side = nearer_side(scores)
+    for found, side in zip(scores, sides, strict=True):
         explanation = (
             f"By embedding similarity of {what}: the {aggregate} {distance} distance to the left panels is "
-            f"{scores['left']:.4f} and to the right panels {scores['right']:.4f}, so {side}."
+            f"{found['left']:.4f} and to the right panels {found['right']:.4f}; decided {why}, so {side}."
         )
-        concept = "none: the similarity classifier compares embeddings and states no concept"
         decisions.append(side_decision(side, explanation, concept, explanation))
     return decisions
 
@@ -151,6 +193,8 @@ class SimilarityChatModel(BaseChatModel):
     """An `ImageEmbedder`."""
     distance: Distance = "euclidean"
     aggregate: Aggregate = "max"
+    assignment: Assignment = "joint"
+    normalise: bool = False
 
     @property
     def _llm_type(self) -> str:
@@ -166,7 +210,7 @@ class SimilarityChatModel(BaseChatModel):
                 f"the similarity classifier answers classify calls only (this one is {task!r}): "
                 "it compares embeddings and cannot describe, reason or write"
             )
-        found = classify(call, self.embedder, self.distance, self.aggregate)
+        found = classify(call, self.embedder, self.distance, self.aggregate, self.assignment, self.normalise)
         return ChatResult(
             generations=[ChatGeneration(message=AIMessage(content=decisions_reply(call, found)))]
         )

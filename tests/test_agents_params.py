@@ -54,8 +54,8 @@ def test_config_tables_and_options_are_checked_together() -> None:
 
 
 def test_a_providers_own_settings_are_part_of_the_cache_key() -> None:
-    assert SimilarityParams(temperature=0).sampling() == {"temperature": 0}
-    assert SimilarityParams(distance="cosine").sampling() == {"distance": "cosine"}
+    assert SimilarityParams(temperature=0).sampling() == {"temperature": 0, "assignment": "joint"}
+    assert SimilarityParams(distance="cosine").sampling() == {"distance": "cosine", "assignment": "joint"}
 
 
 def test_bongard_agents_shows_a_providers_parameters() -> None:

@@ -12,6 +12,7 @@ from agents.image_embedders import (
     OpenClipEmbedder,
     image_embedder_names,
     resolve_image_embedder,
+    unit_rows,
 )
 
 RWR_31 = ("bongard-rwr", "31", "left")
@@ -26,6 +27,9 @@ def test_open_clip_vit_l14_embeds_real_panels_with_random_weights(shared_data: P
     assert np.allclose(np.linalg.norm(first, axis=1), 1.0, atol=1e-5)
     assert np.allclose(first, embedder.embed_images(paths), atol=1e-5)  # one model per process, in eval mode
     assert not np.allclose(first[0], first[1])
+    raw = embedder.features(paths)  # the tower's output as it comes, what the paper's classifier compares
+    assert not np.allclose(np.linalg.norm(raw, axis=1), 1.0, atol=1e-3)
+    assert np.allclose(unit_rows(raw), first, atol=1e-5)
 
 
 def test_the_default_open_clip_is_vit_l14_with_openai_weights() -> None:

@@ -1,10 +1,12 @@
-"""The Similarity Classifier: its decision rule on constructed embeddings, and the agent on constructed
-images, on real Bongard-RWR panels through the strategies, on descriptions, and from the command line."""
+"""The Similarity Classifier: its decision rule (per side, a pair jointly, raw or unit-length features) on
+constructed embeddings, and the agent on constructed images, on real Bongard-RWR panels through the
+strategies, on descriptions, and from the command line."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +15,10 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from agents.call import CallSpec, ImageSource
-from agents.image_embedders import ClassicalEmbedder, Embeddings, resolve_image_embedder
+from agents.image_embedders import ClassicalEmbedder, Embeddings, resolve_image_embedder, unit_rows
 from agents.managed import AgentCallError, ManagedAgent
 from agents.registry import AgentSpecError, resolve_agent
-from agents.similarity import nearer_side, side_scores
+from agents.similarity import Assignment, SimilarityChatModel, classify, joint_sides, nearer_side, side_scores
 from datasets_io.catalog import open_dataset
 from datasets_io.problem import BongardProblem, Panel, Side
 from graphs.case_study_binary import TwoTestImages
@@ -47,6 +49,110 @@ def test_the_side_whose_farthest_panel_is_nearer_wins() -> None:
     assert nearer_side({"left": 0.5, "right": 0.5}) == "left"
 
 
+Vectors = dict[str, list[float]]
+"""Feature vectors by panel name (`left0`, `right1`, ...; `left` and `right` for the test panels)."""
+
+
+class GivenEmbedder:
+    """Hands back the feature vector named by each file's stem, as it is."""
+
+    def __init__(self, vectors: Vectors) -> None:
+        self.vectors = vectors
+        self.spec = "given:" + json.dumps(vectors, sort_keys=True)
+
+    def features(self, paths: Sequence[Path]) -> Embeddings:
+        return np.array([self.vectors[path.stem] for path in paths], dtype=np.float32)
+
+    def embed_images(self, paths: Sequence[Path]) -> Embeddings:
+        return unit_rows(self.features(paths))
+
+
+def given_call(tmp_path: Path, vectors: Vectors, tests: list[str]) -> CallSpec:
+    """A classify call over panels `left0`, `right1`, ... and the test panels named (`left` or `right`,
+    their true side), each image file standing for the vector of its name."""
+    context = [
+        Panel(path=make_image(tmp_path / f"{name}.png", (9, 9, 9)), side=name[:-1], index=int(name[-1]))
+        for name in vectors
+        if name not in ("left", "right")
+    ]
+    panels = {
+        side: Panel(path=make_image(tmp_path / f"{side}.png", (9, 9, 9)), side=side, index=6, role="test")
+        for side in tests
+    }
+    images = [
+        ImageSource(path=context[0].path, panels=context, layout="sheet"),
+        *(ImageSource(path=panels[side].path, panels=[panels[side]]) for side in tests),
+    ]
+    schema = TwoTestImages if len(tests) == 2 else OneTestImage
+    return CallSpec(
+        task="classify", output_schema=schema, images=images,
+        extra={"test_panels": [panels[side].ref for side in tests]},
+    )  # fmt: skip
+
+
+def sides_of(
+    call: CallSpec, vectors: Vectors, assignment: Assignment = "joint", normalise: bool = False
+) -> list[str]:
+    found = classify(call, GivenEmbedder(vectors), "euclidean", "max", assignment, normalise)
+    return [decision["answer"] for decision in found]
+
+
+def test_a_pair_is_split_jointly_where_independent_decisions_put_both_on_one_side(tmp_path: Path) -> None:
+    # On a line: left panels at 0 and 1, right at 4 and 5; the left test at 0.5, the right one at 2.4,
+    # whose farthest left panel (2.4) is nearer than its farthest right one (2.6).
+    vectors: Vectors = {
+        "left0": [0, 0], "left1": [1, 0], "right0": [4, 0], "right1": [5, 0],
+        "left": [0.5, 0], "right": [2.4, 0],
+    }  # fmt: skip
+    straight = given_call(tmp_path, vectors, ["left", "right"])
+    assert sides_of(straight, vectors, "independent") == ["LEFT", "LEFT"]
+    # jointly: 0.5 (left test, left) + 2.6 (right test, right) = 3.1 beats the swap's 4.5 + 2.4 = 6.9
+    assert sides_of(straight, vectors) == ["LEFT", "RIGHT"]
+    assert sides_of(given_call(tmp_path, vectors, ["right", "left"]), vectors) == ["RIGHT", "LEFT"]
+    one = given_call(tmp_path, vectors, ["right"])
+    assert sides_of(one, vectors) == ["LEFT"]  # a single test input is decided on its own
+    second = classify(straight, GivenEmbedder(vectors), "euclidean", "max", "joint", False)[1]
+    explanation = second["explanation"]
+    assert "raw images" in explanation and "jointly" in explanation and "2.6000" in explanation
+    assert joint_sides({"left": 1.0, "right": 2.0}, {"left": 2.0, "right": 1.0}) == ("left", "right")
+    assert joint_sides({"left": 1.0, "right": 1.0}, {"left": 1.0, "right": 1.0}) == ("left", "right")
+    assert joint_sides({"left": 2.0, "right": 1.5}, {"left": 0.4, "right": 1.0}) == ("right", "left")
+
+
+def test_raw_and_unit_length_features_can_disagree(tmp_path: Path) -> None:
+    # left panels point along x and are long; right ones point along y and are short. The test points
+    # along x (left by direction) but is short (right by raw euclidean distance).
+    vectors: Vectors = {
+        "left0": [10, 0],
+        "left1": [10, 1],
+        "right0": [0, 1],
+        "right1": [0.1, 1],
+        "left": [1, 0.1],
+    }
+    call = given_call(tmp_path, vectors, ["left"])
+    assert sides_of(call, vectors, normalise=False) == ["RIGHT"]
+    assert sides_of(call, vectors, normalise=True) == ["LEFT"]
+    cosine = classify(call, GivenEmbedder(vectors), "cosine", "max", "joint", False)
+    assert cosine[0]["answer"] == "LEFT"  # cosine ignores length, raw or not
+
+
+def test_the_paper_compares_raw_clip_features_and_classical_ones_are_unit_length() -> None:
+    def built(spec: str, **params: object) -> SimilarityChatModel:
+        inner = resolve_agent(spec, params, use_cache=False).inner
+        assert isinstance(inner, SimilarityChatModel)
+        return inner
+
+    assert built("similarity:open_clip").normalise is False
+    assert built("similarity:open_clip:ViT-B-32/none").normalise is False
+    assert built("similarity").normalise is True
+    assert built("similarity:open_clip", normalise=True).normalise is True
+    assert built("similarity", normalise="false").normalise is False
+    assert built("similarity").assignment == "joint"
+    assert built("similarity", assignment="independent").assignment == "independent"
+    with pytest.raises(AgentSpecError, match="assignment"):
+        resolve_agent("similarity", {"assignment": "pairwise"})
+
+
 def test_the_classical_embedder_is_deterministic_and_unit_length(shared_data: Path) -> None:
     paths = [shared_data / "bongard-rwr" / "31" / "left" / f"{n}.jpg" for n in range(3)]
     first, again = (
@@ -56,6 +162,9 @@ def test_the_classical_embedder_is_deterministic_and_unit_length(shared_data: Pa
     assert first.shape[0] == 3 and np.array_equal(first, again)
     assert np.allclose(np.linalg.norm(first, axis=1), 1.0, atol=1e-5)
     assert not np.allclose(first[0], first[1])
+    raw = ClassicalEmbedder().features(paths)  # three unit-length blocks: scaling changes no order
+    assert np.allclose(np.linalg.norm(raw, axis=1), np.sqrt(3), atol=1e-5)
+    assert np.allclose(unit_rows(raw), first, atol=1e-6)
 
 
 def coloured_problem(tmp_path: Path) -> tuple[list[Panel], Panel, Panel]:
@@ -154,6 +263,18 @@ def test_it_answers_the_real_rwr_strategies_deterministically(
     assert all(side in ("left", "right") for side in first.sides.values())
     assert first.sides == second.sides and first.correct is not None
     assert all(call.agent == "similarity" and call.cost_usd == 0.0 for call in first.trace)
+
+
+@pytest.mark.parametrize(("assignment", "solved"), [("joint", 31), ("independent", 14)])
+def test_images_to_sides_on_the_60_rwr_problems(assignment: str, solved: int, tmp_path: Path) -> None:
+    """The figure the README gives: the joint rule (the default) against deciding each test alone."""
+    chosen = [] if assignment == "joint" else ["-M", "assignment=independent"]
+    result = run_bongard(
+        "run", "--strategy", "images-to-sides", "--model", "similarity", "--dataset", "bongard-rwr",
+        *chosen, "--home", tmp_path / "home", cwd=Path(__file__).resolve().parent.parent,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert f"60/60 items done, 0 failed, {solved} solved" in result.stdout
 
 
 def test_bongard_run_reports_the_similarity_classifiers_accuracy(tmp_path: Path) -> None:
