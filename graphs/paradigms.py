@@ -44,6 +44,8 @@ from graphs.queries import (
 from graphs.registry import Graph, Preparation, StrategyOptions, strategy
 
 PARADIGMS = "Vaishnav & Tammet (cognitive paradigms)"
+PARADIGMS_DECODING = {"temperature": 0}
+"""App. A.4.2: temperature 0, for deterministic outputs."""
 FAMILY = prompt_family("paradigms", "graphs")
 SUMMARY_WORDS = 20
 
@@ -94,6 +96,7 @@ async def _direct_query(state: QueryState, runtime: Ctx) -> QueryState:
     "direct-rule-learning",
     family=FAMILY,
     paper=PARADIGMS,
+    decoding=PARADIGMS_DECODING,
     section="Sec. 5.1, App. A.5.1; App. A.6.3 without chain of thought",
     roles=("reasoner",),
     calls="1 call per query: the 12 context images and the query image -> analysis, rule, query, conclusion",
@@ -210,6 +213,7 @@ async def _deductive_answer(state: DeductiveState, runtime: Ctx) -> DeductiveSta
     "deductive-rule-learning",
     family=FAMILY,
     paper=PARADIGMS,
+    decoding=PARADIGMS_DECODING,
     section="Sec. 5.2, App. A.5.2; Sec. 7.1 with -S rules_from=RUN",
     roles=("reasoner",),
     calls="1 rule call with the 12 context images (+1 re-ask if the summary exceeds 20 words), "
@@ -303,6 +307,7 @@ async def _componential_answer(state: ComponentialState, runtime: Ctx) -> Compon
     "componential-analysis",
     family=FAMILY,
     paper=PARADIGMS,
+    decoding=PARADIGMS_DECODING,
     section="Sec. 5.3, App. A.5.3; describer x reasoner with -S descriptions_from=RUN",
     roles=("describer", "reasoner"),
     calls="1 structured description call per context and query image, each in its own context, "

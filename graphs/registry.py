@@ -120,6 +120,9 @@ class StrategyInfo(Generic[OptionsT]):
     recursion_limit: int = 25
     judged: bool = False
     """Free-form answers, scored by judges; otherwise each answer scores itself (`correct`)."""
+    decoding: Mapping[str, Any] = field(default_factory=dict)
+    """The sampling parameters the paper states (`temperature`, `max_tokens`), sent unless `-M`
+    says otherwise; empty where the paper used each API's defaults."""
     reuses: dict[str, tuple[str, str]] = field(default_factory=dict)
     """Option naming an earlier run -> (the `Answer.details` key taken from that run's answer for
     the same problem, the role that wrote it), e.g. `rules_from` -> (`rule_extraction`, `reasoner`);

@@ -232,8 +232,12 @@ def check_config(config: RunConfig) -> None:
 
 
 def start_run(config: RunConfig, store: ResultsStore, home: Path | None = None) -> tuple[str, Runner]:
+    """A new stored run: its settings checked, the paper's decoding filled in under `-M`, so the
+    stored configuration says what every request was sent with."""
+    info = get_strategy(config.strategy)
+    config = config.model_copy(update={"agent_params": {**info.decoding, **config.agent_params}})
     check_config(config)
-    reuses = get_strategy(config.strategy).reuses
+    reuses = info.reuses
     pinned = {k: store.resolve_run(v) if k in reuses else v for k, v in config.strategy_options.items()}
     config = config.model_copy(update={"strategy_options": pinned})  # `latest` must not move on resume
     runner = Runner(config, store, home)

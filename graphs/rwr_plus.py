@@ -36,7 +36,16 @@ from graphs.registry import (
     seeded_random,
     strategy,
 )
-from graphs.sides import RWR_PLUS, SideLabel, SidesInputs, SidesState, answer_sides, each_test, side_result
+from graphs.sides import (
+    RWR_PLUS,
+    RWR_PLUS_DECODING,
+    SideLabel,
+    SidesInputs,
+    SidesState,
+    answer_sides,
+    each_test,
+    side_result,
+)
 
 
 class OneTestImage(BaseModel):
@@ -70,6 +79,7 @@ async def _classify_one(state: SidesState, runtime: Ctx) -> SidesState:
     "image-to-side",
     family=CASE_STUDY,
     paper=RWR_PLUS,
+    decoding=RWR_PLUS_DECODING,
     section="Sec. 3.2 (I1S), Prompts 5-6",
     roles=("reasoner",),
     calls="1 call per test image, each in its own context: the sheet and that test image",
@@ -203,6 +213,7 @@ async def _select(state: SolveState, runtime: Ctx) -> SolveState:
     "concept-selection",
     family=CASE_STUDY,
     paper=RWR_PLUS,
+    decoding=RWR_PLUS_DECODING,
     section="Sec. 3.2 (CS), App. F Prompt 4",
     roles=("reasoner",),
     calls="1 call: the sheet and K candidate concept pairs -> a label",

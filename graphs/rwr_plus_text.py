@@ -34,7 +34,16 @@ from graphs.describe_first import (
 )
 from graphs.nodes import Ctx, Item, ask, free_answer, sheet_source, side_of_label
 from graphs.registry import Graph, Preparation, StrategyError, StrategyOptions, seeded_random, strategy
-from graphs.sides import RWR_PLUS, SideLabel, SidesInputs, SidesState, each_test, side_result, sides_answer
+from graphs.sides import (
+    RWR_PLUS,
+    RWR_PLUS_DECODING,
+    SideLabel,
+    SidesInputs,
+    SidesState,
+    each_test,
+    side_result,
+    sides_answer,
+)
 
 FAMILY = prompt_family("rwr_plus", "graphs")
 DESCRIBER = Describer(FAMILY)
@@ -134,6 +143,7 @@ async def _sides_answer(state: DescribedSidesState, runtime: Ctx) -> DescribedSi
     "description-to-side",
     family=FAMILY,
     paper=RWR_PLUS,
+    decoding=RWR_PLUS_DECODING,
     section="Sec. 3.2 (D1S), Prompts 5, 7-8",
     roles=("describer", "reasoner"),
     calls="1 description call per context and test panel, each in its own context, then 1 text-only call "
@@ -182,6 +192,7 @@ async def _two_descriptions(state: DescribedSidesState, runtime: Ctx) -> Describ
     "descriptions-to-sides",
     family=FAMILY,
     paper=RWR_PLUS,
+    decoding=RWR_PLUS_DECODING,
     section="Sec. 3.2 (D2S), Prompts 9, 11-12",
     roles=("describer", "reasoner"),
     calls="1 description call per context and test panel, each in its own context, then 1 text-only call "
@@ -265,6 +276,7 @@ async def _generate(state: DescribedState, runtime: Ctx) -> DescribedState:
     "concept-generation",
     family=FAMILY,
     paper=RWR_PLUS,
+    decoding=RWR_PLUS_DECODING,
     section="Sec. 3.2 (CG), App. C.6",
     roles=("describer", "reasoner"),
     calls="1 call: the sheet -> the left and right concepts; with -S input=descriptions, 1 description call "

@@ -11,6 +11,8 @@ from graphs.answer import AnswerParts
 from graphs.nodes import Ctx, FanOut, Item, SolveState, send_each
 
 RWR_PLUS = "Pawlonka et al., ICLR 2026 (Bongard-RWR+)"
+RWR_PLUS_DECODING = {"temperature": 0.5}
+"""Bongard-RWR+ Sec. 4: every model at a fixed decoding temperature of 0.5."""
 SideLabel = Literal["LEFT", "RIGHT"]
 
 

@@ -35,6 +35,8 @@ from graphs.nodes import (
 from graphs.registry import Graph, Preparation, StrategyError, StrategyOptions, seeded_random, strategy
 
 WONDERLAND = "Wüst et al., ICML 2025 (Bongard in Wonderland)"
+WONDERLAND_DECODING = {"max_tokens": 2048}
+"""App. A, Table 2: each API's default sampling, replies of up to 2048 tokens."""
 FAMILY = prompt_family("wonderland", "graphs")
 HYPOTHESES = 20
 WORKED_PROBES = {
@@ -87,6 +89,7 @@ async def _open_ended(state: SolveState, runtime: Ctx) -> SolveState:
     "open-ended",
     family=FAMILY,
     paper=WONDERLAND,
+    decoding=WONDERLAND_DECODING,
     section="Sec. 3 Task 1, Listing 1",
     roles=("reasoner",),
     calls="1 call: the sheet -> a Set A rule and a Set B rule (run with --attempts 3; judged)",
@@ -166,6 +169,7 @@ async def _choose(state: SolveState, runtime: Ctx) -> SolveState:
     "multiple-choice",
     family=FAMILY,
     paper=WONDERLAND,
+    decoding=WONDERLAND_DECODING,
     section="Sec. 3 Task 1.1, Listing 2",
     roles=("reasoner",),
     calls="1 call: the sheet and numbered rule pairs (all of the dataset's, or 10) -> an option id",
@@ -302,6 +306,7 @@ async def _score_probes(state: ProbeState, runtime: Ctx) -> ProbeState:
     "concept-probe",
     family=FAMILY,
     paper=WONDERLAND,
+    decoding=WONDERLAND_DECODING,
     section="Sec. 3 Task 2, Listings 3-5",
     roles=("author", "reasoner"),
     calls="1 author call (text only) writing the probe from the true concepts, then 12 panel calls, "
@@ -379,6 +384,7 @@ async def _hypothesize(state: SolveState, runtime: Ctx) -> SolveState:
     "hypotheses",
     family=FAMILY,
     paper=WONDERLAND,
+    decoding=WONDERLAND_DECODING,
     section="Sec. 3 Task 3, Listing 6",
     roles=("reasoner",),
     calls="1 call: the sheet -> 20 distinct (Set A rule, Set B rule) hypotheses; judged one by one "

@@ -78,3 +78,33 @@ def test_an_unparsed_reply_is_a_format_error_sent_once_unless_re_asks_are_asked_
         )
         assert asked.run_config(asked.resolve_run("latest"))["agent_params"] == {"reask_unparsed": "true"}
         assert len(list(server.model_requests())) == 3 + 6
+
+
+@pytest.mark.parametrize(
+    ("strategy", "extra", "sent"),
+    [
+        ("image-to-side", (), {"temperature": 0.5}),  # Bongard-RWR+ Sec. 4
+        ("direct-rule-learning", (), {"temperature": 0}),  # cognitive paradigms App. A.4.2
+        ("open-ended", (), {"max_tokens": 2048}),  # Bongard in Wonderland App. A, Table 2
+        ("direct", (), {}),  # the case study states none: each API's defaults
+        ("image-to-side", ("-M", "temperature=0.2"), {"temperature": 0.2}),  # -M wins
+    ],
+)
+def test_each_strategy_sends_the_decoding_its_paper_states(
+    strategy: str, extra: tuple[str, ...], sent: dict[str, Any], shared_data: Path, tmp_path: Path
+) -> None:
+    with StandInServer(OpenAIChat(), responder=lambda body: "no verdict") as server:
+        result = run_bongard(
+            "run", "--strategy", strategy, "--model", f"openai-compatible:m@{server.url}/v1",
+            "--dataset", "bongard-rwr", "--problems", "31", "--data-dir", shared_data, "--home", tmp_path,
+            *extra,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        bodies = [request.body for request in server.model_requests()]
+    for body in bodies:  # langchain-openai sends max_tokens as max_completion_tokens
+        got = {"temperature": body.get("temperature"), "max_tokens": body.get("max_completion_tokens")}
+        assert got == {"temperature": sent.get("temperature"), "max_tokens": sent.get("max_tokens")}
+    assert bodies
+    store = ResultsStore(tmp_path / STORE_FILE)
+    recorded = store.run_config(store.resolve_run("latest"))["agent_params"]
+    assert {key: float(value) for key, value in recorded.items()} == sent

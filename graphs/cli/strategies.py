@@ -37,6 +37,8 @@ def _show_strategy(info: StrategyInfo[Any]) -> None:
     console.print(escape(f"{info.name}: {info.paper}, {info.section}"))
     console.print(escape(f"roles: {', '.join(info.roles)}; calls per problem: {info.calls}"))
     console.print("scored by: " + ("judges (free-form answers)" if info.judged else "exact match"))
+    sent = ", ".join(f"{key}={value}" for key, value in info.decoding.items()) or "each API's defaults"
+    console.print(escape(f"decoding (the paper's; -M overrides): {sent}"))
     options = Table("option", "type", "default", "description", title="options (-S KEY=VALUE)")
     for key, field in info.options.model_fields.items():
         default = field.get_default(call_default_factory=True)
