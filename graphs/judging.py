@@ -80,13 +80,14 @@ async def judge_run(
     run_id: str,
     dataset: Dataset,
     specs: list[str],
-    policy: str,
+    policy: str | None = None,
     style: JudgeStyle = "strict",
     home: Path | None = None,
     human_csv: Path | None = None,
 ) -> JudgingReport:
     judges = build_judges(specs, style, home=home)
     ensemble = JudgeEnsemble(judges, policy)
+    policy = ensemble.policy
     judging = f"{style}|{','.join(j.name for j in judges)}"
     report = JudgingReport(run_id, policy, [j.name for j in judges])
     slots = asyncio.Semaphore(JUDGING_CONCURRENCY)

@@ -14,9 +14,7 @@ from typing import Protocol
 
 from datasets_io.problem import Concept
 from judges.errors import JudgeError
-from judges.verdict import Decision, Verdict, check_policy, decide
-
-DEFAULT_POLICY = "vote:2"
+from judges.verdict import Decision, Verdict, check_policy, decide, default_policy
 
 
 class Judge(Protocol):
@@ -27,11 +25,12 @@ class Judge(Protocol):
 
 
 class JudgeEnsemble:
-    def __init__(self, judges: Sequence[Judge], policy: str = DEFAULT_POLICY) -> None:
+    def __init__(self, judges: Sequence[Judge], policy: str | None = None) -> None:
+        """`policy` None: `vote:2`, as the case study, or a lone judge's own verdict."""
         if not judges:
             raise JudgeError("an ensemble needs at least one judge")
         self.judges = list(judges)
-        self.policy = check_policy(policy)
+        self.policy = check_policy(policy or default_policy(len(judges)), len(judges))
 
     async def judge(self, concept: Concept, answer: str) -> Decision:
         """Every judge's verdict, concurrently, and the decision under the policy."""

@@ -25,13 +25,25 @@ class Decision(BaseModel):
     verdicts: list[Verdict] = Field(default_factory=list)
 
 
-def check_policy(policy: str) -> str:
-    """`vote:K`, `majority`, `all` or `any`; anything else is refused with the choices."""
-    if not POLICY.match(policy):
+def check_policy(policy: str, judges: int | None = None) -> str:
+    """`vote:K`, `majority`, `all` or `any`; anything else is refused with the choices, and so is
+    a `vote:K` that `judges` judges could never reach (it would accept nothing)."""
+    match = POLICY.match(policy)
+    if not match:
         raise JudgeError(
             f"unknown voting policy {policy!r}; policies: vote:K (e.g. vote:2), majority, all, any"
         )
+    if judges is not None and match.group("k") is not None and int(match.group("k")) > judges:
+        raise JudgeError(
+            f"policy {policy} needs {match.group('k')} votes and there are {judges} judges; "
+            f"use vote:{judges} or fewer, or add judges"
+        )
     return policy
+
+
+def default_policy(judges: int) -> str:
+    """The case study's `vote:2` (App. E), or a lone judge's own verdict (`vote:1`)."""
+    return f"vote:{min(2, judges)}"
 
 
 def decide(verdicts: Sequence[Verdict], policy: str) -> Decision:

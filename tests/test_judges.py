@@ -12,6 +12,7 @@ import pytest
 from agents.provider import AgentParams
 from datasets_io.problem import Concept
 from judges.ensemble import JudgeEnsemble
+from judges.errors import JudgeError
 from judges.llm_judge import FENCE_CLOSE, FENCE_OPEN, LLMJudge
 from judges.specs import JUDGE_PARAMS
 from judges.styles import JudgeStyle
@@ -143,6 +144,16 @@ def test_the_ensemble_runs_every_judge_and_keeps_their_verdicts_in_order() -> No
     assert decision.counts == {"ok": 2, "wrong": 1, "abstain": 1}
     strict = asyncio.run(JudgeEnsemble(judges, "all").judge(CONCEPT, "Left: circles\nRight: triangles"))
     assert strict.ok is False
+
+
+def test_a_lone_judge_decides_by_its_own_verdict_and_an_unreachable_vote_is_refused() -> None:
+    lone, _ = judge_with(reply_with("EVALUATION: OK"))
+    ensemble = JudgeEnsemble([lone])
+    assert ensemble.policy == "vote:1"  # vote:2 would accept nothing with one judge
+    assert asyncio.run(ensemble.judge(CONCEPT, "Left: circles\nRight: triangles")).ok is True
+    assert JudgeEnsemble([lone, lone, lone]).policy == "vote:2"  # the case study's default
+    with pytest.raises(JudgeError, match="vote:3 needs 3 votes and there are 2 judges"):
+        JudgeEnsemble([lone, lone], "vote:3")
 
 
 def test_judging_again_with_deterministic_judges_is_served_from_the_cache(

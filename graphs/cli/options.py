@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from judges.styles import JudgeStyle
+
 DataDirOption = Annotated[
     Path | None,
     typer.Option(
@@ -66,3 +68,17 @@ def parse_key_values(pairs: list[str] | None, option: str = "--option") -> dict[
             raise typer.BadParameter(f"expected KEY=VALUE, got {pair!r}", param_hint=option)
         parsed[key.strip()] = value.strip()
     return parsed
+
+
+PolicyOption = Annotated[
+    str | None,
+    typer.Option(
+        "--policy",
+        help="Voting policy: vote:K, majority, all or any (default: vote:2, a lone judge's own verdict).",
+        show_default=False,
+    ),
+]
+StyleOption = Annotated[
+    JudgeStyle,
+    typer.Option("--style", help="Judge prompt: strict (case study) or rubric (Wonderland)."),
+]

@@ -22,9 +22,10 @@ from graphs.cli.options import (
     HomeOption,
     MinSolvedOption,
     ModelParams,
+    PolicyOption,
+    StyleOption,
     parse_key_values,
 )
-from judges.styles import JudgeStyle
 
 if TYPE_CHECKING:  # the graphs room loads LangGraph: imported by the commands that run graphs
     from graphs.runner import ItemOutcome, Runner
@@ -83,7 +84,8 @@ def run(
     judges: Annotated[
         str | None, typer.Option(help="Judge the answers after the run: specs, comma-separated.")
     ] = None,
-    policy: Annotated[str, typer.Option(help="Voting policy: vote:K, majority, all, any.")] = "vote:2",
+    policy: PolicyOption = None,
+    judge_style: StyleOption = "strict",
     resume: Annotated[str | None, typer.Option(help="Complete a stored run (an id or `latest`).")] = None,
     retry_errors: Annotated[
         bool, typer.Option("--retry-errors", help="With --resume: retry failed items.")
@@ -147,7 +149,7 @@ def run(
     _print_summary(summary)
     console.print(_result_table(store, run_id))
     if judges:
-        judge(run_id, judges, policy, home=home)
+        judge(run_id, judges, policy, judge_style, home=home)
 
 
 def _run_with_progress(runner: Runner, run_id: str, retry_errors: bool) -> None:
@@ -252,10 +254,8 @@ def show_run(
 def judge(
     run_id: Annotated[str, typer.Argument(metavar="RUN", help="A run id or `latest`.")],
     judges: Annotated[str, typer.Option(help="Judge specs, comma-separated; `embedding[:T]` is offline.")],
-    policy: Annotated[str, typer.Option(help="vote:K, majority, all or any.")] = "vote:2",
-    style: Annotated[
-        JudgeStyle, typer.Option(help="Judge prompt: strict (case study) or rubric (Wonderland).")
-    ] = "strict",
+    policy: PolicyOption = None,
+    style: StyleOption = "strict",
     human: Annotated[
         Path | None, typer.Option(help="CSV of human verdicts: problem, answer, verdict.")
     ] = None,
