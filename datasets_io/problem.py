@@ -50,6 +50,12 @@ class Concept(BaseModel):
     left: str = Field(min_length=1)
     right: str | None = None
 
+    @property
+    def stated_right(self) -> str:
+        """The right rule as a prompt or a judge reads it: where a dataset states none, the
+        negation of the left one, `NOT <left>`, as the case study writes Bongard-OpenWorld's."""
+        return self.right if self.right is not None else f"NOT {self.left}"
+
 
 class BongardProblem(BaseModel):
     """A Bongard problem: context panels per side, optional test panels, its concept.

@@ -47,7 +47,7 @@ class Verdict(BaseModel):
 
 class ConceptText(TypedDict):
     left: str
-    right: str | None
+    right: str
 
 
 class ProposedSolution(TypedDict):
@@ -58,13 +58,13 @@ class ProposedSolution(TypedDict):
 
 
 def _text(concept: Concept) -> ConceptText:
-    return {"left": concept.left, "right": concept.right}
+    return {"left": concept.left, "right": concept.stated_right}
 
 
 async def _verify(state: SolveState, runtime: Ctx) -> SolveState:
     item = runtime.context
     proposed, expected = item.inputs["proposed"], item.inputs["expected"]
-    text = with_intro(item, "verify_solution", left=proposed["left"], right=proposed["right"] or "-")
+    text = with_intro(item, "verify_solution", left=proposed["left"], right=proposed["right"])
     reply = await ask(
         item, "reasoner", text, [sheet_source(item)], task="judge", conversation="verify", schema=Verdict,
         extra={"proposed": dict(proposed)},

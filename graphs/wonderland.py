@@ -148,7 +148,7 @@ def _prepare_choice(given: Preparation[MultipleChoiceOptions]) -> ChoiceInputs:
         candidates = [own, *seeded_random(given.seed, problem, "multiple-choice").sample(pool, choices - 1)]
     seeded_random(given.seed, problem, "multiple-choice order").shuffle(candidates)
     listed: list[ListedOption] = [
-        {"id": n, "left": c.left, "right": c.right or ""} for n, c in enumerate(candidates, 1)
+        {"id": n, "left": c.left, "right": c.stated_right} for n, c in enumerate(candidates, 1)
     ]
     return {"options": listed, "label": candidates.index(own) + 1}
 

@@ -20,7 +20,7 @@ DEFAULT_THRESHOLD = 0.7
 
 def concept_text(concept: Concept) -> str:
     """How a concept is put into words for comparison with an answer."""
-    return f"Left: {concept.left}\nRight: {concept.right}" if concept.right else concept.left
+    return f"Left: {concept.left}\nRight: {concept.stated_right}"
 
 
 class EmbeddingJudge:

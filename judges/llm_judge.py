@@ -63,7 +63,7 @@ class LLMJudge:
 
     async def judge(self, concept: Concept, answer: str) -> Verdict:
         prompt = self.prompts.fill(
-            JUDGES, self.style, left=concept.left, right=concept.right or "-", answer=fenced(answer)
+            JUDGES, self.style, left=concept.left, right=concept.stated_right, answer=fenced(answer)
         )
         messages: list[BaseMessage] = [HumanMessage(content=prompt)]
         if self.style == "rubric":

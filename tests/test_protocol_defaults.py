@@ -108,3 +108,22 @@ def test_each_strategy_sends_the_decoding_its_paper_states(
     store = ResultsStore(tmp_path / STORE_FILE)
     recorded = store.run_config(store.resolve_run("latest"))["agent_params"]
     assert {key: float(value) for key, value in recorded.items()} == sent
+
+
+def test_a_concept_without_a_right_rule_reads_as_not_left_as_the_case_study_writes_it() -> None:
+    import asyncio
+
+    from agents.provider import AgentParams
+    from datasets_io.problem import Concept
+    from judges.embedding_judge import concept_text
+    from judges.llm_judge import LLMJudge
+    from tests.scripted import ScriptedAgent
+
+    caption = "a dog asleep on a sofa"
+    openworld = Concept(left=caption, right=None)  # Bongard-OpenWorld states the left concept only
+    assert openworld.stated_right == f"NOT {caption}"
+    assert concept_text(openworld) == f"Left: {caption}\nRight: NOT {caption}"
+    scripted = ScriptedAgent("scripted:judge", lambda request: "EVALUATION: OK")
+    asyncio.run(LLMJudge(scripted.managed(AgentParams()), "strict").judge(openworld, "Left: a dog"))
+    [request] = scripted.requests
+    assert f"NOT {caption}" in request.text() and "Right: -" not in request.text()

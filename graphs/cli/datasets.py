@@ -68,7 +68,7 @@ def show(
         f"{len(problem.test_panels)} test images -> {out}"
     )
     if problem.concept:
-        console.print(f"  left:  {problem.concept.left}\n  right: {problem.concept.right or '-'}")
+        console.print(f"  left:  {problem.concept.left}\n  right: {problem.concept.stated_right}")
     if tests_out is not None:
         save_png(render_strip(problem, problem.test_panels, variant, max_side), tests_out)
         console.print(f"  test images ({', '.join(p.ref for p in problem.test_panels)}) -> {tests_out}")
