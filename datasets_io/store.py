@@ -108,6 +108,12 @@ MIGRATIONS: Sequence[str] = (
                   AND i.attempt = calls.attempt), 'not-requested');
     UPDATE items SET answer = json_remove(answer, '$.trace') WHERE answer IS NOT NULL;
     """,
+    # A judging's decisions say when they were made, so the latest judging of a run is the one
+    # that counts (older stores' judgings count as made at time 0, in the order they were stored).
+    """
+    ALTER TABLE decisions ADD COLUMN decided_at REAL NOT NULL DEFAULT 0;
+    UPDATE decisions SET decided_at = rowid * 1e-9;
+    """,
 )
 CALL_FIELDS = tuple(CallTrace.model_fields)
 """The `calls` columns that hold a `CallTrace`, in its field order."""
@@ -119,10 +125,15 @@ ITEM_COLUMNS = (
 VERDICT_FIELDS = ("judge", "label", "raw_text", "input_tokens", "output_tokens", "cost_usd")
 
 
-ITEM_SOLVED = """(i.correct = 1 OR EXISTS (
+LATEST_JUDGING = """(SELECT l.judging || '@' || l.policy FROM decisions l WHERE l.run_id = i.run_id
+    ORDER BY l.decided_at DESC LIMIT 1)"""
+"""SQL for `items i`: the run's latest judging (judges and style, and policy), the one that counts."""
+ITEM_SOLVED = f"""(i.correct = 1 OR EXISTS (
     SELECT 1 FROM decisions d
-    WHERE d.run_id = i.run_id AND d.problem = i.problem AND d.attempt = i.attempt AND d.ok = 1))"""
-"""SQL for `items i`: a classification answer that is correct, or a free-form answer a judging accepted."""
+    WHERE d.run_id = i.run_id AND d.problem = i.problem AND d.attempt = i.attempt AND d.ok = 1
+    AND d.judging || '@' || d.policy = {LATEST_JUDGING}))"""
+"""SQL for `items i`: a classification answer that is correct, or a free-form answer the run's
+latest judging accepted (so judging again with a stricter judge can lower a score, not only raise it)."""
 SOLVED_ITEMS = f"SELECT COUNT(*) FROM items i WHERE i.run_id = ? AND i.status = 'done' AND {ITEM_SOLVED}"
 
 
@@ -345,18 +356,15 @@ class ResultsStore:
         ok: bool,
         verdicts: Sequence[Verdict],
     ) -> None:
-        """A judging's decision on one item and every judge's verdict behind it."""
+        """A judging's decision on one item, when it was made, and every judge's verdict behind it."""
+        item = ("run_id", "problem", "attempt", "judging")
         with self.transaction() as db:
             db.execute(
-                _insert(
-                    "decisions", ("run_id", "problem", "attempt", "judging", "policy", "ok"), replace=True
-                ),
-                (run_id, problem, attempt, judging, policy, int(ok)),
+                _insert("decisions", (*item, "policy", "ok", "decided_at"), replace=True),
+                (run_id, problem, attempt, judging, policy, int(ok), time.time()),
             )
             db.executemany(
-                _insert(
-                    "verdicts", ("run_id", "problem", "attempt", "judging", *VERDICT_FIELDS), replace=True
-                ),
+                _insert("verdicts", (*item, *VERDICT_FIELDS), replace=True),
                 [
                     (run_id, problem, attempt, judging, *(getattr(v, name) for name in VERDICT_FIELDS))
                     for v in verdicts

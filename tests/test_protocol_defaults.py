@@ -127,3 +127,26 @@ def test_a_concept_without_a_right_rule_reads_as_not_left_as_the_case_study_writ
     asyncio.run(LLMJudge(scripted.managed(AgentParams()), "strict").judge(openworld, "Left: a dog"))
     [request] = scripted.requests
     assert f"NOT {caption}" in request.text() and "Right: -" not in request.text()
+
+
+def test_judging_again_with_a_stricter_judge_lowers_the_count(shared_data: Path, tmp_path: Path) -> None:
+    """The latest judging of a run is the one that counts, not any judging that ever accepted."""
+    pytest.importorskip("sentence_transformers")
+    home = ("--home", tmp_path)
+    solved = run_bongard(
+        "run", "--strategy", "direct", "--model", "perception", "--dataset", "bongard-classic",
+        "--problems", "1-4", "--data-dir", shared_data, *home,
+    )  # fmt: skip
+    assert solved.returncode == 0, solved.stderr
+
+    def compared(judge: str) -> int:
+        judged = run_bongard("judge", "latest", "--judges", judge, *home)
+        assert judged.returncode == 0, judged.stderr
+        out = tmp_path / f"report-{judge}"
+        assert run_bongard("compare", "--out", out, *home).returncode == 0
+        [row] = json.loads((out / "comparison.json").read_text(encoding="utf-8"))
+        count: int = row["solved"]
+        return count
+
+    assert compared("embedding:0.01") == 4  # lenient: every answer accepted
+    assert compared("embedding:0.99") == 0  # stricter, later: it counts
