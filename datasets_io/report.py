@@ -24,9 +24,14 @@ SELECT i.run_id, i.problem, i.attempt, i.status,
        (SELECT COALESCE(SUM(c.input_tokens + c.output_tokens), 0) FROM calls c
         WHERE c.run_id = i.run_id AND c.problem = i.problem AND c.attempt = i.attempt) AS tokens,
        (SELECT SUM(c.cost_usd) FROM calls c
-        WHERE c.run_id = i.run_id AND c.problem = i.problem AND c.attempt = i.attempt) AS cost_usd
+        WHERE c.run_id = i.run_id AND c.problem = i.problem AND c.attempt = i.attempt) AS cost_usd,
+       (SELECT COUNT(*) FROM json_each(i.answer, '$.expected.sides')) AS images,
+       (SELECT COUNT(*) FROM json_each(i.answer, '$.expected.sides') e
+        WHERE json_extract(i.answer, '$.sides."' || e.key || '"') = e.value) AS images_right
 FROM items i
 """
+"""One row per item; `images` and `images_right` count the test images an answer put on a side
+(classification settings) and those it put on the true one."""
 
 
 def runs_frame(store: ResultsStore, run_ids: list[str]) -> pd.DataFrame:
@@ -59,6 +64,7 @@ def problems_frame(store: ResultsStore, run_ids: list[str], min_solved: int | No
     grouped = items.groupby(["run_id", "problem"]).agg(
         attempts=("attempt", "count"), solved_attempts=("solved", "sum"), tokens=("tokens", "sum"),
         cost_usd=("cost_usd", lambda c: None if c.isna().any() else float(c.sum())),
+        images=("images", "sum"), images_right=("images_right", "sum"),
     ).reset_index()  # fmt: skip
     grouped["solved"] = [
         problem_solved(int(solved), int(attempts), min_solved)
@@ -71,8 +77,12 @@ def comparison_table(problems: pd.DataFrame) -> pd.DataFrame:
     table = problems.groupby(["strategy", "model", "dataset"]).agg(
         problems=("problem", "count"), solved=("solved", "sum"), tokens=("tokens", "sum"),
         cost_usd=("cost_usd", lambda c: None if c.isna().any() else float(c.sum())),
+        images=("images", "sum"), images_right=("images_right", "sum"),
     ).reset_index()  # fmt: skip
     table["accuracy"] = (table["solved"] / table["problems"]).round(3)
+    table["image_accuracy"] = (table["images_right"] / table["images"].where(table["images"] > 0)).round(3)
+    """Test images put on their true side / test images (the papers' per-image accuracy for I1S,
+    D1S and the paradigms); empty for settings without test images."""
     solved = table["solved"].where(table["solved"] > 0)
     table["tokens_per_solved"] = (table["tokens"] / solved).round(1)
     table["cost_per_solved_usd"] = table["cost_usd"] / solved

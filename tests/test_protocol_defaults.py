@@ -150,3 +150,24 @@ def test_judging_again_with_a_stricter_judge_lowers_the_count(shared_data: Path,
 
     assert compared("embedding:0.01") == 4  # lenient: every answer accepted
     assert compared("embedding:0.99") == 0  # stricter, later: it counts
+
+
+def test_image_accuracy_stands_beside_problem_accuracy(tmp_path: Path) -> None:
+    """I1S, D1S and the paradigms are reported per test image in the papers; a problem is solved
+    only when all its test images are right."""
+    from datasets_io.records import Answer
+    from datasets_io.report import comparison_table, problems_frame
+
+    store = ResultsStore(tmp_path / STORE_FILE)
+    config = {"strategy": "image-to-side", "dataset": "bongard-rwr", "agents": {"reasoner": "m"}}
+    run_id = store.create_run(config, "test")
+    truth = {"left-test-6": "left", "right-test-6": "right"}
+    for number, given in (("1", {"left-test-6": "left", "right-test-6": "left"}), ("2", truth)):
+        answer = Answer(
+            strategy="image-to-side", problem=f"bongard-rwr/{number}", text="", sides=given,
+            expected={"sides": truth}, correct=given == truth,
+        )  # fmt: skip
+        store.save_item(run_id, answer.problem, 0, answer, None)
+    [row] = comparison_table(problems_frame(store, [run_id])).to_dict("records")
+    assert (row["solved"], row["accuracy"]) == (1, 0.5)
+    assert (row["images"], row["images_right"], row["image_accuracy"]) == (4, 3, 0.75)

@@ -192,13 +192,26 @@ def _result_table(store: ResultsStore, run_id: str) -> Table:
 
     [row] = comparison_table(problems_frame(store, [run_id])).to_dict("records") or [None]
     table = Table(title=f"result of {run_id}")
-    for column in ("strategy", "model", "dataset", "problems", "solved", "accuracy"):
-        table.add_column(column)
+    for header in RESULT_COLUMNS.values():
+        table.add_column(header)
     if row is not None:
-        table.add_row(
-            *(escape(str(row[c])) for c in ("strategy", "model", "dataset", "problems", "solved", "accuracy"))
-        )
+        table.add_row(*(escape(_cell(row[key])) for key in RESULT_COLUMNS))
     return table
+
+
+RESULT_COLUMNS = {
+    "strategy": "strategy",
+    "model": "model",
+    "dataset": "dataset",
+    "problems": "problems",
+    "solved": "solved",
+    "accuracy": "accuracy (solved / problems)",
+    "image_accuracy": "image accuracy (test images right / test images)",
+}
+
+
+def _cell(value: Any) -> str:
+    return "-" if value is None or value != value else str(value)  # NaN: no test images
 
 
 def _print_summary(summary: RunSummary) -> None:
