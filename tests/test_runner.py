@@ -143,7 +143,9 @@ def test_a_run_killed_with_sigkill_resumes_without_repeating_a_call(
     sent_after = len(list(server.model_requests())) - sent_before
     # The resume makes exactly the calls that no stored item or checkpoint kept: none made again.
     assert final.cached_calls == 0 and sent_after == final.calls - kept
-    assert sent_before - kept <= 2  # calls lost in flight: at most the run's concurrency
+    # Calls lost to the kill: at most one per call slot in flight, plus one per slot whose reply had
+    # arrived, freeing the slot, while its checkpoint write was still queued (seen once in CI under load).
+    assert sent_before - kept <= 2 * 2
 
 
 def test_judge_prints_verdicts_and_agreement_and_is_cached(
