@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import sys
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +13,7 @@ from graphs.nodes import SolveRuntime
 from graphs.registry import STRATEGIES, get_strategy
 from graphs.solve import solve
 from tests.cli import run_bongard
+from tests.distributions import installed_distribution
 from tests.scripted import ScriptedAgent
 
 PLUGIN = '''
@@ -54,22 +53,15 @@ def one_look() -> Graph:
 
 @pytest.fixture
 def installed_strategy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """A distribution on sys.path naming its strategy module, as `pip install` would leave it."""
-    site = tmp_path / "site"
-    site.mkdir()
-    (site / "one_look_plugin.py").write_text(textwrap.dedent(PLUGIN), encoding="utf-8")
-    info = site / "one_look_plugin-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: one-look-plugin\nVersion: 1.0\n", "utf-8")
-    (info / "entry_points.txt").write_text(
-        "[bongard_agents.strategies]\none_look = one_look_plugin\n", encoding="utf-8"
-    )
+    """A distribution naming its strategy module, as `pip install` would leave it."""
     STRATEGIES.names()  # the built-ins, before the plugin is installed
-    monkeypatch.syspath_prepend(str(site))
     monkeypatch.setattr(STRATEGIES, "_entries", dict(STRATEGIES._entries))
     monkeypatch.setattr(STRATEGIES, "_pending", None)  # look at the installed entry points again
-    yield
-    sys.modules.pop("one_look_plugin", None)
+    with installed_distribution(
+        tmp_path / "site", monkeypatch, "one-look-plugin", {"one_look_plugin": PLUGIN},
+        {"bongard_agents.strategies": {"one_look": "one_look_plugin"}},
+    ):  # fmt: skip
+        yield
 
 
 def test_a_plugin_strategy_is_listed_described_and_solves(
