@@ -2,8 +2,9 @@
 
 A problem counts as solved by a run when most of its attempts are solved (or
 at least `min_solved` of them, e.g. 2 of 3 for Bongard in Wonderland); an
-attempt is solved when its classification answer is correct or a judging of
-its free-form answer accepted it. The table follows the case study's Tables 1
+attempt is solved when its classification answer is correct or the run's
+latest judging (or the one named by `Counting.judging`) accepted its
+free-form answer. The table follows the case study's Tables 1
 and 4: solved problems and accuracy per strategy x model x dataset.
 """
 
@@ -15,8 +16,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from datasets_io.errors import BongardError, did_you_mean
 from datasets_io.figures import figure_file
-from datasets_io.store import ITEM_SOLVED, ResultsStore, problem_solved
+from datasets_io.store import DEFAULT_COUNTING, ITEM_SOLVED, Counting, ResultsStore
 
 ITEMS_SQL = f"""
 SELECT i.run_id, i.problem, i.attempt, i.status,
@@ -50,24 +52,45 @@ def runs_frame(store: ResultsStore, run_ids: list[str]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["run_id", "strategy", "model", "dataset"])
 
 
-def items_frame(store: ResultsStore, run_ids: list[str]) -> pd.DataFrame:
-    """One row per item: run, problem, attempt, status, solved, tokens, cost."""
+class UnknownJudging(BongardError, ValueError):
+    """A judging named for counting that a judged run does not have; the message lists its judgings."""
+
+
+def check_judging(store: ResultsStore, run_ids: list[str], judging: str) -> None:
+    """Every run that has been judged has a judging of that name (a run never judged has none to
+    choose from; its free-form answers count as unsolved either way)."""
+    for run_id in run_ids:
+        names = [j.name for j in store.judgings(run_id)]
+        if names and judging not in names:
+            raise UnknownJudging(
+                f"run {run_id} has no judging {judging!r}{did_you_mean(judging, names)}; "
+                f"its judgings, oldest first: {', '.join(names)} (`bongard runs show {run_id}`)"
+            )
+
+
+def items_frame(
+    store: ResultsStore, run_ids: list[str], counting: Counting = DEFAULT_COUNTING
+) -> pd.DataFrame:
+    """One row per item: run, problem, attempt, status, solved (by the counting's judging), tokens, cost."""
+    if counting.judging is not None:
+        check_judging(store, run_ids, counting.judging)
     with sqlite3.connect(store.path) as connection:
-        frame = pd.read_sql_query(ITEMS_SQL, connection)
+        frame = pd.read_sql_query(ITEMS_SQL, connection, params={"judging": counting.judging})
     return frame[frame["run_id"].isin(run_ids)].reset_index(drop=True)
 
 
-def problems_frame(store: ResultsStore, run_ids: list[str], min_solved: int | None = None) -> pd.DataFrame:
-    """One row per (run, problem): solved when most attempts are (or at least `min_solved`),
-    with tokens and cost summed."""
-    items = items_frame(store, run_ids)
+def problems_frame(
+    store: ResultsStore, run_ids: list[str], counting: Counting = DEFAULT_COUNTING
+) -> pd.DataFrame:
+    """One row per (run, problem): solved by the counting's rule, with tokens and cost summed."""
+    items = items_frame(store, run_ids, counting)
     grouped = items.groupby(["run_id", "problem"]).agg(
         attempts=("attempt", "count"), solved_attempts=("solved", "sum"), tokens=("tokens", "sum"),
         cost_usd=("cost_usd", lambda c: None if c.isna().any() else float(c.sum())),
         images=("images", "sum"), images_right=("images_right", "sum"),
     ).reset_index()  # fmt: skip
     grouped["solved"] = [
-        problem_solved(int(solved), int(attempts), min_solved)
+        counting.problem_solved(int(solved), int(attempts))
         for solved, attempts in zip(grouped["solved_attempts"], grouped["attempts"], strict=True)
     ]
     return grouped.merge(runs_frame(store, run_ids), on="run_id")
@@ -89,18 +112,18 @@ def comparison_table(problems: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
-def solved_problems(store: ResultsStore, run_id: str, min_solved: int | None = None) -> set[str]:
+def solved_problems(store: ResultsStore, run_id: str, counting: Counting = DEFAULT_COUNTING) -> set[str]:
     """The problems a run solved (the rule of `problems_frame`)."""
-    problems = problems_frame(store, [run_id], min_solved)
+    problems = problems_frame(store, [run_id], counting)
     return set(problems.loc[problems["solved"], "problem"])
 
 
 def write_report(
-    store: ResultsStore, run_ids: list[str], out: Path, min_solved: int | None = None
+    store: ResultsStore, run_ids: list[str], out: Path, counting: Counting = DEFAULT_COUNTING
 ) -> pd.DataFrame:
     """Tables as Markdown, CSV and JSON and four PNG plots in `out`; returns the table."""
+    problems = problems_frame(store, run_ids, counting)
     out.mkdir(parents=True, exist_ok=True)
-    problems = problems_frame(store, run_ids, min_solved)
     table = comparison_table(problems)
     table.to_csv(out / "comparison.csv", index=False)
     (out / "comparison.json").write_text(table.to_json(orient="records", indent=2), encoding="utf-8")

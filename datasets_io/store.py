@@ -127,20 +127,48 @@ VERDICT_FIELDS = ("judge", "label", "raw_text", "input_tokens", "output_tokens",
 
 LATEST_JUDGING = """(SELECT l.judging || '@' || l.policy FROM decisions l WHERE l.run_id = i.run_id
     ORDER BY l.decided_at DESC LIMIT 1)"""
-"""SQL for `items i`: the run's latest judging (judges and style, and policy), the one that counts."""
+"""SQL for `items i`: the name of the run's latest judging (judges and style, and policy)."""
 ITEM_SOLVED = f"""(i.correct = 1 OR EXISTS (
     SELECT 1 FROM decisions d
     WHERE d.run_id = i.run_id AND d.problem = i.problem AND d.attempt = i.attempt AND d.ok = 1
-    AND d.judging || '@' || d.policy = {LATEST_JUDGING}))"""
-"""SQL for `items i`: a classification answer that is correct, or a free-form answer the run's
-latest judging accepted (so judging again with a stricter judge can lower a score, not only raise it)."""
-SOLVED_ITEMS = f"SELECT COUNT(*) FROM items i WHERE i.run_id = ? AND i.status = 'done' AND {ITEM_SOLVED}"
+    AND d.judging || '@' || d.policy = COALESCE(:judging, {LATEST_JUDGING})))"""
+"""SQL for `items i`: a classification answer that is correct, or a free-form answer accepted by the
+judging named `:judging`, or when that is NULL by the run's latest (so judging again with a stricter
+judge can lower a score, not only raise it)."""
+SOLVED_ITEMS = f"""SELECT COUNT(*) FROM items i WHERE i.run_id = :run_id AND i.status = 'done'
+    AND {ITEM_SOLVED}"""
 
 
-def problem_solved(solved_attempts: int, attempts: int, min_solved: int | None = None) -> bool:
-    """The one rule for a problem: solved by a run when most of its attempts are (each by
-    `ITEM_SOLVED`), or at least `min_solved` of them (e.g. 2 of 3, as Bongard in Wonderland counts)."""
-    return solved_attempts >= min_solved if min_solved is not None else solved_attempts * 2 > attempts
+@dataclass(frozen=True)
+class Counting:
+    """How a run's problems are counted: the one rule `compare`, `analyze` and the run table share."""
+
+    min_solved: int | None = None
+    """A problem is solved when at least this many of its attempts are; None: most of them."""
+    judging: str | None = None
+    """The judging (its name, see `ResultsStore.judgings`) that decides free-form answers; None: the
+    run's latest."""
+
+    def problem_solved(self, solved_attempts: int, attempts: int) -> bool:
+        """Solved when most attempts are (each by `ITEM_SOLVED`), or at least `min_solved` of them
+        (e.g. 2 of 3, as Bongard in Wonderland counts)."""
+        if self.min_solved is not None:
+            return solved_attempts >= self.min_solved
+        return solved_attempts * 2 > attempts
+
+
+DEFAULT_COUNTING = Counting()
+"""Most attempts, by each run's latest judging: what every table uses unless told otherwise."""
+
+
+@dataclass(frozen=True)
+class Judging:
+    """One judging of a run: its name (`STYLE|JUDGE,...@POLICY`), when it ended, what it decided."""
+
+    name: str
+    decided_at: float
+    items: int
+    accepted: int
 
 
 class StoreError(BongardError):
@@ -377,6 +405,16 @@ class ResultsStore:
             query = "SELECT COUNT(DISTINCT problem || '#' || attempt) FROM decisions WHERE run_id = ?"
             return int(db.execute(query, (run_id,)).fetchone()[0])
 
+    def judgings(self, run_id: str) -> list[Judging]:
+        """The run's judgings, oldest first: the last one counts unless another is named."""
+        with self.reading() as db:
+            rows = db.execute(
+                "SELECT judging || '@' || policy, MAX(decided_at), COUNT(*), COALESCE(SUM(ok), 0) "
+                "FROM decisions WHERE run_id = ? GROUP BY judging, policy ORDER BY MAX(decided_at)",
+                (run_id,),
+            ).fetchall()
+        return [Judging(str(name), float(at), int(n), int(ok)) for name, at, n, ok in rows]
+
     def summary(self, run_id: str) -> RunSummary:
         with self.reading() as db:
             created, finished, config = db.execute(
@@ -387,7 +425,7 @@ class ResultsStore:
                 "FROM items WHERE run_id = ?",
                 (run_id,),
             ).fetchone()
-            solved = db.execute(SOLVED_ITEMS, (run_id,)).fetchone()[0]
+            solved = db.execute(SOLVED_ITEMS, {"run_id": run_id, "judging": None}).fetchone()[0]
             format_errors = db.execute(
                 "SELECT COUNT(*) FROM items WHERE run_id = ? AND status = 'done' AND parse_status = 'failed'",
                 (run_id,),

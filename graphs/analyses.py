@@ -15,7 +15,7 @@ import pandas as pd
 
 from datasets_io.catalog import Dataset, open_dataset
 from datasets_io.report import problems_frame, runs_frame, solved_problems
-from datasets_io.store import ResultsStore
+from datasets_io.store import DEFAULT_COUNTING, Counting, ResultsStore
 from datasets_io.task_types import TASKS, TaskTypes
 from graphs.registry import StrategyError, get_strategy
 from graphs.runner import RunConfig
@@ -30,7 +30,7 @@ class TypesAnalysis:
 
 
 def task_types_of_runs(
-    store: ResultsStore, runs: tuple[str, str, str], min_solved: int | None = None
+    store: ResultsStore, runs: tuple[str, str, str], counting: Counting = DEFAULT_COUNTING
 ) -> TypesAnalysis:
     """Type I-IV from an open-ended, a concept-probe and a hypotheses run of one dataset."""
     resolved = [store.resolve_run(run) for run in runs]
@@ -49,7 +49,7 @@ def task_types_of_runs(
     models = sorted(set(runs_frame(store, resolved)["model"]))
     if len(models) > 1:
         warnings.append(f"the runs are of different models ({', '.join(models)}); types compare one model")
-    t1, t2, t3 = (frozenset(solved_problems(store, run_id, min_solved)) for run_id in resolved)
+    t1, t2, t3 = (frozenset(solved_problems(store, run_id, counting)) for run_id in resolved)
     title = f"{' / '.join(models)} on {datasets.pop()}"
     return TypesAnalysis(TaskTypes(t1, t2, t3), title, warnings)
 
@@ -101,10 +101,12 @@ def concept_generation_metrics(
 UNKNOWN_GROUP = "unknown"
 
 
-def group_accuracy(store: ResultsStore, run_ids: list[str], min_solved: int | None = None) -> pd.DataFrame:
+def group_accuracy(
+    store: ResultsStore, run_ids: list[str], counting: Counting = DEFAULT_COUNTING
+) -> pd.DataFrame:
     """Solved problems and accuracy per strategy, model, dataset and concept group (Bongard-RWR+,
     Fig. 6 and 14); problems whose group the dataset does not know count as `unknown`."""
-    problems = problems_frame(store, run_ids, min_solved)
+    problems = problems_frame(store, run_ids, counting)
     datasets = {run_id: run_dataset(store, run_id) for run_id in run_ids}
     groups = [
         datasets[run_id].problem(problem.split("/", 1)[1]).concept_group or UNKNOWN_GROUP

@@ -31,6 +31,8 @@ COMPARED_POLICIES = ("all", "any", "majority")
 @dataclass
 class JudgingReport:
     run_id: str
+    name: str
+    """The judging's name, `STYLE|JUDGE,...@POLICY`: the one `--judging` takes."""
     policy: str
     judges: list[str]
     decisions: dict[tuple[str, int], Decision] = field(default_factory=dict)
@@ -54,6 +56,8 @@ class JudgingReport:
         lines = [
             f"{self.run_id}: {len(self.decisions)} answers judged ({self.not_judged} not free-form, skipped)"
         ]
+        if self.decisions:
+            lines.append(f"  judging {self.name}: the run's latest, the one its counts use now")
         for name, counts in self.per_judge().items():
             lines.append(f"  {name}: {counts['ok']} ok, {counts['wrong']} wrong, {counts['abstain']} abstain")
         lines.append("  accepted: " + ", ".join(f"{p} {n}" for p, n in self.policies().items()))
@@ -89,7 +93,7 @@ async def judge_run(
     ensemble = JudgeEnsemble(judges, policy)
     policy = ensemble.policy
     judging = f"{style}|{','.join(j.name for j in judges)}"
-    report = JudgingReport(run_id, policy, [j.name for j in judges])
+    report = JudgingReport(run_id, f"{judging}@{policy}", policy, [j.name for j in judges])
     slots = asyncio.Semaphore(JUDGING_CONCURRENCY)
 
     async def one(problem: str, attempt: int, candidates: list[str]) -> None:

@@ -16,7 +16,7 @@ from PIL import Image
 
 from datasets_io.query_report import category_accuracy, query_accuracy, query_frame
 from datasets_io.report import problems_frame, solved_problems
-from datasets_io.store import STORE_FILE, ResultsStore
+from datasets_io.store import STORE_FILE, Counting, ResultsStore
 from datasets_io.task_types import TaskTypes, write_types
 from graphs.analyses import group_accuracy, task_types_of_runs
 from graphs.answer import Answer
@@ -83,8 +83,8 @@ def test_a_problem_is_solved_by_most_attempts_or_by_at_least_k(store: ResultsSto
     frame = problems_frame(store, [run_id]).set_index("problem")
     assert list(frame["solved_attempts"]) == [2, 1, 3, 0]
     assert solved_problems(store, run_id) == {f"{DATASET}/1", f"{DATASET}/3"}  # 2 of 3 by default
-    assert solved_problems(store, run_id, min_solved=1) == {f"{DATASET}/{n}" for n in "123"}
-    assert solved_problems(store, run_id, min_solved=3) == {f"{DATASET}/3"}
+    assert solved_problems(store, run_id, Counting(min_solved=1)) == {f"{DATASET}/{n}" for n in "123"}
+    assert solved_problems(store, run_id, Counting(min_solved=3)) == {f"{DATASET}/3"}
 
 
 def test_the_types_are_the_intersections_of_the_three_solved_sets() -> None:

@@ -139,17 +139,30 @@ def test_judging_again_with_a_stricter_judge_lowers_the_count(shared_data: Path,
     )  # fmt: skip
     assert solved.returncode == 0, solved.stderr
 
-    def compared(judge: str) -> int:
-        judged = run_bongard("judge", "latest", "--judges", judge, *home)
-        assert judged.returncode == 0, judged.stderr
-        out = tmp_path / f"report-{judge}"
-        assert run_bongard("compare", "--out", out, *home).returncode == 0
+    def compared(*chosen: str) -> int:
+        out = tmp_path / f"report-{len(list(tmp_path.iterdir()))}"
+        result = run_bongard("compare", "--out", out, *chosen, *home)
+        assert result.returncode == 0, result.stderr
         [row] = json.loads((out / "comparison.json").read_text(encoding="utf-8"))
         count: int = row["solved"]
         return count
 
-    assert compared("embedding:0.01") == 4  # lenient: every answer accepted
-    assert compared("embedding:0.99") == 0  # stricter, later: it counts
+    def judge(judge: str) -> int:
+        judged = run_bongard("judge", "latest", "--judges", judge, *home)
+        assert judged.returncode == 0, judged.stderr
+        assert f"judging strict|{judge}@vote:1: the run's latest" in judged.stdout
+        return compared()
+
+    assert judge("embedding:0.01") == 4  # lenient: every answer accepted
+    assert judge("embedding:0.99") == 0  # stricter, later: it counts
+    lenient = "strict|embedding:0.01@vote:1"
+    assert compared("--judging", lenient) == 4  # unless an earlier judging is named
+    shown = run_bongard("runs", "show", "latest", *home).stdout
+    assert f"judging {lenient}: 4 of 4 accepted" in shown
+    assert "judging strict|embedding:0.99@vote:1: 0 of 4 accepted" in shown and "(counts)" in shown
+    misspelt = run_bongard("compare", "--judging", "strict|embedding:0.1@vote:1", *home)
+    assert misspelt.returncode == 2
+    assert f"has no judging 'strict|embedding:0.1@vote:1' (did you mean '{lenient}'?)" in misspelt.stderr
 
 
 def test_image_accuracy_stands_beside_problem_accuracy(tmp_path: Path) -> None:

@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
+from datasets_io.store import Counting
 from graphs.cli.console import console, error_console
-from graphs.cli.options import HomeOption, MinSolvedOption
+from graphs.cli.options import HomeOption, JudgingOption, MinSolvedOption
 from graphs.cli.run import open_store
 
 if TYPE_CHECKING:
@@ -61,13 +62,17 @@ def queries(run_ids: RunIds, out: OutOption = None, home: HomeOption = None) -> 
 
 @analyze_app.command("groups")
 def groups(
-    run_ids: RunIds, min_solved: MinSolvedOption = None, out: OutOption = None, home: HomeOption = None
+    run_ids: RunIds,
+    min_solved: MinSolvedOption = None,
+    judging: JudgingOption = None,
+    out: OutOption = None,
+    home: HomeOption = None,
 ) -> None:
     """Solved problems and accuracy per concept group (Size, Position, Count, ... Angle)."""
     from graphs.analyses import group_accuracy
 
     store = open_store(home)
-    table = group_accuracy(store, [store.resolve_run(run) for run in run_ids], min_solved)
+    table = group_accuracy(store, [store.resolve_run(run) for run in run_ids], Counting(min_solved, judging))
     _show({"group_accuracy": table}, out)
 
 
@@ -97,6 +102,7 @@ def types(
     probe: Annotated[str, typer.Option(help="The concept-probe run (Task 2).")],
     hypotheses: Annotated[str, typer.Option(help="The hypotheses run (Task 3), judged.")],
     min_solved: MinSolvedOption = None,
+    judging: JudgingOption = None,
     out: Annotated[Path, typer.Option("--out", help="Folder for types.md, types.json, types.png.")] = Path(
         "types"
     ),
@@ -106,7 +112,9 @@ def types(
     from datasets_io.task_types import markdown_table, write_types
     from graphs.analyses import task_types_of_runs
 
-    analysis = task_types_of_runs(open_store(home), (open_ended, probe, hypotheses), min_solved)
+    analysis = task_types_of_runs(
+        open_store(home), (open_ended, probe, hypotheses), Counting(min_solved, judging)
+    )
     for warning in analysis.warnings:
         error_console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
     write_types(analysis.types, analysis.title, out)

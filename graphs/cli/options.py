@@ -82,3 +82,12 @@ StyleOption = Annotated[
     JudgeStyle,
     typer.Option("--style", help="Judge prompt: strict (case study) or rubric (Wonderland)."),
 ]
+JudgingOption = Annotated[
+    str | None,
+    typer.Option(
+        "--judging",
+        help="Count free-form answers by this judging (its name as `bongard runs show RUN` lists it, "
+        "STYLE|JUDGE,...@POLICY; default: each run's latest).",
+        show_default=False,
+    ),
+]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -13,13 +14,14 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, Ti
 from rich.table import Table
 
 from datasets_io.render import Variant
-from datasets_io.store import STORE_FILE, ResultsStore, RunSummary
+from datasets_io.store import STORE_FILE, Counting, ResultsStore, RunSummary
 from datasets_io.workspace import workspace_home
 from graphs.cli.console import console, error_console
 from graphs.cli.options import (
     DataDirOption,
     DatasetOptions,
     HomeOption,
+    JudgingOption,
     MinSolvedOption,
     ModelParams,
     PolicyOption,
@@ -254,14 +256,22 @@ def show_run(
     as_json: Annotated[bool, typer.Option("--json")] = False,
     home: HomeOption = None,
 ) -> None:
-    """One run's configuration and counts."""
+    """One run's configuration, counts and judgings (the last one counts unless `--judging` names another)."""
     store = open_store(home)
-    summary = store.summary(store.resolve_run(run_id))
+    resolved = store.resolve_run(run_id)
+    summary = store.summary(resolved)
+    judgings = store.judgings(resolved)
     if as_json:
-        print(json.dumps(summary.as_json(), indent=2))
+        print(json.dumps({**summary.as_json(), "judgings": [j.__dict__ for j in judgings]}, indent=2))
         return
     console.print_json(json.dumps(summary.config))
     _print_summary(summary)
+    for number, judging in enumerate(judgings, 1):
+        counts = " (counts)" if number == len(judgings) else ""
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(judging.decided_at))
+        console.print(
+            f"judging {escape(judging.name)}: {judging.accepted} of {judging.items} accepted, {when}{counts}"
+        )
 
 
 def judge(
@@ -292,6 +302,7 @@ def compare(
     ] = None,
     out: Annotated[Path, typer.Option("--out", help="Folder for the tables and plots.")] = Path("report"),
     min_solved: MinSolvedOption = None,
+    judging: JudgingOption = None,
     home: HomeOption = None,
 ) -> None:
     """Solved problems and accuracy per strategy x model x dataset, as tables and plots."""
@@ -301,6 +312,6 @@ def compare(
     chosen = [store.resolve_run(run_id) for run_id in run_ids] if run_ids else store.run_ids()
     if not chosen:
         raise typer.BadParameter("there are no runs to compare yet", param_hint="RUN")
-    table = write_report(store, chosen, out, min_solved)
+    table = write_report(store, chosen, out, Counting(min_solved, judging))
     console.print(table.to_markdown(index=False))
     console.print(f"tables and plots in {out}")
