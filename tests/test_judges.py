@@ -60,6 +60,15 @@ def test_the_strict_request_holds_the_rules_the_examples_and_the_fenced_answer()
     )
 
 
+def test_the_strict_judge_is_asked_for_the_verdict_alone_as_the_case_study_asks() -> None:
+    """App. E: acceptance moves with the wording; the final prompt asks for OK or WRONG, no reasoning."""
+    judge, scripted = judge_with(lambda r: "WRONG")
+    assert verdict_of(judge, "Left: circles\nRight: squares").label == "wrong"  # a bare verdict reads
+    text = str(scripted.requests[0].messages[0].content)
+    assert "verdict only, with no reasoning" in text and "reason briefly" not in text
+    assert len(scripted.requests) == 1
+
+
 def test_the_rubric_request_asks_for_a_json_answer_field() -> None:
     judge, scripted = judge_with(lambda r: json.dumps({"answer": 0}), style="rubric")
     assert verdict_of(judge, "Left: round\nRight: pointed").label == "wrong"
@@ -94,7 +103,7 @@ def test_a_verdict_elsewhere_in_the_reply_is_not_read() -> None:
 
 
 def test_an_unreadable_reply_is_re_asked_once_then_read() -> None:
-    judge, scripted = judge_with(["Hmm, mostly right.", "EVALUATION: WRONG"])
+    judge, scripted = judge_with(["Hmm, mostly right, I would say.", "EVALUATION: WRONG"])
     assert verdict_of(judge, "Left: circles\nRight: squares").label == "wrong"
     assert len(scripted.requests) == 2
 
