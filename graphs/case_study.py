@@ -32,7 +32,7 @@ from graphs.nodes import (
     turn_by_turn,
     with_intro,
 )
-from graphs.registry import Graph, strategy
+from graphs.registry import Graph, ProtocolCard, strategy
 
 
 class PanelText(TypedDict):
@@ -84,6 +84,14 @@ async def _direct(state: CaseStudyState, runtime: Ctx) -> CaseStudyState:
     section="Sec. 3.1, Fig. 2a, Prompt 9",
     roles=("reasoner",),
     calls="1 call: the sheet",
+    card=ProtocolCard(
+        images="1 call with the sheet: "
+        "all 12 panels in one 1024-px-wide image, 3 rows x 2 per side, a separator",
+        contexts="1 call in its own context",
+        attempts="not stated: 1 run; Tables 1 and 4 count the problems solved",
+        scoring="free-form: 4 MLLM judges, text-only strict Prompt 3, hard voting: OK from >= 2 of 4 "
+        "(Sec. 3.2, App. E)",
+    ),
     judged=True,
 )
 def direct() -> Graph:
@@ -165,6 +173,13 @@ DESCRIPTIVE_ROLES = ("describer", "reasoner")
     section="Sec. 3.1, Fig. 2b, Prompts 10-11",
     roles=DESCRIPTIVE_ROLES,
     calls="12 single-panel calls, each in its own context, then 1 image-free answer call",
+    card=ProtocolCard(
+        images="describer: 1 panel per call (12 calls); answer call: none, the 12 descriptions as text",
+        contexts="none shared: each panel described afresh (Sec. 3.1); the answer call afresh",
+        attempts="not stated: 1 run; Tables 1 and 4 count the problems solved",
+        scoring="free-form: 4 MLLM judges, text-only strict Prompt 3, hard voting: OK from >= 2 of 4 "
+        "(Sec. 3.2, App. E)",
+    ),
     judged=True,
 )
 def descriptive() -> Graph:
@@ -178,6 +193,15 @@ def descriptive() -> Graph:
     section="Sec. 3.1, Fig. 2b (dashed), Prompts 10-11",
     roles=DESCRIPTIVE_ROLES,
     calls="12 single-panel calls, each in its own context, then 1 answer call with the sheet",
+    card=ProtocolCard(
+        images="describer: 1 panel per call (12 calls); answer call: the sheet "
+        "(12 panels in one 1024-px image)",
+        contexts="none shared: each panel described afresh; "
+        "the answer call afresh, with descriptions and sheet",
+        attempts="not stated: 1 run; Tables 1 and 4 count the problems solved",
+        scoring="free-form: 4 MLLM judges, text-only strict Prompt 3, hard voting: OK from >= 2 of 4 "
+        "(Sec. 3.2, App. E)",
+    ),
     judged=True,
 )
 def descriptive_direct() -> Graph:
@@ -208,6 +232,13 @@ def _side_descriptions(state: CaseStudyState) -> dict[str, str]:
     section="Sec. 3.1, Fig. 2c, Prompts 12-13",
     roles=DESCRIPTIVE_ROLES,
     calls="per side one conversation of 6 panels, one per turn, and a closing turn; then 1 image-free answer",
+    card=ProtocolCard(
+        images="side conversations: 1 panel per turn, 6 per side, closing turn none; answer call: none",
+        contexts="one conversation per side (6 panel turns + closing turn); the answer call afresh",
+        attempts="not stated: 1 run; Tables 1 and 4 count the problems solved",
+        scoring="free-form: 4 MLLM judges, text-only strict Prompt 3, hard voting: OK from >= 2 of 4 "
+        "(Sec. 3.2, App. E)",
+    ),
     judged=True,
 )
 def descriptive_iterative() -> Graph:
@@ -262,6 +293,13 @@ def _contrastive(with_sheet: bool) -> Graph:
     section="Sec. 3.1, Fig. 2d, Prompts 14-15",
     roles=DESCRIPTIVE_ROLES,
     calls="6 pair calls (L_i, R_i), each in its own context, then 1 image-free answer call",
+    card=ProtocolCard(
+        images="describer: 1 pair (L_i, R_i) per call, 6 calls; answer call: none, the 6 comparisons as text",
+        contexts="none shared: each pair compared afresh (Sec. 3.1); the answer call afresh",
+        attempts="not stated: 1 run; Tables 1 and 4 count the problems solved",
+        scoring="free-form: 4 MLLM judges, text-only strict Prompt 3, hard voting: OK from >= 2 of 4 "
+        "(Sec. 3.2, App. E)",
+    ),
     judged=True,
 )
 def contrastive() -> Graph:
@@ -275,6 +313,14 @@ def contrastive() -> Graph:
     section="Sec. 3.1, Fig. 2d (dashed), Prompts 14-15",
     roles=DESCRIPTIVE_ROLES,
     calls="6 pair calls (L_i, R_i), each in its own context, then 1 answer call with the sheet",
+    card=ProtocolCard(
+        images="describer: 1 pair (L_i, R_i) per call, 6 calls; answer call: the sheet "
+        "(12 panels, one 1024-px image)",
+        contexts="none shared: each pair compared afresh; the answer call afresh, with comparisons and sheet",
+        attempts="not stated: 1 run; Tables 1 and 4 count the problems solved",
+        scoring="free-form: 4 MLLM judges, text-only strict Prompt 3, hard voting: OK from >= 2 of 4 "
+        "(Sec. 3.2, App. E)",
+    ),
     judged=True,
 )
 def contrastive_direct() -> Graph:
@@ -301,6 +347,13 @@ async def _contrastive_conversation(state: CaseStudyState, runtime: Ctx) -> Case
     section="Sec. 3.1, Fig. 2e, Prompt 16",
     roles=("reasoner",),
     calls="one conversation: 6 image pairs, one per turn, then the answer turn",
+    card=ProtocolCard(
+        images="1 pair (L_i, R_i) per turn, 6 turns; the answer turn: none",
+        contexts="one conversation: the 6 pair turns and the answer turn (Sec. 3.1, Fig. 2e)",
+        attempts="not stated: 1 run; Tables 1 and 4 count the problems solved",
+        scoring="free-form: 4 MLLM judges, text-only strict Prompt 3, hard voting: OK from >= 2 of 4 "
+        "(Sec. 3.2, App. E)",
+    ),
     judged=True,
 )
 def contrastive_iterative() -> Graph:

@@ -31,6 +31,7 @@ from graphs.registry import (
     DatasetContext,
     Graph,
     Preparation,
+    ProtocolCard,
     StrategyError,
     StrategyOptions,
     seeded_random,
@@ -102,6 +103,13 @@ def _prepare_incorrect_label(given: Preparation[StrategyOptions]) -> ProposedSol
     section="Sec. 3.3, Fig. 3b, Prompt 8",
     roles=("reasoner",),
     calls="1 call: the sheet and the true concept -> OK / WRONG",
+    card=ProtocolCard(
+        images="1 call with the sheet: "
+        "all 12 panels in one 1024-px-wide image, 3 rows x 2 per side, a separator",
+        contexts="1 call in its own context",
+        attempts="not stated: 1 run; Fig. 4 and Table 4 count the problems given the expected verdict",
+        scoring="exact: solved when the verdict on the true concept is OK (Sec. 3.3)",
+    ),
     prepare=_prepare_ground_truth,
 )
 def ground_truth() -> Graph:
@@ -115,6 +123,14 @@ def ground_truth() -> Graph:
     section="Sec. 3.3, Fig. 3b, Prompt 8",
     roles=("reasoner",),
     calls="1 call: the sheet and the concept of problem (X + 20) mod N -> OK / WRONG",
+    card=ProtocolCard(
+        images="1 call with the sheet: "
+        "all 12 panels in one 1024-px-wide image, 3 rows x 2 per side, a separator",
+        contexts="1 call in its own context",
+        attempts="not stated: 1 run; Fig. 4 and Table 4 count the problems given the expected verdict",
+        scoring="exact: solved when the verdict on the concept of problem (X + 20) mod 100 is WRONG "
+        "(Sec. 3.3)",
+    ),
     prepare=_prepare_incorrect_label,
 )
 def incorrect_label() -> Graph:
@@ -137,6 +153,7 @@ class ImagesToSidesOptions(StrategyOptions):
         default=False,
         description="re-ask once when both test images get the same side, as Bongard-RWR+'s public code "
         "does; no paper text does (the case study counts a same-side answer wrong)",
+        json_schema_extra={"departure": "true re-asks once when both test images get one side"},
     )
 
 
@@ -200,6 +217,14 @@ def _two_sides(parsed: dict[str, Any] | None) -> tuple[Side | None, Side | None]
     roles=("reasoner",),
     calls="1 call: the sheet and the two test images in seeded order (-S retry_same_side=true: +1 re-ask "
     "if both get one side)",
+    card=ProtocolCard(
+        images="1 call: the sheet + the 2 test images shuffled "
+        "(synthetic BPs: each side's 6th panel held out)",
+        contexts="1 call in its own context (the -S retry_same_side re-ask continues it)",
+        attempts="not stated: 1 run; Fig. 4 and Table 4 count the problems solved",
+        scoring="exact: solved only when both test images go to their true sides (App. C); "
+        "one side for both is wrong",
+    ),
     prepare=_prepare_images_to_sides,
     needs_test_panels=True,
     options=ImagesToSidesOptions,

@@ -85,10 +85,13 @@ async def judge_run(
     dataset: Dataset,
     specs: list[str],
     policy: str | None = None,
-    style: JudgeStyle = "strict",
+    style: JudgeStyle | None = None,
     home: Path | None = None,
     human_csv: Path | None = None,
 ) -> JudgingReport:
+    """Judge the run's free-form answers with the prompt `style`, by default its paper's."""
+    strategy = get_strategy(store.run_config(run_id)["strategy"])
+    style = style or strategy.judge_style
     judges = build_judges(specs, style, home=home)
     ensemble = JudgeEnsemble(judges, policy)
     policy = ensemble.policy
@@ -110,7 +113,7 @@ async def judge_run(
         report.decisions[(problem, attempt)] = decision
 
     tasks = []
-    judged = get_strategy(store.run_config(run_id)["strategy"]).judged
+    judged = strategy.judged
     for problem, attempt, answer in store.answers(run_id):
         if not judged:
             report.not_judged += 1  # the strategy's answers score themselves exactly, not by judges

@@ -41,7 +41,7 @@ from graphs.queries import (
     query_answer,
     query_result,
 )
-from graphs.registry import Graph, Preparation, StrategyOptions, strategy
+from graphs.registry import Graph, Preparation, ProtocolCard, StrategyOptions, strategy
 
 PARADIGMS = "Vaishnav & Tammet (cognitive paradigms)"
 PARADIGMS_DECODING = {"temperature": 0}
@@ -100,6 +100,14 @@ async def _direct_query(state: QueryState, runtime: Ctx) -> QueryState:
     section="Sec. 5.1, App. A.5.1; App. A.6.3 without chain of thought",
     roles=("reasoner",),
     calls="1 call per query: the 12 context images and the query image -> analysis, rule, query, conclusion",
+    card=ProtocolCard(
+        images="1 call per query: 13 separate images, "
+        "the 6 positive and 6 negative context images, then the query image",
+        contexts="none shared: each query classified afresh (each is its own test case, App. A.3.1)",
+        attempts="not stated: 1 run at temperature 0 (App. A.4.2); "
+        "Table 1 pools 500 test cases of 1 query each",
+        scoring="per query accuracy, overall and for positive / negative queries (App. A.4.3, Table 1)",
+    ),
     options=DirectOptions,
     prepare=_prepare_direct,
     needs_test_panels=True,
@@ -218,6 +226,14 @@ async def _deductive_answer(state: DeductiveState, runtime: Ctx) -> DeductiveSta
     roles=("reasoner",),
     calls="1 rule call with the 12 context images (+1 re-ask if the summary exceeds 20 words), "
     "then 1 call per query: the summary and the query image only",
+    card=ProtocolCard(
+        images="rule call: 12 context images (6 positive, 6 negative); "
+        "per query: 1 query image + the summary text",
+        contexts="rule call afresh (its 20-word re-ask continues it); each query's application call afresh",
+        attempts="not stated: 1 run at temperature 0 (App. A.4.2); "
+        "Table 1 pools 500 test cases of 1 query each",
+        scoring="per query accuracy, overall and for positive / negative queries (App. A.4.3, Table 1)",
+    ),
     options=DeductiveOptions,
     prepare=_prepare_deductive,
     needs_test_panels=True,
@@ -312,6 +328,13 @@ async def _componential_answer(state: ComponentialState, runtime: Ctx) -> Compon
     roles=("describer", "reasoner"),
     calls="1 structured description call per context and query image, each in its own context, "
     "then 1 text-only call per query over the labelled descriptions",
+    card=ProtocolCard(
+        images="describer: 1 image per call (12 context images, each query); reasoning call: none, JSON text",
+        contexts="none shared: each image described afresh; each query's reasoning call afresh",
+        attempts="not stated: 1 run at temperature 0 (App. A.4.2); "
+        "Table 1 pools 500 test cases of 1 query each",
+        scoring="per query accuracy, overall and for positive / negative queries (App. A.4.3, Table 1)",
+    ),
     options=ComponentialOptions,
     prepare=_prepare_componential,
     needs_test_panels=True,

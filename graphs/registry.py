@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 from datasets_io.errors import BongardError, did_you_mean
 from datasets_io.plugins import Registry, UnknownName
 from datasets_io.problem import BongardProblem, Concept
+from judges.styles import JudgeStyle
 
 ENTRY_POINT_GROUP = "bongard_agents.strategies"
 
@@ -89,6 +90,21 @@ OptionsT = TypeVar("OptionsT", bound=StrategyOptions)
 
 
 @dataclass(frozen=True)
+class ProtocolCard:
+    """The paper's protocol beyond the call count: what a reader needs to compare a run with the
+    paper's table (`bongard strategies NAME` and the README's protocol table show it)."""
+
+    images: str
+    """Images per call: which calls carry the sheet, single panels or none."""
+    contexts: str
+    """Which calls share a context (one conversation), and which start afresh."""
+    attempts: str
+    """How many times the paper runs each problem, and how its tables combine the runs."""
+    scoring: str
+    """How the paper scores an answer."""
+
+
+@dataclass(frozen=True)
 class Preparation(Generic[OptionsT]):
     """What `prepare` may use: the problem, the dataset's concepts, the seed, the options, and the
     results reused from earlier runs (by option name)."""
@@ -120,9 +136,13 @@ class StrategyInfo(Generic[OptionsT]):
     recursion_limit: int = 25
     judged: bool = False
     """Free-form answers, scored by judges; otherwise each answer scores itself (`correct`)."""
+    judge_style: JudgeStyle = "strict"
+    """The judge prompt the paper's judges used (`bongard judge --style` overrides it)."""
     decoding: Mapping[str, Any] = field(default_factory=dict)
     """The sampling parameters the paper states (`temperature`, `max_tokens`), sent unless `-M`
     says otherwise; empty where the paper used each API's defaults."""
+    card: ProtocolCard | None = None
+    """The paper's protocol in words; every built-in strategy has one, a plugin may leave it out."""
     reuses: dict[str, tuple[str, str]] = field(default_factory=dict)
     """Option naming an earlier run -> (the `Answer.details` key taken from that run's answer for
     the same problem, the role that wrote it), e.g. `rules_from` -> (`rule_extraction`, `reasoner`);
@@ -145,6 +165,15 @@ class StrategyInfo(Generic[OptionsT]):
             raise StrategyError(
                 f"{self.name} option {key}={given.get(key)!r}: {problem['msg']} ({self.describe_option(key)})"
             ) from None
+
+    def departures(self) -> list[tuple[str, str]]:
+        """(option, what setting it does beyond the paper) for every option marked as a departure
+        (`Field(json_schema_extra={"departure": ...})`); off by default, recorded with the run."""
+        return [
+            (key, str(extra["departure"]))
+            for key, described in self.options.model_fields.items()
+            if isinstance(extra := described.json_schema_extra, dict) and "departure" in extra
+        ]
 
     def describe_option(self, key: str) -> str:
         described = self.options.model_fields[key]

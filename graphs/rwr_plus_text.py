@@ -33,7 +33,15 @@ from graphs.describe_first import (
     descriptions_of,
 )
 from graphs.nodes import Ctx, Item, ask, free_answer, sheet_source, side_of_label
-from graphs.registry import Graph, Preparation, StrategyError, StrategyOptions, seeded_random, strategy
+from graphs.registry import (
+    Graph,
+    Preparation,
+    ProtocolCard,
+    StrategyError,
+    StrategyOptions,
+    seeded_random,
+    strategy,
+)
 from graphs.sides import (
     RWR_PLUS,
     RWR_PLUS_DECODING,
@@ -148,6 +156,15 @@ async def _sides_answer(state: DescribedSidesState, runtime: Ctx) -> DescribedSi
     roles=("describer", "reasoner"),
     calls="1 description call per context and test panel, each in its own context, then 1 text-only call "
     "per test description -> its side",
+    card=ProtocolCard(
+        images="describer: 1 panel per call (12 context + each test panel); "
+        "side call: none, descriptions as JSON",
+        contexts="none shared: each panel described afresh; each test description classified afresh",
+        attempts="not stated: 1 run at temperature 0.5 (Sec. 4); accuracy over all test descriptions "
+        "(Table 2)",
+        scoring="per test description accuracy, chance 0.5 (Table 2, Fig. 7; "
+        "App. C.9 counts 200 per concept)",
+    ),
     options=ReuseOptions,
     prepare=_prepare_sides,
     needs_test_panels=True,
@@ -197,6 +214,15 @@ async def _two_descriptions(state: DescribedSidesState, runtime: Ctx) -> Describ
     roles=("describer", "reasoner"),
     calls="1 description call per context and test panel, each in its own context, then 1 text-only call "
     "with both test descriptions in a seeded order -> a side for each",
+    card=ProtocolCard(
+        images="describer: 1 panel per call (12 context + 2 test panels); "
+        "side call: none, all descriptions as JSON",
+        contexts="none shared: each panel described afresh; the one side call afresh",
+        attempts="not stated: 1 run at temperature 0.5 (Sec. 4); accuracy over all test descriptions "
+        "(Table 2)",
+        scoring="accuracy over both test descriptions, chance 0.5; one side for both is not prevented "
+        "(Sec. 4)",
+    ),
     options=ReuseOptions,
     prepare=_prepare_two,
     needs_test_panels=True,
@@ -281,6 +307,15 @@ async def _generate(state: DescribedState, runtime: Ctx) -> DescribedState:
     roles=("describer", "reasoner"),
     calls="1 call: the sheet -> the left and right concepts; with -S input=descriptions, 1 description call "
     "per context panel first and an image-free concept call (scored with text metrics; may be judged)",
+    card=ProtocolCard(
+        images="images: 1 call with the sheet; "
+        "descriptions: 1 panel per describer call, then a concept call with none",
+        contexts="none shared: every call afresh",
+        attempts="not stated: 1 run at temperature 0.5 (Sec. 4); metric scores over all problems "
+        "(App. C.6, Tables 6-9)",
+        scoring="free-form: BLEU, METEOR, ROUGE-L, CIDEr, BERTScore against the true concept (App. C.6); "
+        "no judge",
+    ),
     options=GenerationOptions,
     prepare=_prepare_generation,
     reuses=REUSES,

@@ -32,7 +32,15 @@ from graphs.nodes import (
     send_each,
     sheet_source,
 )
-from graphs.registry import Graph, Preparation, StrategyError, StrategyOptions, seeded_random, strategy
+from graphs.registry import (
+    Graph,
+    Preparation,
+    ProtocolCard,
+    StrategyError,
+    StrategyOptions,
+    seeded_random,
+    strategy,
+)
 
 WONDERLAND = "Wüst et al., ICML 2025 (Bongard in Wonderland)"
 WONDERLAND_DECODING = {"max_tokens": 2048}
@@ -93,7 +101,16 @@ async def _open_ended(state: SolveState, runtime: Ctx) -> SolveState:
     section="Sec. 3 Task 1, Listing 1",
     roles=("reasoner",),
     calls="1 call: the sheet -> a Set A rule and a Set B rule (run with --attempts 3; judged)",
+    card=ProtocolCard(
+        images="1 call: the sheet, one image of all 12 diagrams (Set A on the left, Set B on the right)",
+        contexts="1 call in its own context",
+        attempts="3 runs (Sec. 4); Table 1: rounded mean solved over the runs; "
+        "later analyses: solved in >= 2 of 3",
+        scoring="free-form: 1 GPT-4o judge at temperature 0, 0/1 rubric with 5 worked examples "
+        "(App. A.3, Listing 7)",
+    ),
     judged=True,
+    judge_style="rubric",
 )
 def open_ended() -> Graph:
     return linear_graph(SolveState, ("solve", _open_ended))
@@ -173,6 +190,13 @@ async def _choose(state: SolveState, runtime: Ctx) -> SolveState:
     section="Sec. 3 Task 1.1, Listing 2",
     roles=("reasoner",),
     calls="1 call: the sheet and numbered rule pairs (all of the dataset's, or 10) -> an option id",
+    card=ProtocolCard(
+        images="1 call: the sheet (all 12 diagrams in one image) + the numbered rule pairs as text",
+        contexts="1 call in its own context",
+        attempts="3 runs (Sec. 4, Tables 5-6); Table 1 reports the rounded mean of BPs solved over the runs",
+        scoring="exact: the chosen id must be the true pair's; all 100 pairs, or 10 holding the true one "
+        "(Sec. 4)",
+    ),
     options=MultipleChoiceOptions,
     prepare=_prepare_choice,
 )
@@ -311,6 +335,14 @@ async def _score_probes(state: ProbeState, runtime: Ctx) -> ProbeState:
     roles=("author", "reasoner"),
     calls="1 author call (text only) writing the probe from the true concepts, then 12 panel calls, "
     "each alone: the probe and one panel -> concept 1 or 2; solved when all 12 are right",
+    card=ProtocolCard(
+        images="author call: none (text only); then 1 panel per call, 12 calls",
+        contexts="none shared: the author call and each panel call afresh",
+        attempts="3 runs, o1 once (Sec. 4, fn. 3); solved when all 12 are right in >= 2 of 3 runs "
+        "(Sec. 4 Q3, Table 9)",
+        scoring="per panel: the chosen concept must be its side's; a BP counts when all 12 are right "
+        "(Sec. 4 Q3)",
+    ),
     options=ConceptProbeOptions,
     prepare=_prepare_probe,
     reuses={"probes_from": ("probe", "author")},
@@ -338,7 +370,12 @@ class Hypotheses(BaseModel):
 
 
 class HypothesesOptions(StrategyOptions):
-    count: int = Field(default=HYPOTHESES, ge=1, description="how many hypotheses to ask for")
+    count: int = Field(
+        default=HYPOTHESES,
+        ge=1,
+        description="how many hypotheses to ask for",
+        json_schema_extra={"departure": "asks for a number of hypotheses other than the 20 of Listing 6"},
+    )
 
 
 class HypothesesInputs(TypedDict):
@@ -389,9 +426,17 @@ async def _hypothesize(state: SolveState, runtime: Ctx) -> SolveState:
     roles=("reasoner",),
     calls="1 call: the sheet -> 20 distinct (Set A rule, Set B rule) hypotheses; judged one by one "
     "until one is accepted",
+    card=ProtocolCard(
+        images="1 call: the sheet (all 12 diagrams in one image)",
+        contexts="1 call in its own context",
+        attempts="1 run per problem: each model asked once for 20 hypotheses (App. B.6, Table 16)",
+        scoring="free-form: the Task 1 judge; solved when one hypothesis gets both rules right "
+        "(Sec. 3 Task 3)",
+    ),
     options=HypothesesOptions,
     prepare=_prepare_hypotheses,
     judged=True,
+    judge_style="rubric",
 )
 def hypotheses() -> Graph:
     return linear_graph(SolveState, ("brainstorm", _hypothesize))

@@ -10,6 +10,7 @@ import pytest
 from agents.prompt_library import PromptLibrary
 from datasets_io.catalog import open_dataset
 from graphs.nodes import CASE_STUDY, SolveRuntime
+from graphs.protocol_cards import card_fields, markdown_table
 from graphs.registry import get_strategy, strategy_names
 from graphs.solve import solve
 from tests.cli import run_bongard
@@ -23,6 +24,36 @@ def test_strategies_lists_each_with_paper_roles_and_calls() -> None:
         info = get_strategy(name)
         row = next(line for line in result.stdout.splitlines() if line.startswith(f"│ {name} "))
         assert info.section.split(",")[0] in row and info.roles[0] in row
+
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+TABLE_START = "<!-- protocol table: `bongard strategies --markdown` writes it; a test keeps them equal -->"
+TABLE_END = "<!-- end of protocol table -->"
+
+
+@pytest.mark.parametrize("name", strategy_names())
+def test_each_strategy_shows_its_protocol_card(name: str) -> None:
+    """The paper's protocol is declared for every built-in strategy and printed in full."""
+    info = get_strategy(name)
+    assert info.card is not None and all(vars(info.card).values()), name
+    shown = " ".join(run_bongard("strategies", name).stdout.split())  # the terminal wraps long lines
+    for heading, text in card_fields(info).items():
+        assert " ".join(f"{heading}: {text}".split()) in shown
+    assert "-M reask_unparsed=true" in shown
+
+
+def test_departures_from_the_paper_are_named_on_the_card() -> None:
+    shown = " ".join(run_bongard("strategies", "images-to-sides").stdout.split())
+    assert "options beyond the paper (off by default): -S retry_same_side: true re-asks once" in shown
+    assert get_strategy("direct").departures() == []
+
+
+def test_the_readme_protocol_table_is_the_registrys() -> None:
+    readme = README.read_text(encoding="utf-8")
+    table = readme.split(TABLE_START, 1)[1].split(TABLE_END, 1)[0].strip()
+    generated = run_bongard("strategies", "--markdown").stdout.strip()
+    assert generated == markdown_table(get_strategy(name) for name in strategy_names())
+    assert table == generated, "README protocol table is stale: paste `bongard strategies --markdown`"
 
 
 @pytest.mark.parametrize("name", strategy_names())

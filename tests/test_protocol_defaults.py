@@ -129,15 +129,20 @@ def test_a_concept_without_a_right_rule_reads_as_not_left_as_the_case_study_writ
     assert f"NOT {caption}" in request.text() and "Right: -" not in request.text()
 
 
-def test_judging_again_with_a_stricter_judge_lowers_the_count(shared_data: Path, tmp_path: Path) -> None:
-    """The latest judging of a run is the one that counts, not any judging that ever accepted."""
+def perception_run(strategy: str, problems: str, shared_data: Path, home: Path) -> tuple[str, Path]:
+    """A free-form run by the offline agent, to be judged by the offline embedding judge: `--home`."""
     pytest.importorskip("sentence_transformers")
-    home = ("--home", tmp_path)
     solved = run_bongard(
-        "run", "--strategy", "direct", "--model", "perception", "--dataset", "bongard-classic",
-        "--problems", "1-4", "--data-dir", shared_data, *home,
+        "run", "--strategy", strategy, "--model", "perception", "--dataset", "bongard-classic",
+        "--problems", problems, "--data-dir", shared_data, "--home", home,
     )  # fmt: skip
     assert solved.returncode == 0, solved.stderr
+    return ("--home", home)
+
+
+def test_judging_again_with_a_stricter_judge_lowers_the_count(shared_data: Path, tmp_path: Path) -> None:
+    """The latest judging of a run is the one that counts, not any judging that ever accepted."""
+    home = perception_run("direct", "1-4", shared_data, tmp_path)
 
     def compared(*chosen: str) -> int:
         out = tmp_path / f"report-{len(list(tmp_path.iterdir()))}"
@@ -184,3 +189,14 @@ def test_image_accuracy_stands_beside_problem_accuracy(tmp_path: Path) -> None:
     [row] = comparison_table(problems_frame(store, [run_id])).to_dict("records")
     assert (row["solved"], row["accuracy"]) == (1, 0.5)
     assert (row["images"], row["images_right"], row["image_accuracy"]) == (4, 3, 0.75)
+
+
+def test_a_run_is_judged_with_its_papers_judge_prompt_unless_told(shared_data: Path, tmp_path: Path) -> None:
+    """Bongard in Wonderland judges with its rubric (App. A.3), the case study with its strict prompt."""
+    home = perception_run("open-ended", "1", shared_data, tmp_path)
+    assert (
+        "judging rubric|embedding:0.7@vote:1"
+        in run_bongard("judge", "latest", "--judges", "embedding", *home).stdout
+    )
+    told = run_bongard("judge", "latest", "--judges", "embedding", "--style", "strict", *home)
+    assert "judging strict|embedding:0.7@vote:1" in told.stdout

@@ -79,8 +79,13 @@ PolicyOption = Annotated[
     ),
 ]
 StyleOption = Annotated[
-    JudgeStyle,
-    typer.Option("--style", help="Judge prompt: strict (case study) or rubric (Wonderland)."),
+    JudgeStyle | None,
+    typer.Option(
+        "--style",
+        help="Judge prompt: strict (case study) or rubric (Wonderland); default: the one the "
+        "strategy's paper used (`bongard strategies NAME`).",
+        show_default=False,
+    ),
 ]
 JudgingOption = Annotated[
     str | None,

@@ -87,7 +87,7 @@ def run(
         str | None, typer.Option(help="Judge the answers after the run: specs, comma-separated.")
     ] = None,
     policy: PolicyOption = None,
-    judge_style: StyleOption = "strict",
+    judge_style: StyleOption = None,
     resume: Annotated[str | None, typer.Option(help="Complete a stored run (an id or `latest`).")] = None,
     retry_errors: Annotated[
         bool, typer.Option("--retry-errors", help="With --resume: retry failed items.")
@@ -278,7 +278,7 @@ def judge(
     run_id: Annotated[str, typer.Argument(metavar="RUN", help="A run id or `latest`.")],
     judges: Annotated[str, typer.Option(help="Judge specs, comma-separated; `embedding[:T]` is offline.")],
     policy: PolicyOption = None,
-    style: StyleOption = "strict",
+    style: StyleOption = None,
     human: Annotated[
         Path | None, typer.Option(help="CSV of human verdicts: problem, answer, verdict.")
     ] = None,

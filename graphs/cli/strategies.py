@@ -16,14 +16,23 @@ if TYPE_CHECKING:  # the graphs room loads LangGraph: imported by the commands t
 
 def list_strategies(
     name: Annotated[
-        str | None, typer.Argument(metavar="[STRATEGY]", help="Show this strategy's options (-S KEY=VALUE).")
+        str | None,
+        typer.Argument(metavar="[STRATEGY]", help="Show this strategy's protocol card and options."),
     ] = None,
+    markdown: Annotated[
+        bool, typer.Option("--markdown", help="Print every protocol card as the README's Markdown table.")
+    ] = False,
 ) -> None:
     """Every registered strategy with its paper and section, roles, and calls per problem."""
     from graphs.registry import get_strategy, strategy_names
 
     if name is not None:
         _show_strategy(get_strategy(name))
+        return
+    if markdown:
+        from graphs.protocol_cards import markdown_table
+
+        print(markdown_table(get_strategy(listed) for listed in strategy_names()))
         return
     table = Table("strategy", "paper", "section", "roles", "calls per problem")
     for listed in strategy_names():
@@ -33,12 +42,18 @@ def list_strategies(
 
 
 def _show_strategy(info: StrategyInfo[Any]) -> None:
-    """One strategy: where it comes from, its calls, and each option with its description and default."""
-    console.print(escape(f"{info.name}: {info.paper}, {info.section}"))
-    console.print(escape(f"roles: {', '.join(info.roles)}; calls per problem: {info.calls}"))
-    console.print("scored by: " + ("judges (free-form answers)" if info.judged else "exact match"))
-    sent = ", ".join(f"{key}={value}" for key, value in info.decoding.items()) or "each API's defaults"
-    console.print(escape(f"decoding (the paper's; -M overrides): {sent}"))
+    """One strategy's protocol card (the paper's protocol, and what may be added on top of it), then
+    each option with its description and default."""
+    from graphs.protocol_cards import RUN_DEPARTURES, card_fields
+
+    console.print(f"[bold]{escape(info.name)}[/bold]")
+    for heading, text in card_fields(info).items():
+        console.print(escape(f"{heading}: {text}"))
+    judges = f"judges (free-form answers), {info.judge_style} prompt unless --style"
+    console.print("scored here by: " + (judges if info.judged else "exact match"))
+    console.print("any run may also add (off unless given, recorded with the run):")
+    for setting, text in RUN_DEPARTURES:
+        console.print(escape(f"  {setting}: {text}"))
     options = Table("option", "type", "default", "description", title="options (-S KEY=VALUE)")
     for key, field in info.options.model_fields.items():
         default = field.get_default(call_default_factory=True)

@@ -1,0 +1,54 @@
+"""Protocol cards: each strategy's protocol as the paper states it, for the terminal and the README.
+
+`bongard strategies NAME` prints one card; `bongard strategies --markdown` prints the
+README's protocol table, which a test keeps equal to the registry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from graphs.registry import StrategyInfo
+
+RUN_DEPARTURES = (
+    ("-M reask_unparsed=true", "re-asks once a structured reply that does not parse (else a format error)"),
+    ("-M temperature=... max_tokens=...", "decoding other than the paper's"),
+)
+"""What any run can add on top of any strategy's protocol; off unless given, recorded with the run."""
+NOT_DECLARED = "not declared"
+
+
+def decoding_text(info: StrategyInfo[Any]) -> str:
+    return ", ".join(f"{key}={value}" for key, value in info.decoding.items()) or "each API's defaults"
+
+
+def card_fields(info: StrategyInfo[Any]) -> dict[str, str]:
+    """The card as (heading -> text), in the order the terminal and the README show it."""
+    card = info.card
+    own = ", ".join(f"-S {key}: {text}" for key, text in info.departures()) or "none"
+    return {
+        "paper": f"{info.paper}, {info.section}",
+        "roles": ", ".join(info.roles),
+        "calls per problem": info.calls,
+        "images per call": card.images if card else NOT_DECLARED,
+        "shared contexts": card.contexts if card else NOT_DECLARED,
+        "decoding": decoding_text(info),
+        "attempts": card.attempts if card else NOT_DECLARED,
+        "scoring": card.scoring if card else NOT_DECLARED,
+        "options beyond the paper (off by default)": own,
+    }
+
+
+def markdown_table(infos: Iterable[StrategyInfo[Any]]) -> str:
+    """The README's protocol table: one row per strategy, the card's fields as columns."""
+    rows = [{"strategy": f"`{info.name}`", **card_fields(info)} for info in infos]
+    rows = [{key: value for key, value in row.items() if key != "roles"} for row in rows]
+    headers = list(rows[0]) if rows else []
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(_cell(row[key]) for key in headers) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
