@@ -1,7 +1,7 @@
 """The comparison report read from the store: tables (pandas) and plots (matplotlib).
 
 A problem counts as solved by a run when most of its attempts are solved (or
-at least `min_solved` of them, e.g. 2 of 3 for Bongard in Wonderland); an
+by another `Aggregate`: any, at least K, or the mean over attempts); an
 attempt is solved when its classification answer is correct or the run's
 latest judging (or the one named by `Counting.judging`) accepted its
 free-form answer. The table follows the case study's Tables 1
@@ -16,9 +16,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from datasets_io.counting import DEFAULT_COUNTING, AggregateError, Counting, solved_count
 from datasets_io.errors import BongardError, did_you_mean
 from datasets_io.figures import figure_file
-from datasets_io.store import DEFAULT_COUNTING, ITEM_SOLVED, Counting, ResultsStore
+from datasets_io.store import ITEM_SOLVED, ResultsStore
 
 ITEMS_SQL = f"""
 SELECT i.run_id, i.problem, i.attempt, i.status,
@@ -82,7 +83,10 @@ def items_frame(
 def problems_frame(
     store: ResultsStore, run_ids: list[str], counting: Counting = DEFAULT_COUNTING
 ) -> pd.DataFrame:
-    """One row per (run, problem): solved by the counting's rule, with tokens and cost summed."""
+    """One row per (run, problem): solved by the counting's aggregate (1 or 0, or the share of
+    solved attempts under `mean`), with tokens and cost summed."""
+    for run_id in run_ids:
+        counting.aggregate.check_attempts(run_id, int(store.run_config(run_id).get("attempts", 1)))
     items = items_frame(store, run_ids, counting)
     grouped = items.groupby(["run_id", "problem"]).agg(
         attempts=("attempt", "count"), solved_attempts=("solved", "sum"), tokens=("tokens", "sum"),
@@ -90,7 +94,7 @@ def problems_frame(
         images=("images", "sum"), images_right=("images_right", "sum"),
     ).reset_index()  # fmt: skip
     grouped["solved"] = [
-        counting.problem_solved(int(solved), int(attempts))
+        counting.aggregate.solved(int(solved), int(attempts))
         for solved, attempts in zip(grouped["solved_attempts"], grouped["attempts"], strict=True)
     ]
     return grouped.merge(runs_frame(store, run_ids), on="run_id")
@@ -102,6 +106,7 @@ def comparison_table(problems: pd.DataFrame) -> pd.DataFrame:
         cost_usd=("cost_usd", lambda c: None if c.isna().any() else float(c.sum())),
         images=("images", "sum"), images_right=("images_right", "sum"),
     ).reset_index()  # fmt: skip
+    table["solved"] = table["solved"].map(solved_count)
     table["accuracy"] = (table["solved"] / table["problems"]).round(3)
     table["image_accuracy"] = (table["images_right"] / table["images"].where(table["images"] > 0)).round(3)
     """Test images put on their true side / test images (the papers' per-image accuracy for I1S,
@@ -113,9 +118,13 @@ def comparison_table(problems: pd.DataFrame) -> pd.DataFrame:
 
 
 def solved_problems(store: ResultsStore, run_id: str, counting: Counting = DEFAULT_COUNTING) -> set[str]:
-    """The problems a run solved (the rule of `problems_frame`)."""
+    """The problems a run solved (the rule of `problems_frame`); `mean` counts, it names none."""
+    if not counting.aggregate.per_problem:
+        raise AggregateError(
+            "mean gives a count of solved problems, not which: use majority, any or at-least:K"
+        )
     problems = problems_frame(store, [run_id], counting)
-    return set(problems.loc[problems["solved"], "problem"])
+    return set(problems.loc[problems["solved"] > 0, "problem"])
 
 
 def write_report(
@@ -151,7 +160,7 @@ def _accuracy_bars(table: pd.DataFrame, path: Path) -> None:
 def _coverage_grid(problems: pd.DataFrame, path: Path) -> None:
     """Which problems each strategy x model solved (the papers' coverage figures)."""
     grid = problems.assign(column=_label(problems)).pivot_table(
-        index="column", columns="problem", values="solved", aggfunc="max", fill_value=False
+        index="column", columns="problem", values="solved", aggfunc="max", fill_value=0.0
     )
     with figure_file(path, (max(6, grid.shape[1] * 0.3), max(2, grid.shape[0] * 0.6))) as axes:
         axes.imshow(grid.to_numpy(dtype=float), cmap="Greens", vmin=0, vmax=1, aspect="auto")
@@ -167,7 +176,8 @@ def _any_vs_best(problems: pd.DataFrame, path: Path) -> None:
     rows = []
     for dataset, group in problems.groupby("dataset"):
         best = group.groupby(["strategy", "model"])["solved"].sum().max()
-        rows.append((dataset, int(group.groupby("problem")["solved"].any().sum()), int(best)))
+        any_solved = int((group.groupby("problem")["solved"].max() > 0).sum())
+        rows.append((dataset, any_solved, solved_count(best)))
     names = [r[0] for r in rows]
     with figure_file(path, (6, 4)) as axes:
         axes.bar([f"{n}\nany" for n in names], [r[1] for r in rows], color="tab:green")

@@ -140,28 +140,6 @@ SOLVED_ITEMS = f"""SELECT COUNT(*) FROM items i WHERE i.run_id = :run_id AND i.s
 
 
 @dataclass(frozen=True)
-class Counting:
-    """How a run's problems are counted: the one rule `compare`, `analyze` and the run table share."""
-
-    min_solved: int | None = None
-    """A problem is solved when at least this many of its attempts are; None: most of them."""
-    judging: str | None = None
-    """The judging (its name, see `ResultsStore.judgings`) that decides free-form answers; None: the
-    run's latest."""
-
-    def problem_solved(self, solved_attempts: int, attempts: int) -> bool:
-        """Solved when most attempts are (each by `ITEM_SOLVED`), or at least `min_solved` of them
-        (e.g. 2 of 3, as Bongard in Wonderland counts)."""
-        if self.min_solved is not None:
-            return solved_attempts >= self.min_solved
-        return solved_attempts * 2 > attempts
-
-
-DEFAULT_COUNTING = Counting()
-"""Most attempts, by each run's latest judging: what every table uses unless told otherwise."""
-
-
-@dataclass(frozen=True)
 class Judging:
     """One judging of a run: its name (`STYLE|JUDGE,...@POLICY`), when it ended, what it decided."""
 

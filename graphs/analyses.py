@@ -14,8 +14,9 @@ from pathlib import Path
 import pandas as pd
 
 from datasets_io.catalog import Dataset, open_dataset
+from datasets_io.counting import DEFAULT_COUNTING, Counting, solved_count
 from datasets_io.report import problems_frame, runs_frame, solved_problems
-from datasets_io.store import DEFAULT_COUNTING, Counting, ResultsStore
+from datasets_io.store import ResultsStore
 from datasets_io.task_types import TASKS, TaskTypes
 from graphs.registry import StrategyError, get_strategy
 from graphs.runner import RunConfig
@@ -30,9 +31,12 @@ class TypesAnalysis:
 
 
 def task_types_of_runs(
-    store: ResultsStore, runs: tuple[str, str, str], counting: Counting = DEFAULT_COUNTING
+    store: ResultsStore,
+    runs: tuple[str, str, str],
+    countings: tuple[Counting, ...] = (DEFAULT_COUNTING,) * 3,
 ) -> TypesAnalysis:
-    """Type I-IV from an open-ended, a concept-probe and a hypotheses run of one dataset."""
+    """Type I-IV from an open-ended, a concept-probe and a hypotheses run of one dataset, each task's
+    attempts counted its own way (Task 3 is run once in the paper, Tasks 1 and 2 three times)."""
     resolved = [store.resolve_run(run) for run in runs]
     configs = [store.run_config(run_id) for run_id in resolved]
     for task, run_id, config in zip(TASKS, resolved, configs, strict=True):
@@ -49,7 +53,10 @@ def task_types_of_runs(
     models = sorted(set(runs_frame(store, resolved)["model"]))
     if len(models) > 1:
         warnings.append(f"the runs are of different models ({', '.join(models)}); types compare one model")
-    t1, t2, t3 = (frozenset(solved_problems(store, run_id, counting)) for run_id in resolved)
+    t1, t2, t3 = (
+        frozenset(solved_problems(store, run_id, counting))
+        for run_id, counting in zip(resolved, countings, strict=True)
+    )
     title = f"{' / '.join(models)} on {datasets.pop()}"
     return TypesAnalysis(TaskTypes(t1, t2, t3), title, warnings)
 
@@ -118,5 +125,6 @@ def group_accuracy(
         .agg(problems=("problem", "count"), solved=("solved", "sum"))
         .reset_index()
     )
+    table["solved"] = table["solved"].map(solved_count)
     table["accuracy"] = (table["solved"] / table["problems"]).round(3)
     return table

@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 from PIL import Image
 
+from datasets_io.counting import Aggregate, Counting
 from datasets_io.query_report import category_accuracy, query_accuracy, query_frame
 from datasets_io.report import problems_frame, solved_problems
-from datasets_io.store import STORE_FILE, Counting, ResultsStore
+from datasets_io.store import STORE_FILE, ResultsStore
 from datasets_io.task_types import TaskTypes, write_types
 from graphs.analyses import group_accuracy, task_types_of_runs
 from graphs.answer import Answer
@@ -28,8 +29,8 @@ from tests.cli import run_bongard
 DATASET = "bongard-classic"
 
 
-def config(strategy: str, model: str = "m", dataset: str = DATASET) -> dict[str, Any]:
-    return {"strategy": strategy, "dataset": dataset, "agents": {"reasoner": model}}
+def config(strategy: str, model: str = "m", dataset: str = DATASET, attempts: int = 1) -> dict[str, Any]:
+    return {"strategy": strategy, "dataset": dataset, "agents": {"reasoner": model}, "attempts": attempts}
 
 
 def free_answer(strategy: str, problem: str) -> Answer:
@@ -42,7 +43,7 @@ def scored_answer(strategy: str, problem: str, correct: bool) -> Answer:
 
 def judged_run(store: ResultsStore, strategy: str, accepted: dict[str, list[bool]], model: str = "m") -> str:
     """A free-form run whose attempt `a` of problem `p` was accepted when `accepted[p][a]`."""
-    run_id = store.create_run(config(strategy, model), "test")
+    run_id = store.create_run(config(strategy, model, attempts=max(map(len, accepted.values()))), "test")
     for number, verdicts in accepted.items():
         problem = f"{DATASET}/{number}"
         for attempt, ok in enumerate(verdicts):
@@ -61,7 +62,7 @@ def judged_run(store: ResultsStore, strategy: str, accepted: dict[str, list[bool
 
 
 def scored_run(store: ResultsStore, strategy: str, correct: dict[str, list[bool]], model: str = "m") -> str:
-    run_id = store.create_run(config(strategy, model), "test")
+    run_id = store.create_run(config(strategy, model, attempts=max(map(len, correct.values()))), "test")
     for number, flags in correct.items():
         problem = f"{DATASET}/{number}"
         for attempt, ok in enumerate(flags):
@@ -83,8 +84,39 @@ def test_a_problem_is_solved_by_most_attempts_or_by_at_least_k(store: ResultsSto
     frame = problems_frame(store, [run_id]).set_index("problem")
     assert list(frame["solved_attempts"]) == [2, 1, 3, 0]
     assert solved_problems(store, run_id) == {f"{DATASET}/1", f"{DATASET}/3"}  # 2 of 3 by default
-    assert solved_problems(store, run_id, Counting(min_solved=1)) == {f"{DATASET}/{n}" for n in "123"}
-    assert solved_problems(store, run_id, Counting(min_solved=3)) == {f"{DATASET}/3"}
+    assert solved_problems(store, run_id, Counting(Aggregate("any"))) == {f"{DATASET}/{n}" for n in "123"}
+    assert solved_problems(store, run_id, Counting(Aggregate("at-least", 3))) == {f"{DATASET}/3"}
+
+
+def test_the_mean_over_attempts_is_wonderlands_table_1_count(store: ResultsStore, tmp_path: Path) -> None:
+    """Table 1: per run (attempt) the problems solved, averaged over the 3 runs and rounded. By hand:
+    attempt 0 solves 1, 2 and 5, attempt 1 solves 3, attempt 2 solves 4 and 5: (3 + 1 + 2) / 3 = 2;
+    by majority only 5 (2 of 3) counts, by any all five do."""
+    judged_run(
+        store, "open-ended",
+        {"1": [True, False, False], "2": [True, False, False], "3": [False, True, False],
+         "4": [False, False, True], "5": [True, False, True], "6": [False] * 3},
+    )  # fmt: skip
+    home = ("--home", store.path.parent)
+
+    def counted(aggregate: str) -> tuple[int, float]:
+        out = tmp_path / aggregate.replace(":", "-")
+        result = run_bongard("compare", "--aggregate", aggregate, "--out", out, *home)
+        assert result.returncode == 0, result.stderr
+        [row] = json.loads((out / "comparison.json").read_text(encoding="utf-8"))
+        return row["solved"], row["accuracy"]
+
+    assert counted("mean") == (2, 0.333)
+    assert counted("majority") == (1, 0.167)
+    assert counted("any") == (5, 0.833)
+    assert counted("at-least:3") == (0, 0.0)
+    refused = run_bongard("compare", "--aggregate", "at-least:4", *home)
+    assert (
+        refused.returncode == 2
+        and "made 3 attempt(s) per problem: at-least:4 can never hold" in refused.stderr
+    )
+    misspelt = run_bongard("compare", "--aggregate", "average", *home)
+    assert misspelt.returncode == 2 and "expected majority, mean, any or at-least:K" in misspelt.stderr
 
 
 def test_the_types_are_the_intersections_of_the_three_solved_sets() -> None:
@@ -239,10 +271,28 @@ def test_bongard_analyze_commands(store: ResultsStore, tmp_path: Path) -> None:
     queries = query_run(store)
     args: list[str | Path] = ["--home", home]
     result = run_bongard("analyze", "types", "--open-ended", runs[0], "--probe", runs[1], "--hypotheses",
-                         runs[2], "--min-solved", "1", "--out", tmp_path / "types", *args)  # fmt: skip
+                         runs[2], "--aggregate", "any", "--out", tmp_path / "types", *args)  # fmt: skip
     assert result.returncode == 0, result.stderr
     counts = json.loads((tmp_path / "types" / "types.json").read_text())["counts"]
     assert (counts["T1"], counts["T2"], counts["Type IV"]) == (5, 4, 2)  # at least 1 of the attempts
+    task3_once = [
+        "--open-ended",
+        runs[0],
+        "--probe",
+        runs[1],
+        "--hypotheses",
+        runs[2],
+        "--aggregate",
+        "at-least:2",
+    ]
+    result = run_bongard("analyze", "types", *task3_once, *args)
+    assert result.returncode == 2 and "made 1 attempt(s) per problem" in result.stderr  # Task 3 runs once
+    result = run_bongard(
+        "analyze", "types", *task3_once, "--aggregate", "hypotheses=any", "--out", tmp_path / "t2", *args
+    )
+    assert result.returncode == 0, result.stderr
+    counts = json.loads((tmp_path / "t2" / "types.json").read_text())["counts"]
+    assert (counts["T1"], counts["T2"], counts["T3"]) == (4, 3, 4)  # the paper's counting, per task
     result = run_bongard("analyze", "queries", queries, "--out", tmp_path / "q", *args)
     assert result.returncode == 0 and "positive_accuracy" in result.stdout
     assert (tmp_path / "q" / "category_accuracy.csv").read_text().count("\n") == 3

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from datasets_io.store import Counting
+from datasets_io.counting import Aggregate, Counting
 from graphs.cli.console import console, error_console
-from graphs.cli.options import HomeOption, JudgingOption, MinSolvedOption
+from graphs.cli.options import AggregateOption, HomeOption, JudgingOption
 from graphs.cli.run import open_store
 
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ def queries(run_ids: RunIds, out: OutOption = None, home: HomeOption = None) -> 
 @analyze_app.command("groups")
 def groups(
     run_ids: RunIds,
-    min_solved: MinSolvedOption = None,
+    aggregate: AggregateOption = "majority",
     judging: JudgingOption = None,
     out: OutOption = None,
     home: HomeOption = None,
@@ -72,7 +72,8 @@ def groups(
     from graphs.analyses import group_accuracy
 
     store = open_store(home)
-    table = group_accuracy(store, [store.resolve_run(run) for run in run_ids], Counting(min_solved, judging))
+    counting = Counting(Aggregate.parse(aggregate), judging)
+    table = group_accuracy(store, [store.resolve_run(run) for run in run_ids], counting)
     _show({"group_accuracy": table}, out)
 
 
@@ -96,12 +97,33 @@ def similarity(
     _show({"rule_similarity": table}, out)
 
 
+def parse_task_aggregates(given: list[str], tasks: tuple[str, ...]) -> dict[str, Aggregate]:
+    """`AGG` for every task, then `TASK=AGG` for one; unnamed tasks count by majority."""
+    chosen = dict.fromkeys(tasks, Aggregate())
+    for text in given:
+        task, _, value = text.rpartition("=")
+        if task and task not in tasks:
+            raise typer.BadParameter(f"{task!r} is none of {', '.join(tasks)}", param_hint="--aggregate")
+        for named in [task] if task else tasks:
+            chosen[named] = Aggregate.parse(value)
+    return chosen
+
+
 @analyze_app.command("types")
 def types(
     open_ended: Annotated[str, typer.Option(help="The open-ended run (Task 1), judged.")],
     probe: Annotated[str, typer.Option(help="The concept-probe run (Task 2).")],
     hypotheses: Annotated[str, typer.Option(help="The hypotheses run (Task 3), judged.")],
-    min_solved: MinSolvedOption = None,
+    aggregate: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--aggregate",
+            help="How each task's attempts count: AGG for all three or TASK=AGG (open-ended, "
+            "concept-probe, hypotheses), AGG majority, any or at-least:K; default majority, which is "
+            "2 of 3 for a 3-attempt run and the one attempt of a single-attempt run, as the paper counts.",
+            show_default=False,
+        ),
+    ] = None,
     judging: JudgingOption = None,
     out: Annotated[Path, typer.Option("--out", help="Folder for types.md, types.json, types.png.")] = Path(
         "types"
@@ -109,12 +131,12 @@ def types(
     home: HomeOption = None,
 ) -> None:
     """Type I-IV: the problems solved in each task and their intersections, a table and a Venn diagram."""
-    from datasets_io.task_types import markdown_table, write_types
+    from datasets_io.task_types import TASKS, markdown_table, write_types
     from graphs.analyses import task_types_of_runs
 
-    analysis = task_types_of_runs(
-        open_store(home), (open_ended, probe, hypotheses), Counting(min_solved, judging)
-    )
+    chosen = parse_task_aggregates(aggregate or [], TASKS)
+    countings = tuple(Counting(chosen[task], judging) for task in TASKS)
+    analysis = task_types_of_runs(open_store(home), (open_ended, probe, hypotheses), countings)
     for warning in analysis.warnings:
         error_console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
     write_types(analysis.types, analysis.title, out)

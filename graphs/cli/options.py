@@ -48,13 +48,13 @@ HomeOption = Annotated[
         "--home", help="Workspace folder (default: $BONGARD_HOME, else ~/.bongard).", show_default=False
     ),
 ]
-MinSolvedOption = Annotated[
-    int | None,
+AggregateOption = Annotated[
+    str,
     typer.Option(
-        "--min-solved",
-        min=1,
-        help="A problem counts as solved when at least K of its attempts are (default: most of them).",
-        show_default=False,
+        "--aggregate",
+        help="How a problem's attempts count: majority (solved in most), mean (each attempt its "
+        "share; the table gives the rounded mean over attempts, Wonderland's Table 1), any, or "
+        "at-least:K.",
     ),
 ]
 

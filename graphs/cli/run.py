@@ -13,16 +13,17 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
+from datasets_io.counting import Aggregate, Counting
 from datasets_io.render import Variant
-from datasets_io.store import STORE_FILE, Counting, ResultsStore, RunSummary
+from datasets_io.store import STORE_FILE, ResultsStore, RunSummary
 from datasets_io.workspace import workspace_home
 from graphs.cli.console import console, error_console
 from graphs.cli.options import (
+    AggregateOption,
     DataDirOption,
     DatasetOptions,
     HomeOption,
     JudgingOption,
-    MinSolvedOption,
     ModelParams,
     PolicyOption,
     StyleOption,
@@ -301,7 +302,7 @@ def compare(
         list[str] | None, typer.Argument(metavar="[RUN ...]", help="Runs to compare (default: all).")
     ] = None,
     out: Annotated[Path, typer.Option("--out", help="Folder for the tables and plots.")] = Path("report"),
-    min_solved: MinSolvedOption = None,
+    aggregate: AggregateOption = "majority",
     judging: JudgingOption = None,
     home: HomeOption = None,
 ) -> None:
@@ -312,6 +313,6 @@ def compare(
     chosen = [store.resolve_run(run_id) for run_id in run_ids] if run_ids else store.run_ids()
     if not chosen:
         raise typer.BadParameter("there are no runs to compare yet", param_hint="RUN")
-    table = write_report(store, chosen, out, Counting(min_solved, judging))
+    table = write_report(store, chosen, out, Counting(Aggregate.parse(aggregate), judging))
     console.print(table.to_markdown(index=False))
     console.print(f"tables and plots in {out}")
