@@ -8,6 +8,7 @@ the store, checks they are the runs an analysis needs, and says what is missing
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from datasets_io.counting import DEFAULT_COUNTING, Counting, solved_count
 from datasets_io.report import problems_frame, runs_frame, solved_problems
 from datasets_io.store import ResultsStore
 from datasets_io.task_types import TASKS, TaskTypes
+from datasets_io.wonderland_categories import wonderland_category
 from graphs.registry import StrategyError, get_strategy
 from graphs.runner import RunConfig
 from judges.metrics import METRICS, MetricScore, concept_metrics
@@ -106,25 +108,52 @@ def concept_generation_metrics(
 
 
 UNKNOWN_GROUP = "unknown"
+ProblemKey = Callable[[str, Dataset, str], str | None]
+"""(run's dataset name, the dataset, problem id) -> the problem's group, or None if unknown."""
 
 
-def group_accuracy(
-    store: ResultsStore, run_ids: list[str], counting: Counting = DEFAULT_COUNTING
+def accuracy_by(
+    store: ResultsStore,
+    run_ids: list[str],
+    heading: str,
+    key: ProblemKey,
+    counting: Counting = DEFAULT_COUNTING,
 ) -> pd.DataFrame:
-    """Solved problems and accuracy per strategy, model, dataset and concept group (Bongard-RWR+,
-    Fig. 6 and 14); problems whose group the dataset does not know count as `unknown`."""
+    """Solved problems and accuracy per strategy, model, dataset and `heading` (a problem's group
+    as `key` gives it); problems without one count as `unknown`."""
     problems = problems_frame(store, run_ids, counting)
     datasets = {run_id: run_dataset(store, run_id) for run_id in run_ids}
-    groups = [
-        datasets[run_id].problem(problem.split("/", 1)[1]).concept_group or UNKNOWN_GROUP
-        for run_id, problem in zip(problems["run_id"], problems["problem"], strict=True)
+    keys = [
+        key(dataset_name, datasets[run_id], problem.split("/", 1)[1]) or UNKNOWN_GROUP
+        for run_id, dataset_name, problem in zip(
+            problems["run_id"], problems["dataset"], problems["problem"], strict=True
+        )
     ]
     table = (
-        problems.assign(group=groups)
-        .groupby(["strategy", "model", "dataset", "group"], sort=True)
+        problems.assign(**{heading: keys})
+        .groupby(["strategy", "model", "dataset", heading], sort=True)
         .agg(problems=("problem", "count"), solved=("solved", "sum"))
         .reset_index()
     )
     table["solved"] = table["solved"].map(solved_count)
     table["accuracy"] = (table["solved"] / table["problems"]).round(3)
     return table
+
+
+def group_accuracy(
+    store: ResultsStore, run_ids: list[str], counting: Counting = DEFAULT_COUNTING
+) -> pd.DataFrame:
+    """Per concept group (Bongard-RWR+, Fig. 6 and 14), as the dataset assigns them."""
+    return accuracy_by(
+        store, run_ids, "group", lambda _, dataset, problem: dataset.problem(problem).concept_group, counting
+    )
+
+
+def wonderland_category_accuracy(
+    store: ResultsStore, run_ids: list[str], counting: Counting = DEFAULT_COUNTING
+) -> pd.DataFrame:
+    """Per Bongard in Wonderland category of the classic problems (size, concept, number, spatial,
+    same; 003 App. B.2, Fig. 4)."""
+    return accuracy_by(
+        store, run_ids, "category", lambda name, _, problem: wonderland_category(name, problem), counting
+    )

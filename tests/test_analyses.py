@@ -19,7 +19,7 @@ from datasets_io.query_report import category_accuracy, query_accuracy, query_fr
 from datasets_io.report import problems_frame, solved_problems
 from datasets_io.store import STORE_FILE, ResultsStore
 from datasets_io.task_types import TaskTypes, write_types
-from graphs.analyses import group_accuracy, task_types_of_runs
+from graphs.analyses import group_accuracy, task_types_of_runs, wonderland_category_accuracy
 from graphs.answer import Answer
 from graphs.registry import StrategyError
 from judges.rule_similarity import rule_description_similarity
@@ -263,6 +263,29 @@ def test_accuracy_per_concept_group(store: ResultsStore, shared_data: Path) -> N
     table = group_accuracy(store, [run_id]).set_index("group")
     assert table.loc["Count", "problems"] == 2 and table.loc["Count", "accuracy"] == 0.5  # 23 and 90
     assert table.loc["Angle", "solved"] == 1 and table.loc["unknown", "problems"] == 2  # 6 and 10 ungrouped
+
+
+def test_accuracy_per_wonderland_category(store: ResultsStore, shared_data: Path) -> None:
+    """003 Table 4: BP 2 is a size problem, 8 spatial, 23 number, 1 and 3 concept; 56 same."""
+    run_id = store.create_run({**config("open-ended", attempts=3), "data_dir": str(shared_data)}, "t")
+    for number, flags in (
+        ("1", [True] * 3),
+        ("3", [False] * 3),
+        ("2", [True, True, False]),
+        ("8", [False] * 3),
+    ):
+        for attempt, ok in enumerate(flags):
+            problem = f"{DATASET}/{number}"
+            store.save_item(run_id, problem, attempt, scored_answer("open-ended", problem, ok), None)
+    store.save_item(run_id, f"{DATASET}/23", 0, scored_answer("open-ended", f"{DATASET}/23", True), None)
+    table = wonderland_category_accuracy(store, [run_id]).set_index("category")
+    assert (table.loc["concept", "problems"], table.loc["concept", "solved"]) == (2, 1)
+    assert table.loc["size", "accuracy"] == 1.0 and table.loc["spatial", "accuracy"] == 0.0
+    assert table.loc["number", "solved"] == 1 and "same" not in table.index  # no problem of it here
+    mean = wonderland_category_accuracy(store, [run_id], Counting(Aggregate("mean"))).set_index("category")
+    assert mean.loc["size", "solved"] == 1  # 2 of 3 attempts: 0.67, rounded
+    result = run_bongard("analyze", "categories", run_id, "--home", store.path.parent)
+    assert result.returncode == 0 and "spatial" in result.stdout, result.stderr
 
 
 def test_bongard_analyze_commands(store: ResultsStore, tmp_path: Path) -> None:

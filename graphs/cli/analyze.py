@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 analyze_app = typer.Typer(
-    help="Analyses across stored runs: queries, groups, describers, similarity, metrics, types.",
+    help="Analyses across stored runs: queries, groups, categories, describers, similarity, metrics, types.",
     no_args_is_help=True,
 )
 RunIds = Annotated[list[str], typer.Argument(metavar="RUN ...", help="Run ids, or `latest`.")]
@@ -73,8 +73,25 @@ def groups(
 
     store = open_store(home)
     counting = Counting(Aggregate.parse(aggregate), judging)
-    table = group_accuracy(store, [store.resolve_run(run) for run in run_ids], counting)
-    _show({"group_accuracy": table}, out)
+    _show({"group_accuracy": group_accuracy(store, [store.resolve_run(r) for r in run_ids], counting)}, out)
+
+
+@analyze_app.command("categories")
+def categories(
+    run_ids: RunIds,
+    aggregate: AggregateOption = "majority",
+    judging: JudgingOption = None,
+    out: OutOption = None,
+    home: HomeOption = None,
+) -> None:
+    """Solved problems and accuracy per Bongard in Wonderland category of the classic problems
+    (size, concept, number, spatial, same)."""
+    from graphs.analyses import wonderland_category_accuracy
+
+    store = open_store(home)
+    counting = Counting(Aggregate.parse(aggregate), judging)
+    table = wonderland_category_accuracy(store, [store.resolve_run(r) for r in run_ids], counting)
+    _show({"category_accuracy": table}, out)
 
 
 @analyze_app.command("similarity")
