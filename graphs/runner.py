@@ -26,6 +26,7 @@ from datasets_io.catalog import Dataset, open_dataset
 from datasets_io.errors import DatasetError
 from datasets_io.problem import BongardProblem
 from datasets_io.render import Variant
+from datasets_io.sampling import SampleSpec, draw
 from datasets_io.store import ResultsStore, StoreError
 from datasets_io.workspace import workspace_home
 from graphs.checkpoints import item_thread, open_checkpoints
@@ -47,6 +48,8 @@ class RunConfig(BaseModel):
     """Role -> agent spec (reasoner, describer)."""
     agent_params: dict[str, Any] = Field(default_factory=dict)
     problems: list[str] | None = None
+    sample: SampleSpec | None = None
+    """How `problems` was drawn, when it was (`--sample`): the drawn ids are stored in `problems`."""
     attempts: int = Field(default=1, ge=1)
     seed: int = 0
     concurrency: int = Field(default=4, ge=1)
@@ -106,6 +109,9 @@ class Runner:
         self.skipped: list[DatasetError] = scan.errors
         self.context = DatasetContext.of(scan.problems)
         self.problems = self._select(scan.problems)
+        if config.sample is not None and config.problems is None:
+            self.problems = draw(self.problems, config.sample)
+            self.config = config.model_copy(update={"problems": [p.id for p in self.problems]})
         self.reused = {
             option: self._reusable(option, key, role, config.strategy_options[option])
             for option, (key, role) in self.info.reuses.items()
@@ -240,8 +246,10 @@ def start_run(config: RunConfig, store: ResultsStore, home: Path | None = None) 
     reuses = info.reuses
     pinned = {k: store.resolve_run(v) if k in reuses else v for k, v in config.strategy_options.items()}
     config = config.model_copy(update={"strategy_options": pinned})  # `latest` must not move on resume
-    runner = Runner(config, store, home)
-    return store.create_run(config.model_dump(mode="json"), toolkit_version()), runner
+    if config.sample is not None and config.problems is not None:
+        raise StrategyError("--sample draws from the whole dataset: give --problems or --sample, not both")
+    runner = Runner(config, store, home)  # a sample is drawn here; the run stores the drawn ids
+    return store.create_run(runner.config.model_dump(mode="json"), toolkit_version()), runner
 
 
 def resume_run(

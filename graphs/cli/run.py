@@ -59,6 +59,22 @@ def run(
     ] = None,
     dataset: Annotated[str | None, typer.Option(help="Dataset name or FORMAT:PATH.")] = None,
     problems: Annotated[str | None, typer.Option(help="Problem ids, e.g. 1-20,31.")] = None,
+    sample: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Draw this many problems with --seed (stored with the run), e.g. 100 of a test split.",
+            show_default=False,
+        ),
+    ] = None,
+    stratify: Annotated[
+        str | None,
+        typer.Option(
+            help="With --sample: keep the share of each concept (the left rule), group or metadata.KEY, "
+            "as the case study samples Bongard-HOI and Bongard-OpenWorld.",
+            show_default=False,
+        ),
+    ] = None,
     attempts: Annotated[int, typer.Option(min=1)] = 1,
     seed: int = 0,
     concurrency: Annotated[
@@ -103,6 +119,7 @@ def run(
     With no options at all: the embedded default, images-to-sides with the offline
     perception agent over bongard-classic (panels 5 and 11 held out as the test pair).
     """
+    from datasets_io.sampling import SampleSpec
     from graphs.registry import get_strategy
     from graphs.runner import RunConfig, parse_selection, resume_run, start_run
 
@@ -120,6 +137,8 @@ def run(
                 "or no options at all for the embedded default run",
                 param_hint="bongard run",
             )
+        if stratify and not sample:
+            raise typer.BadParameter("--stratify needs --sample N", param_hint="--stratify")
         roles = {"describer": describer or model, "reasoner": reasoner or model}
         roles |= {r: author or model for r in get_strategy(strategy).roles if r == "author"}
         shortcuts = {
@@ -137,6 +156,7 @@ def run(
             agents={r: s for r, s in roles.items() if s},
             agent_params=parse_key_values(param, "-M"),
             problems=parse_selection(problems) if problems else None,
+            sample=SampleSpec(size=sample, stratify=stratify, seed=seed) if sample else None,
             attempts=attempts,
             seed=seed,
             concurrency=concurrency,
