@@ -15,6 +15,7 @@ import pytest
 from PIL import Image
 
 from datasets_io.counting import Aggregate, Counting
+from datasets_io.probe_report import probe_criteria
 from datasets_io.query_report import category_accuracy, query_accuracy, query_frame
 from datasets_io.report import problems_frame, solved_problems
 from datasets_io.store import STORE_FILE, ResultsStore
@@ -286,6 +287,39 @@ def test_accuracy_per_wonderland_category(store: ResultsStore, shared_data: Path
     assert mean.loc["size", "solved"] == 1  # 2 of 3 attempts: 0.67, rounded
     result = run_bongard("analyze", "categories", run_id, "--home", store.path.parent)
     assert result.returncode == 0 and "spatial" in result.stdout, result.stderr
+
+
+def test_table_9_counts_each_panel_across_attempts(store: ResultsStore) -> None:
+    """003 Table 9: every panel right in every attempt, and every panel right in 2 of 3. Problem 5
+    has all 12 right in no single attempt, yet every panel in 2 of 3; problem 4 all 12 in 2 of 3."""
+    panels = [f"{side}{n}" for side in "LR" for n in range(6)]
+    wrong_in: dict[str, list[set[str]]] = {
+        "1": [set(), set(), set()], "2": [set(), set(), {"L0"}], "3": [set(), {"L0"}, {"L0"}],
+        "4": [set(), set(), {"R5"}], "5": [{"L0"}, {"L1"}, {"L2"}],
+    }  # fmt: skip
+    run_id = store.create_run(config("concept-probe", attempts=3), "test")
+    for number, attempts in wrong_in.items():
+        problem = f"{DATASET}/{number}"
+        for attempt, wrong in enumerate(attempts):
+            truth = {ref: "left" if ref[0] == "L" else "right" for ref in panels}
+            given = {
+                ref: ("right" if side == "left" else "left") if ref in wrong else side
+                for ref, side in truth.items()
+            }
+            answer = Answer(
+                strategy="concept-probe", problem=problem, text="", sides=given, expected={"sides": truth},
+                correct=not wrong,
+            )  # fmt: skip
+            store.save_item(run_id, problem, attempt, answer, None)
+    [row] = probe_criteria(store, [run_id]).to_dict("records")
+    assert (row["problems"], row["every_panel_in_every_attempt"], row["every_panel_in_two_thirds"]) == (
+        5,
+        1,
+        4,
+    )
+    assert solved_problems(store, run_id) == {f"{DATASET}/{n}" for n in "124"}  # all 12 in most attempts
+    shown = run_bongard("analyze", "probes", run_id, "--home", store.path.parent)
+    assert shown.returncode == 0 and "every_panel_in_two_thirds" in shown.stdout, shown.stderr
 
 
 def test_bongard_analyze_commands(store: ResultsStore, tmp_path: Path) -> None:

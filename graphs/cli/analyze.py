@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
 analyze_app = typer.Typer(
-    help="Analyses across stored runs: queries, groups, categories, describers, similarity, metrics, types.",
+    help="Analyses across stored runs: queries, groups, categories, probes, describers, similarity, "
+    "metrics, types.",
     no_args_is_help=True,
 )
 RunIds = Annotated[list[str], typer.Argument(metavar="RUN ...", help="Run ids, or `latest`.")]
@@ -92,6 +93,16 @@ def categories(
     counting = Counting(Aggregate.parse(aggregate), judging)
     table = wonderland_category_accuracy(store, [store.resolve_run(r) for r in run_ids], counting)
     _show({"category_accuracy": table}, out)
+
+
+@analyze_app.command("probes")
+def probes(run_ids: RunIds, out: OutOption = None, home: HomeOption = None) -> None:
+    """Concept-probe runs by Bongard in Wonderland's Table 9: problems with every panel right in every
+    attempt, and in at least 2 of 3."""
+    from datasets_io.probe_report import probe_criteria
+
+    store = open_store(home)
+    _show({"probe_criteria": probe_criteria(store, [store.resolve_run(r) for r in run_ids])}, out)
 
 
 @analyze_app.command("similarity")

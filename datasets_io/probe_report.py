@@ -1,0 +1,45 @@
+"""Bongard in Wonderland's Task 2 criteria, read from concept-probe runs (003 Sec. 4 Q3, Table 9).
+
+Table 9 counts a problem when every one of its 12 panels is classified right, in two ways over
+the 3 runs: in every run, and in at least 2 of the 3. These are per panel across runs, not "all
+12 right in most runs", which can count a different set of problems.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+import pandas as pd
+
+from datasets_io.report import runs_frame
+from datasets_io.store import ResultsStore
+
+TABLE_9 = ("every_panel_in_every_attempt", "every_panel_in_two_thirds")
+
+
+def panel_hits(store: ResultsStore, run_id: str) -> dict[str, dict[str, list[bool]]]:
+    """problem -> panel ref -> right or not, one entry per done attempt."""
+    hits: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
+    for problem, _, answer in store.answers(run_id):
+        truths: dict[str, str] = (answer.get("expected") or {}).get("sides") or {}
+        given: dict[str, str | None] = answer.get("sides") or {}
+        for ref, side in truths.items():
+            hits[problem][ref].append(given.get(ref) == side)
+    return hits
+
+
+def probe_criteria(store: ResultsStore, run_ids: list[str]) -> pd.DataFrame:
+    """Per run: problems, and problems counted by each Table 9 criterion (at least 2 of 3 is
+    generalised to ceil(2/3 of the attempts): 1 of 1, 2 of 2 or 3, ...)."""
+    rows = []
+    for run_id in run_ids:
+        hits = panel_hits(store, run_id)
+        every = sum(all(all(runs) for runs in panels.values()) for panels in hits.values())
+        two_thirds = sum(
+            all(sum(runs) >= math.ceil(2 * len(runs) / 3) for runs in panels.values())
+            for panels in hits.values()
+        )
+        rows.append({"run_id": run_id, "problems": len(hits), TABLE_9[0]: every, TABLE_9[1]: two_thirds})
+    table = pd.DataFrame(rows, columns=["run_id", "problems", *TABLE_9])
+    return runs_frame(store, run_ids).merge(table, on="run_id")
