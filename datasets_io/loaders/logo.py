@@ -1,0 +1,301 @@
+"""Bongard-LOGO in its released layout (ShapeBongard_V2).
+
+```
+<dataset>/
+  ff/images/<task>/1/0..6.png     free-form shape problems: positives in 1/, negatives in 0/
+  bd/images/<task>/{1,0}/0..6.png basic shape problems
+  hd/images/<task>/{1,0}/0..6.png abstract (human-designed attribute) shape problems
+  ff/ff_action_programs.json      optional: task -> [positive programs, negative programs]
+  ShapeBongard_V2_split.json      optional: split name (train, val, test_ff, test_bd,
+                                  test_hd_comb, test_hd_novel) -> task names
+```
+Positives are the left side, negatives the right side. Upstream draws its query at
+random from the 7 images of a side; here image 6 (option `test_image`) is each side's
+test panel and the other six its context panels.
+
+The task name is the concept's only statement (upstream's samplers write it):
+`ff_nact<strokes>[_<strokes>]_<n>` one or two free-form shapes with that many strokes,
+identical in every positive (the action program, when present, says which strokes);
+`bd_<shape>[-<shape>]_<n>` one or two named shapes, one of which a negative swaps for
+another of its kind; `hd_<attribute>[-<attribute>]_<n>` shapes having one or two
+attributes that negatives lack. The texts below are written from those parts.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cached_property
+from pathlib import Path
+
+from pydantic import BaseModel, Field, JsonValue, ValidationError, field_validator
+
+from datasets_io.errors import describe_validation_error
+from datasets_io.images import find_image, list_images
+from datasets_io.loaders.base import DatasetLoader, LoaderOptions, read_json
+from datasets_io.problem import BongardProblem, Concept, Panel, Side
+
+PROBLEM_TYPES = ("ff", "bd", "hd")
+TYPE_NAMES = {"ff": "free-form", "bd": "basic", "hd": "abstract"}
+IMAGES_PER_SIDE = 7
+SIDE_FOLDERS: dict[Side, str] = {"left": "1", "right": "0"}
+SPLIT_FILE = "ShapeBongard_V2_split.json"
+TASK_NAME = re.compile(r"^(ff|bd|hd)_(.+)_(\d+)$")
+STROKE_COUNTS = re.compile(r"^nact(\d+(?:_\d+)*)$")
+NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+
+STROKE_STYLES = {
+    "normal": "plain",
+    "zigzag": "zigzag",
+    "circle": "circle-studded",
+    "square": "square-studded",
+    "triangle": "triangle-studded",
+}
+"""How upstream's line types look when drawn: a plain stroke, a zigzag, or one with stamps."""
+
+ATTRIBUTE_PHRASES = {
+    "convex": "are convex",
+    "symmetric": "are symmetric",
+    "self_transposed": "are self-transposed",
+    "symmetric_transposed": "are symmetric and self-transposed",
+    "thin_shape": "are thin",
+    "closed_shape": "are closed",
+    "necked": "have a neck",
+    "balanced_two": "have two balanced parts",
+    "unbalanced_two": "have two unbalanced parts",
+    "exist_regular": "contain a regular shape",
+    "has_line_crossing": "have crossing lines",
+}
+"""Attributes whose name does not read well by the general rule in `attribute_phrase`."""
+
+
+class LogoOptions(LoaderOptions):
+    split: str | None = None
+    """Only the tasks of this split of the split file (e.g. `test_ff`); default every task found."""
+    split_file: Path | None = None
+    """The split file; default `ShapeBongard_V2_split.json` in the dataset folder."""
+    types: str = ",".join(PROBLEM_TYPES)
+    """Problem types read, comma-separated: ff (free-form), bd (basic), hd (abstract)."""
+    test_image: int = Field(default=IMAGES_PER_SIDE - 1, ge=0, lt=IMAGES_PER_SIDE)
+    """Which image of each side is its test panel."""
+
+    @field_validator("types")
+    @classmethod
+    def _known_types(cls, value: str) -> str:
+        chosen = [part.strip() for part in value.split(",") if part.strip()]
+        unknown = sorted(set(chosen) - set(PROBLEM_TYPES))
+        if not chosen or unknown:
+            raise ValueError(f"expected some of {', '.join(PROBLEM_TYPES)}, got {value!r}")
+        return ",".join(chosen)
+
+    @property
+    def type_list(self) -> list[str]:
+        return self.types.split(",")
+
+
+Shapes = list[list[str]]
+"""The shapes of one image, each as its action strings."""
+
+
+class TaskPrograms(BaseModel):
+    positives: list[Shapes] = Field(min_length=1)
+    negatives: list[Shapes]
+
+
+def stroke_phrase(action: str) -> str:
+    """One action string (`line_zigzag_0.500-0.750`, `arc_normal_0.500_0.625-0.500`) in words."""
+    movement, separator, turn_text = action.rpartition("-")
+    parts = movement.split("_")
+    if not separator or parts[0] not in ("line", "arc") or len(parts) != (3 if parts[0] == "line" else 4):
+        raise ValueError(f"unreadable action {action!r}")
+    turn = float(turn_text)
+    style = STROKE_STYLES.get(parts[1], parts[1])
+    if parts[0] == "line":
+        body = f"{style} line"
+    else:
+        body = f"{style} arc of {round(abs(float(parts[3]) * 720 - 360))}°"
+    degrees = round(turn * 360 - 180) if turn >= 0.5 else round(180 - turn * 360)
+    if degrees == 0:
+        return body
+    return f"turn {'left' if turn >= 0.5 else 'right'} {degrees}°, {body}"
+
+
+def freeform_text(counts: list[int], shapes: Shapes | None) -> str:
+    """The free-form concept: the same shape(s) in every positive, with their strokes if known."""
+    described = shapes if shapes is not None and len(shapes) == len(counts) else None
+    if len(counts) == 1:
+        text = f"the same free-form shape drawn in {counts[0]} strokes"
+        return f"{text}: {'; '.join(map(stroke_phrase, described[0]))}" if described else text
+    how_many = NUMBER_WORDS[len(counts)] if len(counts) < len(NUMBER_WORDS) else str(len(counts))
+    if described:
+        parts = [f"one in {len(s)} strokes ({'; '.join(map(stroke_phrase, s))})" for s in described]
+        return f"the same {how_many} free-form shapes, {', '.join(parts)}"
+    numbers = f"{', '.join(str(n) for n in counts[:-1])} and {counts[-1]}"
+    return f"the same {how_many} free-form shapes, drawn in {numbers} strokes"
+
+
+def shape_name(name: str) -> str:
+    """A shape's function name read aloud: `isosceles_trapezoid` -> "isosceles trapezoid"."""
+    return " ".join(name.replace("_", " ").split()).replace("traingle", "triangle")
+
+
+def attribute_phrase(attribute: str) -> str:
+    """What shapes with the attribute do, as a predicate: `has_acute_angle` -> "have an acute angle"."""
+    if attribute in ATTRIBUTE_PHRASES:
+        return ATTRIBUTE_PHRASES[attribute]
+    words = attribute.split("_")
+    if words[0] in ("has", "exist") and len(words) > 1:
+        rest = words[1:]
+        article = "" if rest[0] in NUMBER_WORDS else ("an " if rest[0][0] in "aeiou" else "a ")
+        verb = "have" if words[0] == "has" else "contain"
+        return f"{verb} {article}{' '.join(rest)}"
+    return f"are {' '.join(words)}"
+
+
+def concept_from_task(task: str, shapes: Shapes | None = None) -> tuple[str | None, dict[str, JsonValue]]:
+    """The concept text a task name states, and the parts read from it (None when unreadable)."""
+    match = TASK_NAME.match(task)
+    if match is None:
+        return None, {}
+    kind, middle, _ = match.groups()
+    if kind == "ff":
+        counts = STROKE_COUNTS.match(middle)
+        if counts is None:
+            return None, {}
+        strokes = [int(n) for n in counts.group(1).split("_")]
+        return freeform_text(strokes, shapes), {"strokes": list[JsonValue](strokes)}
+    names = middle.split("-")
+    if kind == "bd":
+        return " and ".join(shape_name(n) for n in names), {"shapes": list[JsonValue](names)}
+    phrases = " and ".join(attribute_phrase(a) for a in names)
+    return f"shapes that {phrases}", {"attributes": list[JsonValue](names)}
+
+
+class LogoLoader(DatasetLoader):
+    options_model = LogoOptions
+    options: LogoOptions
+
+    @classmethod
+    def detect(cls, root: Path) -> bool:
+        return any((root / kind / "images").is_dir() for kind in PROBLEM_TYPES)
+
+    @property
+    def concept_source(self) -> str:
+        return "task names (ff: stroke counts and action programs; bd: shapes; hd: attributes)"
+
+    @property
+    def split_path(self) -> Path:
+        return self.options.split_file or self.root / SPLIT_FILE
+
+    @cached_property
+    def _ids(self) -> list[str]:
+        if not self.root.is_dir():
+            raise self.error("dataset folder is missing", path=self.root)
+        if self.options.split is not None:
+            return self._split_ids(self.options.split)
+        ids: list[str] = []
+        folders = [self.root / kind / "images" for kind in self.options.type_list]
+        for folder in (f for f in folders if f.is_dir()):
+            ids.extend(sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")))
+        if not any(f.is_dir() for f in folders):
+            layout = "/".join(self.options.type_list)
+            raise self.error(f"no problem folders ({layout}/images/<task>/) found", path=self.root)
+        return ids
+
+    def _split_ids(self, split: str) -> list[str]:
+        data = read_json(self.split_path, self.name)
+        if not isinstance(data, dict):
+            raise self.error("expected a JSON object of split name -> task names", path=self.split_path)
+        if split not in data:
+            raise self.error(f"no split {split!r} (splits: {', '.join(sorted(data))})", path=self.split_path)
+        tasks = data[split]
+        if not (isinstance(tasks, list) and all(isinstance(t, str) and t for t in tasks)):
+            raise self.error(f"split {split!r} is not a list of task names", path=self.split_path)
+        chosen = set(self.options.type_list)
+        # A task of an unknown type stays in, to be reported when it is loaded.
+        return sorted(
+            {t for t in tasks if t.split("_", 1)[0] in chosen or t.split("_", 1)[0] not in PROBLEM_TYPES}
+        )
+
+    def problem_ids(self) -> list[str]:
+        return self._ids
+
+    def load_problem(self, problem_id: str) -> BongardProblem:
+        kind = problem_id.split("_", 1)[0]
+        if kind not in PROBLEM_TYPES:
+            raise self.error(
+                f"task name does not start with {', '.join(t + '_' for t in PROBLEM_TYPES)}", problem_id
+            )
+        folder = self.root / kind / "images" / problem_id
+        if not folder.is_dir():
+            raise self.error("problem folder is missing", problem_id, folder)
+        test = self.options.test_image
+        panels: dict[Side, list[Panel]] = {"left": [], "right": []}
+        for side, label in SIDE_FOLDERS.items():
+            side_folder = folder / label
+            role_name = "positive" if side == "left" else "negative"
+            if not side_folder.is_dir():
+                raise self.error(
+                    f"missing the {label}/ folder of {role_name} images", problem_id, side_folder
+                )
+            count = len(list_images(side_folder))
+            if count != IMAGES_PER_SIDE:
+                raise self.error(
+                    f"{count} {role_name} images in {label}/, expected {IMAGES_PER_SIDE} "
+                    f"(0-{IMAGES_PER_SIDE - 1})",
+                    problem_id,
+                    side_folder,
+                )
+            for index in range(IMAGES_PER_SIDE):
+                panels[side].append(
+                    Panel(
+                        path=find_image(side_folder, str(index)),
+                        side=side,
+                        index=index,
+                        role="test" if index == test else "context",
+                    )
+                )
+        text, parts = concept_from_task(problem_id, self._positive_shapes(kind, problem_id))
+        return self.build(
+            problem_id,
+            left=[p for p in panels["left"] if p.role == "context"],
+            right=[p for p in panels["right"] if p.role == "context"],
+            test_left=[p for p in panels["left"] if p.role == "test"],
+            test_right=[p for p in panels["right"] if p.role == "test"],
+            concept=Concept(left=text) if text else None,
+            metadata={"problem_type": kind, "problem_type_name": TYPE_NAMES[kind], **parts},
+        )
+
+    def programs_path(self, kind: str) -> Path:
+        return self.root / kind / f"{kind}_action_programs.json"
+
+    @cached_property
+    def _programs(self) -> dict[str, object]:
+        """The free-form action programs by task, if the dataset has them."""
+        path = self.programs_path("ff")
+        if not path.is_file():
+            return {}
+        data = read_json(path, self.name)
+        if not isinstance(data, dict):
+            raise self.error("expected a JSON object of task name -> action programs", path=path)
+        return data
+
+    def _positive_shapes(self, kind: str, problem_id: str) -> Shapes | None:
+        """The shapes of the first positive image (all positives share them in free-form tasks)."""
+        if kind != "ff" or problem_id not in self._programs:
+            return None
+        path = self.programs_path(kind)
+        entry = self._programs[problem_id]
+        try:
+            if not (isinstance(entry, list) and len(entry) == 2):
+                raise ValueError("expected [positive programs, negative programs]")
+            programs = TaskPrograms.model_validate({"positives": entry[0], "negatives": entry[1]})
+            shapes = programs.positives[0]
+            for shape in shapes:
+                for action in shape:
+                    stroke_phrase(action)
+        except ValidationError as error:
+            reason = describe_validation_error(error)
+            raise self.error(f"malformed action program: {reason}", problem_id, path) from None
+        except ValueError as error:
+            raise self.error(f"malformed action program: {error}", problem_id, path) from None
+        return shapes
