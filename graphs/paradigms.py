@@ -1,13 +1,13 @@
 """The cognitive paradigms (Vaishnav & Tammet, Sec. 5, App. A.5): three ways to classify a query image.
 
 direct-rule-learning: the 12 context images and the query in one call.
-deductive-rule-learning: the rule from the context (a summary of at most 20
-words), then the summary and the query image alone. componential-analysis: a
-structured description of every image, each in its own context, then a
-text-only call over the labelled descriptions. Stage-1 results are kept in the
-answer, so `-S rules_from=RUN` and `-S descriptions_from=RUN` let another
-agent's rules or descriptions be used (the rule-based ablation, Sec. 7.1, and
-the describer x reasoner table).
+deductive-rule-learning: the rule from the context (a summary asked for in at
+most 20 words, kept as written and flagged when longer), then the summary and
+the query image alone. componential-analysis: a structured description of
+every image, each in its own context, then a text-only call over the labelled
+descriptions. Stage-1 results are kept in the answer, so `-S rules_from=RUN`
+and `-S descriptions_from=RUN` let another agent's rules or descriptions be
+used (the rule-based ablation, Sec. 7.1, and the describer x reasoner table).
 """
 
 from __future__ import annotations
@@ -123,15 +123,21 @@ class RuleExtraction(BaseModel):
     analysis: str
     rule: str
     summary: str
-    """At most 20 words: all the rule-application stage sees."""
+    """Asked for in at most 20 words: all the rule-application stage sees."""
 
 
 class Rule(TypedDict, total=False):
     """Stage 1's rule as the answer keeps it (`details["rule_extraction"]`) for later runs."""
 
     summary: Required[str]
+    """The summary the queries are given: as the model wrote it, unless `cut_long_summary` cut it."""
     rule: str
+    words: int
+    """The words of the model's final summary, as written."""
     over_limit: bool
+    """The model's final summary runs over 20 words."""
+    written: str
+    """The model's summary before `cut_long_summary` cut it (only when cut)."""
     parse_error: str | None
     from_run: str
     """Where the rule was taken from an earlier run: that run, and the agent that wrote it."""
@@ -143,11 +149,25 @@ class DeductiveOptions(StrategyOptions):
         default=None,
         description="a run whose stage-1 rule summaries are applied instead of extracting new ones",
     )
+    reask_long_summary: bool = Field(
+        default=False,
+        description="re-ask once, in the rule call's conversation, when the summary runs over 20 words; "
+        "the paper keeps the summary as written",
+        json_schema_extra={"departure": "true re-asks once when the summary runs over 20 words"},
+    )
+    cut_long_summary: bool = Field(
+        default=False,
+        description="cut a summary still over 20 words to its first 20 before the queries see it; "
+        "the paper keeps the summary as written",
+        json_schema_extra={"departure": "true cuts a summary over 20 words to its first 20"},
+    )
 
 
 class DeductiveInputs(QueryInputs):
     rule: Rule | None
     """The rule of an earlier run (`rules_from`), with which stage 1 is skipped."""
+    reask_long_summary: bool
+    cut_long_summary: bool
 
 
 class DeductiveState(QueryState, total=False):
@@ -160,10 +180,15 @@ def word_count(text: str) -> int:
 
 def _prepare_deductive(given: Preparation[DeductiveOptions]) -> DeductiveInputs:
     reused = given.reused.get("rules_from")
-    if reused is None:
-        return {**prepare_queries(given.problem), "rule": None}
-    rule = {"from_run": reused.run, "by": reused.agent, **dict(reused.value)}  # the first author stays
-    return {**prepare_queries(given.problem), "rule": cast(Rule, rule)}
+    rule = None
+    if reused is not None:
+        rule = cast(Rule, {"from_run": reused.run, "by": reused.agent, **dict(reused.value)})  # first author
+    return {
+        **prepare_queries(given.problem),
+        "rule": rule,
+        "reask_long_summary": given.options.reask_long_summary,
+        "cut_long_summary": given.options.cut_long_summary,
+    }
 
 
 def _summary(reply: AgentReply) -> str:
@@ -171,7 +196,9 @@ def _summary(reply: AgentReply) -> str:
 
 
 async def _extract_rule(state: DeductiveState, runtime: Ctx) -> DeductiveState:
-    """Stage 1: the rule of the positives, re-asked once if its summary runs over 20 words."""
+    """Stage 1: the rule of the positives. The summary is kept as written, however long (Sec. 5.2,
+    App. A.5.2.1 ask for 20 words and do nothing when a model writes more); the re-ask and the cut
+    are options beyond the paper."""
     item = runtime.context
     if item.inputs["rule"] is not None:
         return {}  # taken from an earlier run
@@ -179,16 +206,20 @@ async def _extract_rule(state: DeductiveState, runtime: Ctx) -> DeductiveState:
     chat = Conversation(item, "reasoner", "rule")
     text = item.prompts.fill(FAMILY, "rule_extraction", total=len(images), **_counts(item.problem))
     reply = await chat.ask(text, images, task="answer", schema=RuleExtraction, extra={"retry": False})
-    if word_count(_summary(reply)) > SUMMARY_WORDS:
+    if item.inputs["reask_long_summary"] and word_count(_summary(reply)) > SUMMARY_WORDS:
         shorter = item.prompts.fill(FAMILY, "rule_extraction_shorter", words=word_count(_summary(reply)))
         reply = await chat.ask(shorter, task="answer", schema=RuleExtraction, extra={"retry": True})
-    summary = _summary(reply)
+    written = _summary(reply)
+    words = word_count(written)
     rule: Rule = {
-        "summary": " ".join(summary.split()[:SUMMARY_WORDS]),
+        "summary": written,
         "rule": str((reply.parsed or {}).get("rule", "")),
-        "over_limit": word_count(summary) > SUMMARY_WORDS,
+        "words": words,
+        "over_limit": words > SUMMARY_WORDS,
         "parse_error": reply.parse_error,
     }
+    if item.inputs["cut_long_summary"] and words > SUMMARY_WORDS:
+        rule |= {"summary": " ".join(written.split()[:SUMMARY_WORDS]), "written": written}
     return {"rule": rule}
 
 
@@ -212,8 +243,12 @@ async def _apply_rule(state: DeductiveState, runtime: Ctx) -> DeductiveState:
 
 async def _deductive_answer(state: DeductiveState, runtime: Ctx) -> DeductiveState:
     rule = _stage_rule(runtime.context, state)
+    words = rule.get("words", word_count(rule["summary"]))  # a rule reused from an older run may lack it
+    flags = {"summary_words": words, "summary_over_limit": words > SUMMARY_WORDS}
     return {
-        "answer": query_answer(runtime.context, state, rule_summary=rule["summary"], rule_extraction=rule)
+        "answer": query_answer(
+            runtime.context, state, rule_summary=rule["summary"], rule_extraction=rule, **flags
+        )
     }
 
 
@@ -224,12 +259,13 @@ async def _deductive_answer(state: DeductiveState, runtime: Ctx) -> DeductiveSta
     decoding=PARADIGMS_DECODING,
     section="Sec. 5.2, App. A.5.2; Sec. 7.1 with -S rules_from=RUN",
     roles=("reasoner",),
-    calls="1 rule call with the 12 context images (+1 re-ask if the summary exceeds 20 words), "
+    calls="1 rule call with the 12 context images (the summary asked for in 20 words, kept as written), "
     "then 1 call per query: the summary and the query image only",
     card=ProtocolCard(
         images="rule call: 12 context images (6 positive, 6 negative); "
         "per query: 1 query image + the summary text",
-        contexts="rule call afresh (its 20-word re-ask continues it); each query's application call afresh",
+        contexts="rule call afresh (the -S reask_long_summary re-ask continues it); "
+        "each query's application call afresh",
         attempts="not stated: 1 run at temperature 0 (App. A.4.2); "
         "Table 1 pools 500 test cases of 1 query each",
         scoring="per query accuracy, overall and for positive / negative queries (App. A.4.3, Table 1)",

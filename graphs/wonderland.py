@@ -2,7 +2,7 @@
 
 open-ended (Task 1): the sheet -> a rule per set, judged; run with
 `--attempts 3`, a problem is solved when most attempts are accepted.
-multiple-choice (Task 1.1): the sheet and numbered rule pairs -> an id.
+multiple-choice (Task 1.1): the sheet and the rule pairs keyed by problem number -> a number.
 concept-probe (Task 2): an author agent writes a probe from the true concept
 pair; each panel is then asked alone which concept it shows. hypotheses
 (Task 3): the sheet -> many candidate rule pairs, judged one by one.
@@ -10,8 +10,9 @@ pair; each panel is then asked alone which concept it shows. hypotheses
 
 from __future__ import annotations
 
+import json
 import operator
-from typing import Annotated, Literal, NotRequired, TypedDict, cast
+from typing import Annotated, Any, Literal, NotRequired, TypedDict, cast
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -25,7 +26,6 @@ from graphs.nodes import (
     ask,
     fan_out_graph,
     free_answer,
-    label_answer,
     linear_graph,
     needs_concept,
     panel_source,
@@ -33,6 +33,7 @@ from graphs.nodes import (
     sheet_source,
 )
 from graphs.registry import (
+    DatasetContext,
     Graph,
     Preparation,
     ProtocolCard,
@@ -118,6 +119,12 @@ def open_ended() -> Graph:
 
 # --- Task 1.1: multiple choice -----------------------------------------------------------------------
 
+SAME_ANSWER_GROUPS = (frozenset({6, 10, 96, 98}), frozenset({85, 86, 88, 89}))
+"""Classic problems whose numbers the authors' scoring accepts for one another: 6, 10, 96 and 98
+all read "Triangles / Quadrangles", 85, 86, 88 and 89 all "Three parts / Five parts"
+(experiments/evaluate/eval_bp_with_solutions.py). 36 and 37 read alike too but are not grouped
+there, so for them only the true number counts. A group counts only among identical pairs."""
+
 
 class OptionChoice(BaseModel):
     analysis: str
@@ -127,7 +134,8 @@ class OptionChoice(BaseModel):
 class MultipleChoiceOptions(StrategyOptions):
     choices: Literal["all"] | Annotated[int, Field(ge=2)] = Field(
         default="all",
-        description="all: every distinct rule pair of the dataset; N: the true one and N-1 seeded others",
+        description="all: every problem's rule pair, by problem number (100 on the classic set); "
+        "N: the true one and N-1 other problems' pairs drawn at random (seeded)",
     )
 
     @field_validator("choices", mode="before")
@@ -140,46 +148,105 @@ class MultipleChoiceOptions(StrategyOptions):
 
 class ListedOption(TypedDict):
     id: int
+    """The problem's number: its id (where a dataset's ids are not all numbers, its place in it)."""
     left: str
     right: str
 
 
 class ChoiceInputs(TypedDict):
     options: list[ListedOption]
-    """The candidate rule pairs, numbered from 1 in their seeded order."""
+    """The candidate rule pairs in the order shown."""
     label: int
-    """The id of the true pair."""
+    """The true problem's number."""
+    accepted: list[int]
+    """The numbers scored correct: the true one, and the other problems of its
+    `SAME_ANSWER_GROUPS` group that have the very same pair."""
+
+
+def numbered_pairs(problem: BongardProblem, context: DatasetContext) -> tuple[list[ListedOption], int]:
+    """Every problem's rule pair by number, none merged (the problem's own included), and its number.
+
+    The number is the problem id where every id is a distinct whole number (the classic set:
+    1-100), else the problem's place in the dataset order, from 1.
+    """
+    entries = list(context.concepts)
+    if all(pid != problem.id for pid, _ in entries):
+        entries.append((problem.id, needs_concept(problem)))
+    ids = [pid for pid, _ in entries]
+    numbers = (
+        [int(pid) for pid in ids]
+        if all(pid.isdigit() for pid in ids) and len({int(pid) for pid in ids}) == len(ids)
+        else list(range(1, len(ids) + 1))
+    )
+    listed: list[ListedOption] = [
+        {"id": number, "left": concept.left, "right": concept.stated_right}
+        for number, (_, concept) in zip(numbers, entries, strict=True)
+    ]
+    return sorted(listed, key=lambda option: option["id"]), numbers[ids.index(problem.id)]
+
+
+def _pair(option: ListedOption) -> tuple[str, str]:
+    return option["left"], option["right"]
 
 
 def _prepare_choice(given: Preparation[MultipleChoiceOptions]) -> ChoiceInputs:
+    """As the authors' code does it: all pairs in number order; or the true one and N-1 other
+    problems' pairs (a repeat of the true pair among them is possible), shown in the order of
+    their numbers as text ("1" < "10" < "2"), the order of its sorted string keys."""
     problem, choices = given.problem, given.options.choices
-    own = needs_concept(problem)
-    pool = given.dataset.other_concepts(own)
+    needs_concept(problem)
+    every, label = numbered_pairs(problem, given.dataset)
+    own = next(option for option in every if option["id"] == label)
     if choices == "all":
-        candidates = [own, *pool]
+        listed = every
     else:
-        if len(pool) < choices - 1:
-            raise StrategyError(
-                f"the dataset has {len(pool)} other distinct concepts; {choices - 1} are needed"
-            )
-        candidates = [own, *seeded_random(given.seed, problem, "multiple-choice").sample(pool, choices - 1)]
-    seeded_random(given.seed, problem, "multiple-choice order").shuffle(candidates)
-    listed: list[ListedOption] = [
-        {"id": n, "left": c.left, "right": c.stated_right} for n, c in enumerate(candidates, 1)
-    ]
-    return {"options": listed, "label": candidates.index(own) + 1}
+        others = [option for option in every if option["id"] != label]
+        if len(others) < choices - 1:
+            raise StrategyError(f"the dataset has {len(others)} other problems; {choices - 1} are needed")
+        drawn = seeded_random(given.seed, problem, "multiple-choice").sample(others, choices - 1)
+        listed = sorted([own, *drawn], key=lambda option: str(option["id"]))
+    group = next((g for g in SAME_ANSWER_GROUPS if label in g), frozenset({label}))
+    accepted = sorted(o["id"] for o in every if o["id"] in group and _pair(o) == _pair(own))
+    return {"options": listed, "label": label, "accepted": accepted}
+
+
+def options_text(listed: list[ListedOption]) -> str:
+    """The options as the authors' prompt shows them: one JSON object, number -> [Set A rule, Set B rule]."""
+    return json.dumps({str(o["id"]): [o["left"], o["right"]] for o in listed})
+
+
+def choice_answer(reply: AgentReply, inputs: ChoiceInputs) -> AnswerParts:
+    """The chosen number scored against the accepted ones; `same_pair` marks a wrong number whose
+    pair reads exactly as the true one (BP 36 vs 37), for analyses that would count it."""
+    listed, label = inputs["options"], inputs["label"]
+    chosen: int | None = reply.parsed["option"] if reply.parsed else None
+    pairs = {o["id"]: _pair(o) for o in listed}
+    details: dict[str, Any] = {"options": len(listed), "accepted": inputs["accepted"]}
+    if chosen is not None and chosen != label and chosen in pairs:
+        details["same_pair"] = pairs[chosen] == pairs[label]
+    return AnswerParts(
+        text=reply.text,
+        label=chosen,
+        expected={"label": label},
+        correct=None if chosen is None else chosen in inputs["accepted"],
+        parse_status=reply.parse_status,
+        parse_error=reply.parse_error,
+        details=details,
+    )
 
 
 async def _choose(state: SolveState, runtime: Ctx) -> SolveState:
     item = runtime.context
-    listed: list[ListedOption] = item.inputs["options"]
-    lines = "\n".join(f"{o['id']}: {o['left']} | {o['right']}" for o in listed)
-    text = item.prompts.fill(FAMILY, "multiple_choice", options=lines, **_sheet_values(item.problem))
+    inputs: ChoiceInputs = item.inputs
+    listed = inputs["options"]
+    text = item.prompts.fill(
+        FAMILY, "multiple_choice", options=options_text(listed), **_sheet_values(item.problem)
+    )
     reply = await ask(
         item, "reasoner", text, [sheet_source(item)], task="select", conversation="choose",
         schema=OptionChoice, extra={"options": listed},
     )  # fmt: skip
-    return {"answer": label_answer(reply, "option", item.inputs["label"], options=len(listed))}
+    return {"answer": choice_answer(reply, inputs)}
 
 
 @strategy(
@@ -189,13 +256,15 @@ async def _choose(state: SolveState, runtime: Ctx) -> SolveState:
     decoding=WONDERLAND_DECODING,
     section="Sec. 3 Task 1.1, Listing 2",
     roles=("reasoner",),
-    calls="1 call: the sheet and numbered rule pairs (all of the dataset's, or 10) -> an option id",
+    calls="1 call: the sheet and rule pairs by problem number (all 100, or 10) -> a problem number",
     card=ProtocolCard(
-        images="1 call: the sheet (all 12 diagrams in one image) + the numbered rule pairs as text",
+        images="1 call: the sheet (all 12 diagrams in one image) + the rule pairs as a JSON object "
+        "keyed by problem number",
         contexts="1 call in its own context",
-        attempts="3 runs (Sec. 4, Tables 5-6); Table 1 reports the rounded mean of BPs solved over the runs",
-        scoring="exact: the chosen id must be the true pair's; all 100 pairs, or 10 holding the true one "
-        "(Sec. 4)",
+        attempts="3 runs (Sec. 4, Tables 5-6), a fresh draw of the 10 each; Table 1 reports the "
+        "rounded mean of BPs solved over the runs",
+        scoring="exact: the chosen number must be the true problem's (or one of the same pair, "
+        "as the authors' code groups them); all 100, or the true one and 9 at random (Sec. 4)",
     ),
     options=MultipleChoiceOptions,
     prepare=_prepare_choice,

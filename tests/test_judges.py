@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from agents.prompt_library import PromptLibrary
 from agents.provider import AgentParams
 from datasets_io.problem import Concept
 from judges.ensemble import JudgeEnsemble
 from judges.errors import JudgeError
-from judges.llm_judge import FENCE_CLOSE, FENCE_OPEN, LLMJudge
+from judges.llm_judge import FENCE_CLOSE, FENCE_OPEN, JUDGES, LLMJudge
 from judges.specs import JUDGE_PARAMS
 from judges.styles import JudgeStyle
 from judges.verdict import Verdict, decide
@@ -76,6 +77,17 @@ def test_the_rubric_request_asks_for_a_json_answer_field() -> None:
     assert request.call.output_schema is not None
     assert "1. outlined round shapes" in str(request.messages[0].content)  # five worked examples
     assert "5. smooth outlines" in str(request.messages[0].content)
+
+
+def test_the_rubric_asks_for_pragmatic_reading_of_synonyms_and_implicit_references() -> None:
+    """The authors' released judge prompt (not Listing 7) lets outlined be white and filled be shaded."""
+    judge, scripted = judge_with(lambda r: json.dumps({"answer": 1}), style="rubric")
+    assert verdict_of(judge, "Left: white circles\nRight: shaded squares").label == "ok"
+    text = str(scripted.requests[0].messages[0].content)
+    assert "Be pragmatic" in text and "without naming it" in text
+    assert "outlined figure may be called white, a filled one shaded" in text
+    follows = PromptLibrary(user_dir=None).get(JUDGES, "rubric").follows
+    assert "Listing 7" in follows and "prompts/llm_judge/judge_prompt.txt" in follows
 
 
 @pytest.mark.parametrize("answer", INJECTIONS)

@@ -16,7 +16,7 @@ from datasets_io.problem import BongardProblem
 from graphs.answer import Answer
 from graphs.paradigms import ImageDescription, RuleExtraction
 from graphs.queries import CONCLUSION_SIDES, QueryConclusion, QueryVerdict
-from graphs.registry import Reused, StrategyError
+from graphs.registry import Reused, StrategyError, get_strategy
 from tests.scripted import Request, SchemaReplies
 from tests.strategy_runs import StrategyRunner, sides_asked
 from tests.test_loader_openworld import make_record, write_records
@@ -119,13 +119,40 @@ def summaries(*texts: str) -> Callable[[Request], RuleExtraction]:
     return lambda request: RuleExtraction(analysis="a", rule="r", summary=next(given))
 
 
-def test_a_summary_over_twenty_words_is_re_asked_once_in_the_same_conversation(
+def test_a_summary_over_twenty_words_is_kept_as_written_and_flagged(
+    rwr_31: BongardProblem, run: StrategyRunner
+) -> None:
+    """Sec. 5.2, App. A.5.2.1 ask for 20 words and neither re-ask nor cut: the queries see it all."""
+    long = " ".join(f"word{i}" for i in range(25))
+    result = run("deductive-rule-learning", rwr_31, replies=REPLIES | {RuleExtraction: summaries(long)})
+    extract, *apply = result.reasoner.requests
+    assert extract.call.output_schema is RuleExtraction and len(apply) == 2
+    assert all(r.call.output_schema is QueryVerdict for r in apply)
+    assert all(r.call.extra["rule_summary"] == long and long in r.text() for r in apply)
+    details = result.answer.details
+    assert details["rule_summary"] == long
+    assert (details["summary_words"], details["summary_over_limit"]) == (25, True)
+    extraction = details["rule_extraction"]
+    assert (extraction["summary"], extraction["words"], extraction["over_limit"]) == (long, 25, True)
+    assert "written" not in extraction
+
+
+def test_a_summary_within_twenty_words_is_not_flagged(rwr_31: BongardProblem, run: StrategyRunner) -> None:
+    twenty = " ".join(f"word{i}" for i in range(20))
+    result = run("deductive-rule-learning", rwr_31, replies=REPLIES | {RuleExtraction: summaries(twenty)})
+    assert len(result.reasoner.requests) == 3
+    details = result.answer.details
+    assert (details["summary_words"], details["summary_over_limit"]) == (20, False)
+
+
+def test_the_re_ask_is_an_option_asked_once_in_the_same_conversation(
     rwr_31: BongardProblem, run: StrategyRunner
 ) -> None:
     long = " ".join(f"word{i}" for i in range(25))
     result = run(
         "deductive-rule-learning",
         rwr_31,
+        options={"reask_long_summary": "true"},
         replies=REPLIES | {RuleExtraction: summaries(long, "round shapes only")},
     )
     first, second, *apply = result.reasoner.requests
@@ -133,18 +160,44 @@ def test_a_summary_over_twenty_words_is_re_asked_once_in_the_same_conversation(
     assert "25 words" in str(second.messages[-1].content) and second.call.extra["retry"] is True
     assert all(r.call.extra["rule_summary"] == "round shapes only" for r in apply)
     assert len(apply) == 2
+    assert (result.answer.details["summary_words"], result.answer.details["summary_over_limit"]) == (3, False)
 
 
-def test_a_summary_still_too_long_after_the_re_ask_is_cut_to_twenty_words(
+def test_the_cut_is_an_option_that_keeps_the_written_summary(
     rwr_31: BongardProblem, run: StrategyRunner
 ) -> None:
     long = " ".join(f"word{i}" for i in range(30))
-    result = run("deductive-rule-learning", rwr_31, replies=REPLIES | {RuleExtraction: summaries(long, long)})
+    result = run(
+        "deductive-rule-learning",
+        rwr_31,
+        options={"reask_long_summary": "true", "cut_long_summary": "true"},
+        replies=REPLIES | {RuleExtraction: summaries(long, long)},
+    )
     stage_one = [r for r in result.reasoner.requests if r.call.output_schema is RuleExtraction]
     assert len(stage_one) == 2
-    summary = result.answer.details["rule_summary"]
-    assert summary.split() == long.split()[:20]
-    assert result.answer.details["rule_extraction"]["over_limit"] is True
+    details = result.answer.details
+    assert details["rule_summary"].split() == long.split()[:20]
+    assert (details["summary_words"], details["summary_over_limit"]) == (30, True)
+    assert details["rule_extraction"]["written"] == long
+    cut_only = run(
+        "deductive-rule-learning",
+        rwr_31,
+        options={"cut_long_summary": "true"},
+        replies=REPLIES | {RuleExtraction: summaries(long)},
+    )
+    assert len(cut_only.reasoner.requests) == 3  # no re-ask
+    assert cut_only.answer.details["rule_summary"].split() == long.split()[:20]
+
+
+def test_the_re_ask_and_the_cut_are_departures_off_by_default() -> None:
+    info = get_strategy("deductive-rule-learning")
+    assert dict(info.departures()) == {
+        "reask_long_summary": "true re-asks once when the summary runs over 20 words",
+        "cut_long_summary": "true cuts a summary over 20 words to its first 20",
+    }
+    defaults = info.parse_options({})
+    assert (defaults.reask_long_summary, defaults.cut_long_summary) == (False, False)
+    assert "re-ask" not in info.calls and "kept as written" in info.calls
 
 
 def test_rules_from_an_earlier_run_skip_stage_one(rwr_31: BongardProblem, run: StrategyRunner) -> None:

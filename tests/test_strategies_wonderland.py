@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
 
 from datasets_io.catalog import open_dataset
-from datasets_io.problem import BongardProblem
+from datasets_io.problem import BongardProblem, Concept
 from datasets_io.store import ResultsStore
 from graphs.answer import Answer
 from graphs.judging import candidate_texts, judge_run
@@ -22,6 +23,7 @@ from graphs.wonderland import (
     ProbeDraft,
     SetRules,
     distinct_hypotheses,
+    numbered_pairs,
 )
 from tests.scripted import Request, SchemaReplies
 from tests.strategy_runs import StrategyRunner
@@ -79,42 +81,106 @@ def test_open_ended_is_one_sheet_call_with_two_set_rules(
     assert answer.correct is None  # judged, not scored exactly
 
 
-def test_multiple_choice_lists_every_distinct_rule_pair_or_ten(
-    problem: BongardProblem, classic: list[BongardProblem], tmp_path: Path
+def shown_options(request: Request) -> dict[str, list[str]]:
+    """The rule pairs as the prompt shows them: one JSON object, problem number -> [left, right]."""
+    text = request.text()
+    shown, _ = json.JSONDecoder().raw_decode(text, text.index("{", text.index("Rule pairs:")))
+    assert isinstance(shown, dict)
+    return shown
+
+
+def classic_pairs(classic: list[BongardProblem]) -> dict[str, list[str]]:
+    return {p.id: [p.concept.left, p.concept.stated_right] for p in classic if p.concept is not None}
+
+
+def chose(option: int) -> SchemaReplies:
+    return REPLIES | {OptionChoice: OptionChoice(analysis="", option=option)}
+
+
+def test_multiple_choice_shows_all_hundred_pairs_by_problem_number_none_merged(
+    problem: BongardProblem, classic: list[BongardProblem], run: StrategyRunner
 ) -> None:
-    context = DatasetContext.of(classic)
-    distinct = {(c.left, c.right) for _, c in context.concepts}
-    every = strategy_inputs("multiple-choice", problem, context, 0, {})
-    assert len(every["options"]) == len(distinct)
-    ten = strategy_inputs("multiple-choice", problem, context, 0, {"choices": "10"})
-    assert [o["id"] for o in ten["options"]] == list(range(1, 11))
-    true = next(o for o in ten["options"] if o["id"] == ten["label"])
-    assert (true["left"], true["right"]) == ("Triangles", "Quadrangles")
-    assert ten == strategy_inputs("multiple-choice", problem, context, 0, {"choices": "10"})
-    assert ten != strategy_inputs("multiple-choice", problem, context, 1, {"choices": "10"})
+    """Wüst et al.'s code puts its whole solutions file in the prompt: 100 pairs keyed "1".."100"."""
+    result = run("multiple-choice", problem, replies=chose(6))
+    [request] = result.reasoner.requests
+    assert request.call.output_schema is OptionChoice and request.call.task == "select"
+    assert request.images == [CONTEXT] and request.call.images[0].layout == "sheet"
+    shown = shown_options(request)
+    assert list(shown) == [str(n) for n in range(1, 101)]
+    assert shown == classic_pairs(classic)
+    assert shown["6"] == shown["10"] == shown["96"] == shown["98"] == ["Triangles", "Quadrangles"]
+    assert [o["id"] for o in request.call.extra["options"]] == list(range(1, 101))
+    assert '"6": ["Triangles", "Quadrangles"]' in request.text()
+    answer = result.answer
+    assert (answer.label, answer.correct, answer.expected) == (6, True, {"label": 6})
+    assert answer.details == {"options": 100, "accepted": [6, 10, 96, 98]}
+
+
+def test_ten_options_hold_the_true_pair_and_nine_drawn_others_ordered_as_the_authors_code(
+    problem: BongardProblem, classic: list[BongardProblem], run: StrategyRunner
+) -> None:
+    """The true pair and 9 other problems' pairs, drawn by the seed, in the order of their numbers as
+    text ("10" before "6"), as sorting the authors' string-keyed dict gives."""
+    context, pairs = DatasetContext.of(classic), classic_pairs(classic)
+    draws = {}
+    for seed in range(3):
+        result = run("multiple-choice", problem, options={"choices": "10"}, seed=seed, replies=chose(6))
+        [request] = result.reasoner.requests
+        shown = shown_options(request)
+        assert len(shown) == 10 and "6" in shown and shown == {n: pairs[n] for n in shown}
+        assert list(shown) == sorted(shown)
+        assert [str(o["id"]) for o in request.call.extra["options"]] == list(shown)
+        assert result.answer.correct is True and result.answer.details["options"] == 10
+        inputs = strategy_inputs("multiple-choice", problem, context, seed, {"choices": "10"})
+        assert [str(o["id"]) for o in inputs["options"]] == list(shown)  # the seed alone fixes the draw
+        draws[seed] = tuple(shown)
+    assert len(set(draws.values())) == 3
+    assert any(list(d) != sorted(d, key=int) for d in draws.values())  # "10" < "6": text order
+    drawn = [
+        {
+            o["id"]
+            for o in strategy_inputs("multiple-choice", problem, context, seed, {"choices": "10"})["options"]
+        }
+        for seed in range(200)
+    ]
+    assert all(6 in ids and len(ids) == 10 for ids in drawn)
+    assert any(10 in ids for ids in drawn)  # a problem with the same pair is drawn like any other
+    assert len(set().union(*drawn)) == 100
     with pytest.raises(StrategyError, match="choices=all or a number"):
         strategy_inputs("multiple-choice", problem, context, 0, {"choices": "many"})
 
 
-def test_multiple_choice_scores_the_chosen_id_exactly(
-    problem: BongardProblem, classic: list[BongardProblem], run: StrategyRunner
+@pytest.mark.parametrize(
+    ("true", "chosen", "correct", "same_pair"),
+    [
+        ("6", 6, True, None),
+        ("6", 10, True, True),  # 6, 10, 96, 98: one group in the authors' scoring
+        ("85", 89, True, True),  # 85, 86, 88, 89: the other group
+        ("36", 37, False, True),  # the same words, but not grouped there: only 36 counts
+        ("6", 7, False, False),
+    ],
+)
+def test_multiple_choice_accepts_the_true_number_and_the_authors_groups(
+    classic: list[BongardProblem],
+    run: StrategyRunner,
+    true: str,
+    chosen: int,
+    correct: bool,
+    same_pair: bool | None,
 ) -> None:
-    label = strategy_inputs("multiple-choice", problem, DatasetContext.of(classic), 0, {"choices": "10"})[
-        "label"
-    ]
+    problem = next(p for p in classic if p.id == true)
+    answer = run("multiple-choice", problem, replies=chose(chosen)).answer
+    assert (answer.label, answer.correct, answer.expected) == (chosen, correct, {"label": int(true)})
+    assert answer.details.get("same_pair") is same_pair
 
-    def choose(option: int) -> SchemaReplies:
-        return REPLIES | {OptionChoice: OptionChoice(analysis="", option=option)}
 
-    right = run("multiple-choice", problem, options={"choices": "10"}, replies=choose(label))
-    [request] = right.reasoner.requests
-    assert request.call.output_schema is OptionChoice and request.call.task == "select"
-    assert len(request.call.extra["options"]) == 10 and request.images == [CONTEXT]
-    prompt = str(request.messages[0].content)
-    assert "Triangles | Quadrangles" in prompt
-    assert (right.answer.label, right.answer.correct) == (label, True)
-    wrong = run("multiple-choice", problem, options={"choices": "10"}, replies=choose(label % 10 + 1))
-    assert wrong.answer.correct is False and wrong.answer.expected == {"label": label}
+def test_a_dataset_without_numbered_problems_is_numbered_in_its_order(problem: BongardProblem) -> None:
+    other = Concept(left="Circles", right="Lines")
+    context = DatasetContext((("first", other), ("second", Concept(left="Triangles", right="Quadrangles"))))
+    listed, number = numbered_pairs(problem.model_copy(update={"id": "second"}), context)
+    assert number == 2 and [(o["id"], o["left"]) for o in listed] == [(1, "Circles"), (2, "Triangles")]
+    alone, number = numbered_pairs(problem, DatasetContext((("7", other),)))  # its own pair is added
+    assert number == 6 and [o["id"] for o in alone] == [6, 7]
 
 
 def test_concept_probe_authors_one_probe_then_asks_each_panel_alone(
