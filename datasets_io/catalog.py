@@ -65,13 +65,15 @@ class Dataset:
             raise error.located(dataset=self.name) from None
 
     def resolve_id(self, problem_id: str) -> str:
-        """The dataset's own id for `problem_id`, accepting zero padding (`008` for `8`)."""
+        """The dataset's own id for `problem_id`; a number matches any zero padding of it
+        (`008` finds `8`, and `8` finds Bongard-OpenWorld's `0008`)."""
         ids = self.problem_ids()
         if problem_id in ids:
             return problem_id
-        unpadded = problem_id.lstrip("0") or "0"
-        if unpadded in ids:
-            return unpadded
+        if problem_id.isascii() and problem_id.isdigit():
+            same = [i for i in ids if i.isascii() and i.isdigit() and int(i) == int(problem_id)]
+            if len(same) == 1:
+                return same[0]
         sample = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
         raise DatasetError(f"no problem {problem_id!r} (ids: {sample})", dataset=self.name)
 

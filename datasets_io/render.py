@@ -32,6 +32,8 @@ SQUARE_PANEL_SIZE = 512
 COLUMNS_PER_SIDE = 2
 BORDER_GREY = 160
 SEPARATOR_BLACK = 0
+SHIPPED_SHEET_KEY = "sheet"
+"""The metadata key under which a loader puts the path of a sheet shipped with the dataset."""
 
 
 def is_grey(variant: Variant) -> bool:
@@ -101,10 +103,23 @@ class SheetLayout:
         return block_x + self.gap + column * (self.cell + self.gap), self.gap + row * (self.cell + self.gap)
 
 
+def shipped_sheet(problem: BongardProblem) -> Path | None:
+    """The sheet image a dataset ships for the problem, where its loader was asked to use it
+    (Bongard-RWR+ `-O sheet=shipped`: the `whole_image` the paper's models were shown)."""
+    value = problem.metadata.get(SHIPPED_SHEET_KEY)
+    return Path(value) if isinstance(value, str) else None
+
+
 def render_sheet(
     problem: BongardProblem, variant: Variant = "plain", max_side: int = DEFAULT_MAX_SIDE
 ) -> Image.Image:
-    """The whole-problem sheet of the context panels, at most `max_side` pixels wide."""
+    """The whole-problem sheet of the context panels, at most `max_side` pixels wide.
+
+    A problem with a shipped sheet gets that image instead, as it is (greyed for the grey
+    variant, scaled down if wider than `max_side`); it has no square variants.
+    """
+    if (shipped := shipped_sheet(problem)) is not None:
+        return _shipped_sheet(problem, shipped, variant, max_side)
     rows = math.ceil(max(len(problem.left), len(problem.right)) / COLUMNS_PER_SIDE)
     layout = (
         SheetLayout(SQUARE_PANEL_SIZE, rows) if is_square(variant) else SheetLayout.fitting(max_side, rows)
@@ -160,6 +175,23 @@ def _panel_images(problem: BongardProblem, panels: Sequence[Panel], variant: Var
         return [panel_image(panel, variant) for panel in panels]
     except DatasetError as error:
         raise error.located(dataset=problem.dataset, problem_id=problem.id) from None
+
+
+def _shipped_sheet(problem: BongardProblem, path: Path, variant: Variant, max_side: int) -> Image.Image:
+    if is_square(variant):
+        raise DatasetError(
+            f"a shipped sheet has no {variant} variant; render the sheet from the panels instead",
+            dataset=problem.dataset,
+            problem_id=problem.id,
+            path=path,
+        )
+    try:
+        image = open_image(path)
+    except DatasetError as error:
+        raise error.located(dataset=problem.dataset, problem_id=problem.id) from None
+    if image.width > max_side:
+        image = _scale_to_width(image, max_side)
+    return image.convert("L") if is_grey(variant) else image
 
 
 def _gap(cell: int) -> int:

@@ -32,7 +32,7 @@ from agents.images import image_block
 from agents.managed import ManagedAgent
 from agents.prompt_library import PromptLibrary, prompt_family
 from datasets_io.problem import BongardProblem, Concept, Panel, Side
-from datasets_io.render import Variant, panel_image, render_sheet, save_png
+from datasets_io.render import Variant, panel_image, render_sheet, save_png, shipped_sheet
 from graphs.answer import AnswerParts, CallTrace, parse_rules
 from graphs.registry import Graph, StrategyError
 
@@ -145,6 +145,9 @@ def _render_path(item: Item[Any], name: str, panels: Sequence[Panel]) -> Path:
     for panel in panels:
         stat = panel.path.stat()
         digest.update(f"{panel.ref}:{panel.path}:{stat.st_mtime_ns}:{stat.st_size};".encode())
+    if name == "sheet" and (shipped := shipped_sheet(item.problem)) is not None:
+        stat = shipped.stat()
+        digest.update(f"shipped:{shipped}:{stat.st_mtime_ns}:{stat.st_size};".encode())
     folder = item.run.render_dir / item.problem.dataset.replace("/", "_")
     return folder / f"{item.problem.id}-{name}-{item.run.variant}-{digest.hexdigest()[:12]}.png"
 

@@ -20,7 +20,8 @@ from tests.builders import make_folder_problem
 from tests.distributions import installed_distribution
 
 BUILT_IN = [
-    "bongard-classic", "bongard-hoi", "bongard-logo", "bongard-openworld", "bongard-rwr", "bongard-rwr-plus", "folder",
+    "bongard-classic", "bongard-hoi", "bongard-logo", "bongard-openworld", "bongard-rwr", "bongard-rwr-plus",
+    "folder",
 ]  # fmt: skip
 PLUGIN = '''
 """A package's own format: the folder layout, told apart by a marker file."""

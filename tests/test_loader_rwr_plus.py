@@ -8,10 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PIL import Image
 
-from datasets_io.catalog import open_dataset
+from datasets_io.catalog import Dataset, open_dataset
 from datasets_io.errors import DatasetError
+from datasets_io.loaders.rwr_plus import RwrPlusLoader
 from datasets_io.problem import SIDES, BongardProblem, Concept, Panel
+from datasets_io.render import SHIPPED_SHEET_KEY, render_sheet
 from tests.assertions import assert_located
 from tests.builders import distinct_color, make_image
 
@@ -376,3 +379,334 @@ def test_bad_option_is_refused(data_dir: Path, root: Path, labels: Path, options
     assert caught.value.dataset == FORMAT
     assert "bad option" in caught.value.reason
     assert next(iter(options)) in caught.value.reason
+
+
+# --- the layouts upstream publishes and writes ------------------------------------------------------
+# `src/dataset/model.py`: problems with `left_images` / `right_images` as `{image_id, path}` and
+# the optional sheets `left_side_image`, `right_side_image`, `whole_image` ("" when absent), written
+# with every field; `scripts/generate_subproblems.py` names images `images/<image_id><ext>` and
+# problems `1000 * k + source`; `scripts/combine_squares_into_matrices.py` adds `lefts/<n>.jpeg`,
+# `rights/<n>.jpeg` and `wholes/<id>.jpeg`. `src/dataset/simple_model.py` is the second schema, with
+# plain path strings. `scripts/split_into_matrices_stochastic.py` writes no manifest but
+# `<1000 * k + source>/{left,right}/0..6.jpg` and a `results.csv`.
+
+UPSTREAM_IDS = [1, 1001, 3, 2003]
+
+
+def upstream_problem(root: Path, number: int, *, plain: bool = False, sheets: bool = True) -> dict[str, Any]:
+    """A manifest record as upstream writes it, its images and sheets made under `root`."""
+    record: dict[str, Any] = {"id": number}
+    for offset, side in enumerate(SIDES):
+        images: list[Any] = []
+        for index in range(7):
+            image_id = 10 * number + 7 * offset + index
+            make_image(root / f"images/{image_id}.png", distinct_color(image_id % 97))
+            images.append(
+                f"images/{image_id}.png"
+                if plain
+                else {"image_id": image_id, "path": f"images/{image_id}.png"}
+            )
+        record[f"{side}_images"] = images
+    record |= {"left_side_image": "", "right_side_image": "", "whole_image": ""}
+    if sheets:
+        for key, name in (
+            ("left_side_image", "lefts"),
+            ("right_side_image", "rights"),
+            ("whole_image", "wholes"),
+        ):
+            relative = f"{name}/{number}.jpeg"
+            make_image(root / relative, (250, 250, 250), size=(102, 76))
+            record[key] = relative
+    return record
+
+
+def upstream_manifest(root: Path, *, plain: bool = False, sheets: bool = True) -> Path:
+    problems = [upstream_problem(root, number, plain=plain, sheets=sheets) for number in UPSTREAM_IDS]
+    root.mkdir(parents=True, exist_ok=True)
+    manifest = root / "dataset.json"
+    manifest.write_text(json.dumps({"problems": problems}, indent=4), encoding="utf-8")
+    return manifest
+
+
+def assert_upstream_problems(dataset: Dataset, root: Path) -> list[BongardProblem]:
+    """Ids in manifest order, 6 + 6 context and 1 + 1 test images, concepts by `id % 1000 - 1`."""
+    assert dataset.problem_ids() == [str(n) for n in UPSTREAM_IDS]
+    scan = dataset.scan(open_images=True)
+    assert scan.errors == []
+    for problem, number in zip(scan.problems, UPSTREAM_IDS, strict=True):
+        for offset, side in enumerate(SIDES):
+            first = 10 * number + 7 * offset
+            expected = [root / f"images/{first + index}.png" for index in range(7)]
+            context, test = (
+                (problem.left, problem.test_left) if side == "left" else (problem.right, problem.test_right)
+            )
+            assert [p.path for p in context] == expected[:6]
+            assert [(p.path, p.ref) for p in test] == [(expected[6], f"{side}-test-6")]
+        assert problem.panels_per_side == 6
+    concepts = {p.id: p.concept for p in scan.problems}
+    assert concepts == {
+        "1": Concept(left="Circles", right="Squares"),
+        "1001": Concept(left="Circles", right="Squares"),
+        "3": Concept(left="Big things", right="Small things"),
+        "2003": Concept(left="Big things", right="Small things"),
+    }
+    return scan.problems
+
+
+def test_released_manifest_with_image_objects_and_sheets(data_dir: Path, root: Path, labels: Path) -> None:
+    upstream_manifest(root)
+    problems = assert_upstream_problems(open_dataset(FORMAT, data_dir), root)
+    assert problems[0].metadata == {
+        "image_ids": {"left": [10 + n for n in range(7)], "right": [17 + n for n in range(7)]}
+    }
+
+
+def test_second_schema_with_plain_paths_loads_alike(data_dir: Path, root: Path, labels: Path) -> None:
+    upstream_manifest(root, plain=True)
+    problems = assert_upstream_problems(open_dataset(FORMAT, data_dir), root)
+    assert all(p.metadata == {} for p in problems)
+
+
+@pytest.mark.parametrize("plain", [False, True])
+def test_shipped_sheet_option_makes_whole_image_the_sheet(
+    data_dir: Path, root: Path, labels: Path, plain: bool
+) -> None:
+    upstream_manifest(root, plain=plain)
+    dataset = open_dataset(FORMAT, data_dir, {"sheet": "shipped"})
+    problems = assert_upstream_problems(dataset, root)
+    assert [p.metadata[SHIPPED_SHEET_KEY] for p in problems] == [
+        str(root / "wholes" / f"{number}.jpeg") for number in UPSTREAM_IDS
+    ]
+    rendered = open_dataset(FORMAT, data_dir).problem("1")
+    assert SHIPPED_SHEET_KEY not in rendered.metadata
+
+
+def test_shipped_sheet_option_refuses_a_record_without_a_sheet(
+    data_dir: Path, root: Path, labels: Path
+) -> None:
+    manifest = upstream_manifest(root)
+    data = json.loads(manifest.read_text(encoding="utf-8"))
+    data["problems"][2]["whole_image"] = ""
+    manifest.write_text(json.dumps(data), encoding="utf-8")
+    assert open_dataset(FORMAT, data_dir).scan().errors == []  # the panels alone are fine
+    scan = open_dataset(FORMAT, data_dir, {"sheet": "shipped"}).scan()
+    assert [p.id for p in scan.problems] == ["1", "1001", "2003"]
+    assert_located(
+        scan.errors[0], dataset=FORMAT, problem_id="3", path=manifest, reason="no whole_image sheet"
+    )
+
+
+@pytest.mark.parametrize(
+    ("whole_image", "reason"), [("../outside.png", "escapes"), ("wholes/missing.jpeg", "is missing")]
+)
+def test_shipped_sheet_path_is_checked_like_an_image(
+    data_dir: Path, root: Path, labels: Path, whole_image: str, reason: str
+) -> None:
+    make_image(data_dir / "outside.png", (1, 2, 3))
+    manifest = upstream_manifest(root)
+    data = json.loads(manifest.read_text(encoding="utf-8"))
+    data["problems"][0]["whole_image"] = whole_image
+    manifest.write_text(json.dumps(data), encoding="utf-8")
+    scan = open_dataset(FORMAT, data_dir, {"sheet": "shipped"}).scan()
+    assert len(scan.problems) == 3
+    assert scan.errors[0].problem_id == "1"
+    assert reason in scan.errors[0].reason
+
+
+def test_record_mixing_both_schemas_is_refused(data_dir: Path, root: Path, labels: Path) -> None:
+    record = make_problem(root, 2)
+    record["right_images"] = [image["path"] for image in record["right_images"]]
+    manifest, error = scan_with_bad_problem(root, data_dir, record)
+    assert_located(error, dataset=FORMAT, problem_id="2", path=manifest, reason="mixes image objects")
+
+
+@pytest.mark.parametrize(
+    ("entry", "where"),
+    [("", "left_images.2.path"), (17, "left_images.2"), ({"image_id": None, "path": "x.png"}, "image_id")],
+)
+def test_malformed_image_entry_is_located(
+    data_dir: Path, root: Path, labels: Path, entry: object, where: str
+) -> None:
+    record = make_problem(root, 2)
+    if isinstance(entry, str):
+        record["left_images"] = [image["path"] for image in record["left_images"]]
+        record["right_images"] = [image["path"] for image in record["right_images"]]
+    record["left_images"][2] = entry
+    manifest, error = scan_with_bad_problem(root, data_dir, record)
+    assert_located(error, dataset=FORMAT, problem_id="2", path=manifest, reason="malformed record")
+    assert where in error.reason
+
+
+# --- `<id>/{left,right}/0..6` folders, as split_into_matrices_stochastic.py writes them ------------
+
+
+def upstream_folders(root: Path, numbers: list[int], per_side: int = 6, suffix: str = ".jpg") -> None:
+    for number in numbers:
+        for offset, side in enumerate(SIDES):
+            for index in range(per_side + 1):
+                make_image(
+                    root / str(number) / side / f"{index}{suffix}", distinct_color(index + 10 * offset)
+                )
+    (root / "results.csv").write_text("problem_id,left_sides,right_sides\n1,10,10\n", encoding="utf-8")
+
+
+def test_side_folders_load_without_a_manifest(data_dir: Path, root: Path, labels: Path) -> None:
+    upstream_folders(root, [1001, 3, 1, 2003])
+    (root / "1" / "left" / ".DS_Store").write_bytes(b"\0")
+    (root / "1" / "right" / "notes.txt").write_text("not an image", encoding="utf-8")
+    dataset = open_dataset(FORMAT, data_dir)
+    assert dataset.problem_ids() == ["1", "3", "1001", "2003"]
+    scan = dataset.scan(open_images=True)
+    assert scan.errors == []
+    problem = scan.problems[2]
+    assert problem.id == "1001"
+    for side, context, test in (
+        ("left", problem.left, problem.test_left),
+        ("right", problem.right, problem.test_right),
+    ):
+        folder = root / "1001" / side
+        assert context == [Panel(path=folder / f"{n}.jpg", side=side, index=n) for n in range(6)]
+        assert test == [Panel(path=folder / "6.jpg", side=side, index=6, role="test")]
+    assert problem.metadata == {"folder": "1001"}
+    assert {p.id: p.concept for p in scan.problems} == {
+        "1": Concept(left="Circles", right="Squares"),
+        "3": Concept(left="Big things", right="Small things"),
+        "1001": Concept(left="Circles", right="Squares"),
+        "2003": Concept(left="Big things", right="Small things"),
+    }
+
+
+def test_side_folders_are_detected_with_labels_and_read_by_path(
+    tmp_path: Path, labels: Path, root: Path
+) -> None:
+    upstream_folders(root, [1, 1001])
+    assert RwrPlusLoader.detect(root)
+    assert open_dataset(f"{FORMAT}:{root}").problem_ids() == ["1", "1001"]
+    bare = tmp_path / "no-labels"
+    upstream_folders(bare, [1])
+    assert not RwrPlusLoader.detect(bare)
+
+
+def test_side_folders_with_fewer_panels_and_png(data_dir: Path, root: Path, labels: Path) -> None:
+    upstream_folders(root, [2], per_side=3, suffix=".PNG")
+    problem = open_dataset(FORMAT, data_dir).problem("2")
+    assert problem.panels_per_side == 3
+    assert [p.path.name for p in problem.test_panels] == ["3.PNG", "3.PNG"]
+
+
+def test_layout_option_chooses_between_manifest_and_folders(data_dir: Path, root: Path, labels: Path) -> None:
+    write_manifest(root, [make_problem(root, 1)])
+    upstream_folders(root, [2, 3])
+    assert open_dataset(FORMAT, data_dir).problem_ids() == ["1"]
+    assert open_dataset(FORMAT, data_dir, {"layout": "folders"}).problem_ids() == ["2", "3"]
+    (root / "dataset.json").unlink()
+    with pytest.raises(DatasetError) as caught:
+        open_dataset(FORMAT, data_dir, {"layout": "manifest"}).problem_ids()
+    assert_located(
+        caught.value, dataset=FORMAT, problem_id=None, path=root / "dataset.json", reason="file is missing"
+    )
+
+
+def scan_with_bad_folder(root: Path, data_dir: Path) -> DatasetError:
+    """Folders 1, 2 (to be damaged by the test), 3: the scan keeps 1 and 3."""
+    scan = open_dataset(FORMAT, data_dir).scan()
+    assert [p.id for p in scan.problems] == ["1", "3"]
+    assert len(scan.errors) == 1
+    return scan.errors[0]
+
+
+@pytest.fixture
+def folders(root: Path, labels: Path) -> Path:
+    upstream_folders(root, [1, 2, 3])
+    return root / "2"
+
+
+def test_side_folder_with_a_gap_is_refused(data_dir: Path, root: Path, folders: Path) -> None:
+    (folders / "left" / "4.jpg").unlink()
+    error = scan_with_bad_folder(root, data_dir)
+    assert_located(error, dataset=FORMAT, problem_id="2", path=folders / "left", reason="no image numbered 4")
+
+
+def test_two_images_with_one_number_are_refused(data_dir: Path, root: Path, folders: Path) -> None:
+    make_image(folders / "right" / "3.png", (0, 0, 0))
+    error = scan_with_bad_folder(root, data_dir)
+    assert_located(
+        error, dataset=FORMAT, problem_id="2", path=folders / "right", reason="two images numbered 3"
+    )
+    assert "3.jpg, 3.png" in error.reason
+
+
+def test_missing_side_folder_is_refused(data_dir: Path, root: Path, folders: Path) -> None:
+    for image in (folders / "right").iterdir():
+        image.unlink()
+    (folders / "right").rmdir()
+    error = scan_with_bad_folder(root, data_dir)
+    assert_located(
+        error, dataset=FORMAT, problem_id="2", path=folders / "right", reason="missing folder right/"
+    )
+
+
+def test_side_with_one_image_is_refused(data_dir: Path, root: Path, folders: Path) -> None:
+    for index in range(1, 7):
+        (folders / "left" / f"{index}.jpg").unlink()
+    error = scan_with_bad_folder(root, data_dir)
+    assert_located(error, dataset=FORMAT, problem_id="2", path=folders / "left", reason="1 numbered image(s)")
+
+
+def test_sides_of_unequal_length_are_refused(data_dir: Path, root: Path, folders: Path) -> None:
+    (folders / "right" / "6.jpg").unlink()
+    error = scan_with_bad_folder(root, data_dir)
+    assert_located(error, dataset=FORMAT, problem_id="2", path=folders, reason="7 left but 6 right images")
+
+
+def test_corrupt_image_in_a_side_folder_is_named_by_validation(
+    data_dir: Path, root: Path, folders: Path
+) -> None:
+    broken = folders / "left" / "2.jpg"
+    broken.write_bytes(b"not a jpeg")
+    scan = open_dataset(FORMAT, data_dir).scan(open_images=True)
+    assert [p.id for p in scan.problems] == ["1", "3"]
+    assert_located(scan.errors[0], dataset=FORMAT, problem_id="2", path=broken, reason="not an image")
+
+
+def test_side_folder_without_a_label_row_is_located(data_dir: Path, root: Path, labels: Path) -> None:
+    upstream_folders(root, [1, 1005])
+    scan = open_dataset(FORMAT, data_dir).scan()
+    assert [p.id for p in scan.problems] == ["1"]
+    assert_located(scan.errors[0], dataset=FORMAT, problem_id="1005", path=labels, reason="no label row 4")
+
+
+def test_folder_layout_ships_no_sheets(data_dir: Path, root: Path, labels: Path) -> None:
+    upstream_folders(root, [1])
+    with pytest.raises(DatasetError) as caught:
+        open_dataset(FORMAT, data_dir, {"sheet": "shipped"}).problem("1")
+    assert_located(caught.value, dataset=FORMAT, problem_id="1", path=root / "1", reason="ships no sheets")
+
+
+@pytest.mark.parametrize("options", [{"layout": "zip"}, {"sheet": "whole"}])
+def test_bad_layout_or_sheet_option_is_refused(
+    data_dir: Path, root: Path, labels: Path, options: dict[str, str]
+) -> None:
+    write_manifest(root, [make_problem(root, 1)])
+    with pytest.raises(DatasetError) as caught:
+        open_dataset(FORMAT, data_dir, options)
+    assert "bad option" in caught.value.reason
+    assert next(iter(options)) in caught.value.reason
+
+
+def test_shipped_sheet_is_the_sheet_a_strategy_sends(data_dir: Path, root: Path, labels: Path) -> None:
+    upstream_manifest(root)
+    sheet = root / "wholes" / "1001.jpeg"
+    make_image(sheet, (200, 40, 40), size=(1024, 758))  # upstream sheets are 1024 px wide
+    problem = open_dataset(FORMAT, data_dir, {"sheet": "shipped"}).problem("1001")
+    with Image.open(sheet) as shipped:
+        expected = shipped.convert("RGB")
+    assert render_sheet(problem).tobytes() == expected.tobytes()
+    grey = render_sheet(problem, "grey")
+    assert (grey.mode, grey.size) == ("L", (1024, 758))
+    assert render_sheet(problem, max_side=512).size == (512, 379)
+    with pytest.raises(DatasetError) as caught:
+        render_sheet(problem, "square")
+    assert_located(caught.value, dataset=FORMAT, problem_id="1001", path=sheet, reason="no square variant")
+    rendered = open_dataset(FORMAT, data_dir).problem("1001")
+    assert render_sheet(rendered).size != expected.size

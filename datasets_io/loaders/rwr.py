@@ -30,6 +30,8 @@ class RwrLoader(DatasetLoader):
 
     @classmethod
     def detect(cls, root: Path) -> bool:
+        if (root / "labels.csv").is_file():
+            return False  # Bongard-RWR+ folders (`<id>/left`, `<id>/right` and a labels.csv)
         return any((p / "left").is_dir() and (p / "right").is_dir() for p in numeric_folders(root).values())
 
     @property

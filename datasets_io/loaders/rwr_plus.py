@@ -1,11 +1,21 @@
-"""Bongard-RWR+ in its released layout: `dataset.json` and `labels.csv`.
+"""Bongard-RWR+ in the layouts its authors publish and write, with `labels.csv` for concepts.
 
-`dataset.json` holds `problems: [{id, left_images: [{image_id, path}], right_images}]`
-with paths relative to the dataset folder; the last image of each side is its
-test image, so a variant with P panels per side lists P + 1 images.
-`labels.csv` has the columns `Left-side Rule` and `Right-side Rule` (and, in
-datasets this toolkit generates, `Concept Group`); the row of problem `id` is
-`(id % 1000) - 1` (problems derived from one source share it).
+- Manifest (`layout=manifest`; the released dataset): `dataset.json` holds
+  `problems: [{id, left_images, right_images, left_side_image, right_side_image, whole_image}]`.
+  Images are objects `{image_id, path}` in one schema and plain path strings in the other
+  (upstream `src/dataset/model.py` and `simple_model.py`); a record uses one of them.
+  Paths are relative to the dataset folder. The three sheet paths are optional (`""` when
+  absent): `whole_image` is the problem sheet the paper's models were shown, made by
+  upstream `scripts/combine_squares_into_matrices.py`; `-O sheet=shipped` makes it the
+  problem's sheet instead of one rendered from the panels.
+- Folders (`layout=folders`; what upstream `scripts/split_into_matrices_stochastic.py`
+  writes): `<id>/left/0..P.<ext>` and `<id>/right/0..P.<ext>`, no manifest.
+
+By default (`layout=auto`) the manifest is read where it exists, else the folders.
+Either way the last image of each side is its test image, so a variant with P panels per
+side has P + 1 images. `labels.csv` has the columns `Left-side Rule` and `Right-side Rule`
+(and, in datasets this toolkit generates, `Concept Group`); the row of problem `id` is
+`(id % 1000) - 1` (problems derived from one source problem share it).
 """
 
 from __future__ import annotations
@@ -13,16 +23,22 @@ from __future__ import annotations
 import csv
 from functools import cached_property
 from pathlib import Path
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
-from datasets_io.loaders.base import DatasetLoader, LoaderOptions, index_records, read_json
-from datasets_io.problem import SIDES, BongardProblem, Concept, Panel
+from datasets_io.loaders.base import DatasetLoader, LoaderOptions, index_records, numeric_folders, read_json
+from datasets_io.problem import SIDES, BongardProblem, Concept, Panel, Side
+from datasets_io.render import SHIPPED_SHEET_KEY
 
 LEFT_RULE_COLUMN = "Left-side Rule"
 RIGHT_RULE_COLUMN = "Right-side Rule"
 GROUP_COLUMN = "Concept Group"
 SOURCE_PROBLEMS_PER_BLOCK = 1000
+"""Where a problem carries the path of a sheet shipped with the dataset (`-O sheet=shipped`)."""
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp", ".gif", ".bmp")
+
+Layout = Literal["auto", "manifest", "folders"]
 
 
 class RwrPlusOptions(LoaderOptions):
@@ -30,17 +46,51 @@ class RwrPlusOptions(LoaderOptions):
     """The problem manifest inside the dataset folder."""
     labels: Path | None = None
     """The concept table; by default `labels.csv` in the dataset folder."""
+    layout: Layout = "auto"
+    """`manifest`, `folders` (`<id>/left`, `<id>/right`), or `auto`: the manifest if it exists."""
+    sheet: Literal["render", "shipped"] = "render"
+    """`shipped`: each problem's sheet is the record's `whole_image`, as the paper sent it."""
 
 
 class RwrPlusImage(BaseModel):
-    image_id: int
+    """One image of a side: `{image_id, path}`, or in the second schema a plain path."""
+
+    image_id: int | None
     path: str = Field(min_length=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _plain_path(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return {"image_id": None, "path": value}
+        if isinstance(value, dict) and "image_id" in value and value["image_id"] is None:
+            raise ValueError("image_id must be a number")
+        return value
 
 
 class RwrPlusRecord(BaseModel):
     id: int = Field(ge=1)
     left_images: list[RwrPlusImage] = Field(min_length=2)
     right_images: list[RwrPlusImage] = Field(min_length=2)
+    left_side_image: str = ""
+    right_side_image: str = ""
+    whole_image: str = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_schema(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            images = [
+                image
+                for side in ("left_images", "right_images")
+                if isinstance(value.get(side), list)
+                for image in value[side]
+            ]
+            if any(isinstance(image, str) for image in images) and any(
+                isinstance(image, dict) for image in images
+            ):
+                raise ValueError("mixes image objects {image_id, path} and plain paths")
+        return value
 
 
 class RwrPlusLoader(DatasetLoader):
@@ -49,7 +99,9 @@ class RwrPlusLoader(DatasetLoader):
 
     @classmethod
     def detect(cls, root: Path) -> bool:
-        return (root / RwrPlusOptions().manifest).is_file()
+        if (root / RwrPlusOptions().manifest).is_file():
+            return True
+        return (root / "labels.csv").is_file() and bool(side_folders(root))
 
     @property
     def manifest(self) -> Path:
@@ -64,12 +116,22 @@ class RwrPlusLoader(DatasetLoader):
         return f"{self.labels_path} (row (id % 1000) - 1)"
 
     @cached_property
+    def layout(self) -> Literal["manifest", "folders"]:
+        if self.options.layout != "auto":
+            return self.options.layout
+        return "folders" if not self.manifest.is_file() and side_folders(self.root) else "manifest"
+
+    @cached_property
     def _records(self) -> dict[str, list[object]]:
         data = read_json(self.manifest, self.name)
         problems = data.get("problems") if isinstance(data, dict) else None
         if not isinstance(problems, list):
             raise self.error('expected an object with a "problems" list', path=self.manifest)
         return index_records(problems, "id", "problems")
+
+    @cached_property
+    def _folders(self) -> dict[str, Path]:
+        return self.numbered_folders("<id>/left, <id>/right")
 
     @cached_property
     def _labels(self) -> list[dict[str, str]]:
@@ -86,42 +148,103 @@ class RwrPlusLoader(DatasetLoader):
             raise self.error(f"malformed CSV: {error}", path=self.labels_path) from None
 
     def problem_ids(self) -> list[str]:
-        return list(self._records)
+        return list(self._folders if self.layout == "folders" else self._records)
 
     def load_problem(self, problem_id: str) -> BongardProblem:
-        record = self.parse_record(RwrPlusRecord, self._records[problem_id], problem_id, self.manifest)
-        images = {"left": record.left_images, "right": record.right_images}
-        if len(record.left_images) != len(record.right_images):
+        if self.layout == "folders":
+            number, images, metadata = self._from_folder(problem_id)
+        else:
+            number, images, metadata = self._from_manifest(problem_id)
+        counts = {side: len(images[side]) for side in SIDES}
+        if counts["left"] != counts["right"]:
             raise self.error(
-                f"{len(record.left_images)} left but {len(record.right_images)} right images",
+                f"{counts['left']} left but {counts['right']} right images",
                 problem_id,
-                self.manifest,
+                self.manifest if self.layout == "manifest" else self._folders[problem_id],
             )
         panels = {
             side: [
                 Panel(
-                    path=self.manifest_image(image.path, problem_id, self.manifest),
+                    path=path,
                     side=side,
                     index=index,
-                    role="test" if index == len(images[side]) - 1 else "context",
+                    role="test" if index == counts[side] - 1 else "context",
                 )
-                for index, image in enumerate(images[side])
+                for index, path in enumerate(images[side])
             ]
             for side in SIDES
         }
+        concept = self._concept(number, problem_id)
         return self.build(
             problem_id,
             left=panels["left"][:-1],
             right=panels["right"][:-1],
             test_left=panels["left"][-1:],
             test_right=panels["right"][-1:],
-            concept=self._concept(record.id, problem_id),
-            concept_group=self._labels[record.id % SOURCE_PROBLEMS_PER_BLOCK - 1].get(GROUP_COLUMN) or None,
-            panels_per_side=len(record.left_images) - 1,
-            metadata={
-                "image_ids": {side: [image.image_id for image in images[side]] for side in SIDES},
-            },
+            concept=concept,
+            concept_group=self._labels[number % SOURCE_PROBLEMS_PER_BLOCK - 1].get(GROUP_COLUMN) or None,
+            panels_per_side=counts["left"] - 1,
+            metadata=metadata,
         )
+
+    def _from_manifest(self, problem_id: str) -> tuple[int, dict[Side, list[Path]], dict[str, Any]]:
+        record = self.parse_record(RwrPlusRecord, self._records[problem_id], problem_id, self.manifest)
+        entries = {"left": record.left_images, "right": record.right_images}
+        images: dict[Side, list[Path]] = {
+            side: [self.manifest_image(image.path, problem_id, self.manifest) for image in entries[side]]
+            for side in SIDES
+        }
+        metadata: dict[str, Any] = {}
+        ids = {side: [image.image_id for image in entries[side]] for side in SIDES}
+        if all(image_id is not None for side in SIDES for image_id in ids[side]):
+            metadata["image_ids"] = ids
+        if self.options.sheet == "shipped":
+            if not record.whole_image:
+                raise self.error(
+                    "the record has no whole_image sheet (option sheet=shipped)", problem_id, self.manifest
+                )
+            sheet = self.manifest_image(record.whole_image, problem_id, self.manifest)
+            metadata[SHIPPED_SHEET_KEY] = str(sheet)
+        return record.id, images, metadata
+
+    def _from_folder(self, problem_id: str) -> tuple[int, dict[Side, list[Path]], dict[str, Any]]:
+        folder = self._folders[problem_id]
+        if self.options.sheet == "shipped":
+            raise self.error(
+                "the folder layout ships no sheets; drop the option sheet=shipped", problem_id, folder
+            )
+        images: dict[Side, list[Path]] = {
+            side: self._numbered_images(folder / side, problem_id) for side in SIDES
+        }
+        return int(problem_id), images, {"folder": folder.name}
+
+    def _numbered_images(self, folder: Path, problem_id: str) -> list[Path]:
+        """The images `0.<ext>` ... `P.<ext>` of one side, in number order; gaps and twins are refused."""
+        if not folder.is_dir():
+            raise self.error(f"missing folder {folder.name}/", problem_id, folder)
+        numbered: dict[int, list[Path]] = {}
+        for path in folder.iterdir():
+            stem, suffix = path.stem, path.suffix.lower()
+            if path.is_file() and suffix in IMAGE_SUFFIXES and stem.isascii() and stem.isdigit():
+                numbered.setdefault(int(stem), []).append(path)
+        twin = min((number for number, paths in numbered.items() if len(paths) > 1), default=None)
+        if twin is not None:
+            names = ", ".join(sorted(path.name for path in numbered[twin]))
+            raise self.error(f"two images numbered {twin}: {names}", problem_id, folder)
+        missing = sorted(set(range(max(numbered, default=-1) + 1)) - numbered.keys())
+        if missing:
+            raise self.error(
+                f"no image numbered {', '.join(map(str, missing))} (images are numbered 0, 1, 2, ...)",
+                problem_id,
+                folder,
+            )
+        if len(numbered) < 2:
+            raise self.error(
+                f"{len(numbered)} numbered image(s); a side needs context images and a test image",
+                problem_id,
+                folder,
+            )
+        return [numbered[number][0] for number in sorted(numbered)]
 
     def _concept(self, number: int, problem_id: str) -> Concept:
         row_number = number % SOURCE_PROBLEMS_PER_BLOCK - 1
@@ -139,3 +262,12 @@ class RwrPlusLoader(DatasetLoader):
         if not (left and right):
             raise self.error(f"label row {row_number} has an empty rule", problem_id, self.labels_path)
         return Concept(left=left, right=right)
+
+
+def side_folders(root: Path) -> dict[str, Path]:
+    """Numbered problem folders that have both a `left` and a `right` folder."""
+    return {
+        problem_id: folder
+        for problem_id, folder in numeric_folders(root).items()
+        if (folder / "left").is_dir() and (folder / "right").is_dir()
+    }
