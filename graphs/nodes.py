@@ -34,6 +34,7 @@ from agents.prompt_library import PromptLibrary, prompt_family
 from datasets_io.problem import BongardProblem, Concept, Panel, Side
 from datasets_io.render import Variant, panel_image, render_sheet, save_png, shipped_sheet
 from graphs.answer import AnswerParts, CallTrace, parse_rules
+from graphs.kept import KeptResults
 from graphs.registry import Graph, StrategyError
 
 CASE_STUDY = prompt_family("case_study", "graphs")
@@ -51,6 +52,9 @@ class SolveRuntime:
     variant: Variant = "plain"
     call_slots: asyncio.Semaphore | None = None
     """A bound on model calls in flight across the whole run (the run's concurrency)."""
+    kept: KeptResults | None = None
+    """Results made once and kept in the workspace for later runs (authored probes); None: a
+    one-off solve keeps nothing."""
 
     def agent(self, role: str) -> ManagedAgent:
         if role in self.agents:

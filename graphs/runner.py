@@ -30,6 +30,7 @@ from datasets_io.sampling import SampleSpec, draw
 from datasets_io.store import ResultsStore, StoreError
 from datasets_io.workspace import workspace_home
 from graphs.checkpoints import item_thread, open_checkpoints
+from graphs.kept import KeptResults
 from graphs.nodes import SolveRuntime
 from graphs.registry import DatasetContext, Reused, StrategyError, get_strategy
 from graphs.solve import solve
@@ -180,6 +181,7 @@ class Runner:
             render_dir=self.home / "renders",
             variant=self.config.variant,
             call_slots=asyncio.Semaphore(self.config.concurrency),
+            kept=KeptResults(self.home / "kept"),
         )
         work: Iterator[tuple[BongardProblem, int]] = iter(self.pending(run_id, retry_errors))
         async with open_checkpoints(self.home) as checkpoints:

@@ -12,15 +12,18 @@ from __future__ import annotations
 
 import json
 import operator
+import re
+from pathlib import Path
 from typing import Annotated, Any, Literal, NotRequired, TypedDict, cast
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from agents.call import AgentReply
 from agents.prompt_library import prompt_family
 from datasets_io.problem import BongardProblem, Side
 from graphs.answer import AnswerParts
 from graphs.nodes import (
+    Conversation,
     Ctx,
     SolveState,
     ask,
@@ -286,9 +289,29 @@ class ProbeAnswer(BaseModel):
 
 
 class ConceptProbeOptions(StrategyOptions):
+    probes: str | None = Field(
+        default=None,
+        description="a checkout of the Bongard in Wonderland repository (or its prompts/concepts folder): "
+        "ask its published probe per problem (concept_prompt_N.txt) and score each panel's answer "
+        "field by exact match against contrary_concepts.json, as the paper does",
+    )
     probes_from: str | None = Field(
         default=None, description="a run whose authored probes are asked instead of writing new ones"
     )
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ConceptProbeOptions:
+        if self.probes is not None and self.probes_from is not None:
+            raise ValueError("give probes (the published ones) or probes_from (an earlier run's), not both")
+        return self
+
+
+class PublishedProbe(TypedDict):
+    """A probe the authors published: its text, the answers it expects (left, right), the file."""
+
+    text: str
+    answers: list[str]
+    source: str
 
 
 class Probe(TypedDict):
@@ -304,6 +327,41 @@ class ProbeInputs(TypedDict):
     """The left and the right concept, in that order (concept 1 and concept 2 of the probe)."""
     probe: NotRequired[Probe]
     """A probe reused from an earlier run; none is authored then."""
+    published: NotRequired[PublishedProbe]
+    """The authors' probe for this problem (`-S probes=PATH`); none is authored then."""
+
+
+PUBLISHED_PROBES = "prompts/concepts"
+PUBLISHED_ANSWERS = "contrary_concepts.json"
+
+
+def published_probe(folder: Path, problem: BongardProblem) -> PublishedProbe:
+    """The authors' probe and expected answers for a classic problem, from a user's checkout."""
+    if (folder / PUBLISHED_PROBES).is_dir():
+        folder = folder / PUBLISHED_PROBES
+    prompt, answers_file = folder / f"concept_prompt_{problem.id}.txt", folder / PUBLISHED_ANSWERS
+    for needed in (prompt, answers_file):
+        if not needed.is_file():
+            raise StrategyError(f"-S probes: no {needed.name} for {problem.key} (looked for {needed})")
+    try:
+        answers = json.loads(answers_file.read_text(encoding="utf-8"))[problem.id]
+    except (ValueError, KeyError) as error:
+        raise StrategyError(f"{answers_file}: no answer pair for problem {problem.id} ({error})") from None
+    if not (isinstance(answers, list) and len(answers) == 2 and all(isinstance(a, str) for a in answers)):
+        raise StrategyError(f"{answers_file}: problem {problem.id} needs [left answer, right answer]")
+    return {"text": prompt.read_text(encoding="utf-8"), "answers": answers, "source": str(prompt)}
+
+
+ANSWER_FIELD = re.compile(r"\{([^{}]*)\}")
+
+
+def published_answer(reply: str) -> str | None:
+    """The answer field the way the authors' scoring reads it: the text in the first braces, after
+    its last colon, without quotes; None when the reply holds no braces."""
+    found = ANSWER_FIELD.search(reply)
+    if found is None:
+        return None
+    return found.group(1).split(":")[-1].replace("'", "").replace('"', "").strip()
 
 
 _CONCEPT_SIDES: dict[int, Side] = {1: "left", 2: "right"}
@@ -333,6 +391,8 @@ def _prepare_probe(given: Preparation[ConceptProbeOptions]) -> ProbeInputs:
     if concept.right is None:
         raise StrategyError(f"{problem.key} states no right-side concept to probe against")
     inputs: ProbeInputs = {"concepts": [concept.left, concept.right]}
+    if given.options.probes is not None:
+        inputs["published"] = published_probe(Path(given.options.probes).expanduser(), problem)
     reused = given.reused.get("probes_from")
     if reused is not None:
         # the stored probe's own fields win: a probe reused twice keeps the run that wrote it
@@ -341,38 +401,61 @@ def _prepare_probe(given: Preparation[ConceptProbeOptions]) -> ProbeInputs:
 
 
 async def _author_probe(state: ProbeState, runtime: Ctx) -> ProbeState:
-    """The author agent writes the probe from the true concepts, after our two worked probes."""
+    """The probe of this problem: the published one, an earlier run's, or the author's, written once
+    per problem and author and kept in the workspace for every later attempt, run and model."""
     item = runtime.context
+    if "published" in item.inputs:
+        published = item.inputs["published"]
+        return {"probe": {"text": published["text"], "author": f"published: {published['source']}"}}
     if "probe" in item.inputs:
         return {"probe": item.inputs["probe"]}  # written in an earlier run
     first, second = item.inputs["concepts"]
-    examples: dict[str, str] = {}
-    for name, (a, b) in WORKED_PROBES.items():
-        examples |= {f"{name}_first": a, f"{name}_second": b}
-        examples[f"{name}_probe"] = item.prompts.fill(FAMILY, f"probe_example_{name}")
-    text = item.prompts.fill(FAMILY, "probe_author", first=first, second=second, **examples)
-    reply = await ask(
-        item, "author", text, task="generate", conversation="author", schema=ProbeDraft,
-        extra={"concepts": [first, second]},
-    )  # fmt: skip
-    text = reply.parsed["probe"] if reply.parsed else reply.text
-    return {"probe": {"text": text, "author": item.run.agent("author").spec}}
+    author = item.run.agent("author").spec
+
+    async def write() -> dict[str, Any]:
+        examples: dict[str, str] = {}
+        for name, (a, b) in WORKED_PROBES.items():
+            examples |= {f"{name}_first": a, f"{name}_second": b}
+            examples[f"{name}_probe"] = item.prompts.fill(FAMILY, f"probe_example_{name}")
+        text = item.prompts.fill(FAMILY, "probe_author", first=first, second=second, **examples)
+        reply = await ask(
+            item, "author", text, task="generate", conversation="author", schema=ProbeDraft,
+            extra={"concepts": [first, second]},
+        )  # fmt: skip
+        return {"text": reply.parsed["probe"] if reply.parsed else reply.text, "author": author}
+
+    if item.run.kept is None:
+        return {"probe": cast(Probe, await write())}
+    key = (item.problem.key, author, first, second)
+    probe, _ = await item.run.kept.get_or_make("probes", key, write)
+    return {"probe": cast(Probe, probe)}
 
 
 async def _ask_panel(state: ProbeState, runtime: Ctx) -> ProbeState:
-    """One panel, alone, with the probe: which of the two concepts does it show?"""
+    """One panel, alone, with the probe: which of the two concepts does it show? A published probe
+    is sent as written and its answer field read as the authors' scoring reads it."""
     item = runtime.context
     panel = item.panel(state["panel"])
     first, second = item.inputs["concepts"]
-    text = item.prompts.fill(FAMILY, "probe_answer", probe=state["probe"]["text"], first=first, second=second)
-    reply = await ask(
-        item, "reasoner", text, [panel_source(item, panel)], task="probe", conversation=f"panel {panel.ref}",
-        schema=ProbeAnswer, extra={"concepts": [first, second]},
-    )  # fmt: skip
-    given = _CONCEPT_SIDES.get(reply.parsed["concept"]) if reply.parsed else None
+    system = item.prompts.fill(FAMILY, "probe_system")
+    chat = Conversation(item, "reasoner", f"panel {panel.ref}", system=system)
+    published = item.inputs.get("published")
+    if published is not None:
+        reply = await chat.ask(state["probe"]["text"], [panel_source(item, panel)], task="probe")
+        field = published_answer(reply.text)
+        sides = dict(zip(published["answers"], ("left", "right"), strict=True))
+        given: Side | None = sides.get(field) if field is not None else None
+        error = None if field is not None else "no answer field ({...}) in the reply"
+    else:
+        probe = state["probe"]["text"]
+        text = item.prompts.fill(FAMILY, "probe_answer", probe=probe, first=first, second=second)
+        concepts = {"concepts": [first, second]}
+        image = [panel_source(item, panel)]
+        reply = await chat.ask(text, image, task="probe", schema=ProbeAnswer, extra=concepts)
+        given = _CONCEPT_SIDES.get(reply.parsed["concept"]) if reply.parsed else None
+        error = reply.parse_error
     verdict: PanelVerdict = {
-        "ref": panel.ref, "side": panel.side, "given": given, "text": reply.text,
-        "parse_error": reply.parse_error,
+        "ref": panel.ref, "side": panel.side, "given": given, "text": reply.text, "parse_error": error,
     }  # fmt: skip
     return {"panel_verdicts": [verdict]}
 
@@ -402,15 +485,16 @@ async def _score_probes(state: ProbeState, runtime: Ctx) -> ProbeState:
     decoding=WONDERLAND_DECODING,
     section="Sec. 3 Task 2, Listings 3-5",
     roles=("author", "reasoner"),
-    calls="1 author call (text only) writing the probe from the true concepts, then 12 panel calls, "
-    "each alone: the probe and one panel -> concept 1 or 2; solved when all 12 are right",
+    calls="1 author call (text only) per problem writing the probe from the true concepts, kept for every "
+    "later attempt, run and model (none with -S probes=PATH, the published probes), then 12 panel calls, "
+    "each alone: the probe and one panel -> its concept; solved when all 12 are right",
     card=ProtocolCard(
         images="author call: none (text only); then 1 panel per call, 12 calls",
-        contexts="none shared: the author call and each panel call afresh",
-        attempts="3 runs, o1 once (Sec. 4, fn. 3); solved when all 12 are right in >= 2 of 3 runs "
-        "(Sec. 4 Q3, Table 9)",
-        scoring="per panel: the chosen concept must be its side's; a BP counts when all 12 are right "
-        "(Sec. 4 Q3)",
+        contexts="none shared: the author call afresh; each panel call afresh after a system turn",
+        attempts="3 runs, o1 once (Sec. 4, fn. 3); Table 9: every panel right in all runs, and in >= 2 "
+        "of 3 (`bongard analyze probes`)",
+        scoring="per panel: exact match of its answer with its side's concept (the authors' scoring); "
+        "a BP counts when all 12 are right (Sec. 4 Q3)",
     ),
     options=ConceptProbeOptions,
     prepare=_prepare_probe,

@@ -83,6 +83,8 @@ class Protocol:
     calls: list[Call]
     sheet: Sheet | None = None
     loader_options: tuple[str, ...] = ()
+    roles: tuple[str, ...] = ()
+    """Roles named on the command line besides `--model` (all the same stand-in model)."""
 
     @property
     def problem(self) -> str:
@@ -128,7 +130,9 @@ PROTOCOLS: dict[str, Protocol] = {
     # Wüst et al., ICML 2025 (Bongard in Wonderland), Sec. 3 Tasks 1, 1.1, 2 and 3.
     "open-ended": Protocol(CLASSIC, THE_SHEET, SIX_A_SIDE),
     "multiple-choice": Protocol(CLASSIC, THE_SHEET, SIX_A_SIDE),
-    "concept-probe": Protocol(CLASSIC, alone(1, 0) + alone(CONTEXT, 1)),
+    # Task 2: one author call (kept for every later run and model), then each panel alone after the
+    # system turn of the authors' code.
+    "concept-probe": Protocol(CLASSIC, alone(1, 0) + [Call(1, 2)] * CONTEXT, roles=("author",)),
     "hypotheses": Protocol(CLASSIC, THE_SHEET, SIX_A_SIDE),
 }
 
@@ -191,8 +195,10 @@ def test_each_strategy_sends_its_papers_requests(
     assert name in PROTOCOLS, f"{name} has no expected protocol in this table"
     protocol = PROTOCOLS[name]
     with StandInServer(OpenAIChat(), responder=minimal_reply) as server:
+        model = f"openai-compatible:m@{server.url}/v1"
+        roles = [arg for role in protocol.roles for arg in (f"--{role}", model)]
         result = run_bongard(
-            "run", "--strategy", name, "--model", f"openai-compatible:m@{server.url}/v1",
+            "run", "--strategy", name, "--model", model, *roles,
             *protocol.run_args(), "--attempts", "1", "--data-dir", shared_data, "--home", tmp_path,
         )  # fmt: skip
         assert result.returncode == 0, result.stderr

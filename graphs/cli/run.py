@@ -141,6 +141,19 @@ def run(
             raise typer.BadParameter("--stratify needs --sample N", param_hint="--stratify")
         roles = {"describer": describer or model, "reasoner": reasoner or model}
         roles |= {r: author or model for r in get_strategy(strategy).roles if r == "author"}
+        given_options = parse_key_values(strategy_option, "-S")
+        if (
+            "author" in get_strategy(strategy).roles
+            and author is None
+            and not probes_from
+            and not ({"probes", "probes_from"} & set(given_options))
+        ):
+            raise typer.BadParameter(
+                f"{strategy} asks every model the same probe per problem, written once by one author: "
+                "give --author SPEC (it may be the model under test, if you mean it), or "
+                "-S probes=PATH for the paper's published probes",
+                param_hint="--author",
+            )
         shortcuts = {
             "rules_from": rules_from,
             "descriptions_from": descriptions_from,
