@@ -1,0 +1,46 @@
+"""`bongard datasets list` over one data directory holding every published layout side by side.
+
+Each folder is built by its loader's tests in the upstream layout (the record structure, never
+the data) and named freely: the listing finds each one's format from its layout and counts its
+problems, and `validate` passes on each.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from tests.cli import run_bongard
+from tests.test_loader_classic import WONDERLAND_PROBLEMS, make_wonderland
+from tests.test_loader_openworld import UPSTREAM_SPLITS, github_release, hf_release
+from tests.test_loader_rwr_plus import LABELS, UPSTREAM_IDS, upstream_folders, upstream_manifest, write_labels
+
+OPENWORLD_PROBLEMS = sum(map(len, UPSTREAM_SPLITS.values()))
+FOLDER_IDS = [1001, 3, 1, 2003]
+
+
+def test_every_published_layout_is_listed_with_its_format_and_count(tmp_path: Path) -> None:
+    make_wonderland(tmp_path / "wonderland")  # its data/ folder is a data directory as it is
+    data = tmp_path / "wonderland" / "data"
+    github_release(data / "ow-github")
+    hf_release(data / "ow-huggingface")
+    for name, plain in (("rwr-plus-objects", False), ("rwr-plus-paths", True)):
+        upstream_manifest(data / name, plain=plain)
+        write_labels(data / name / "labels.csv", LABELS)
+    upstream_folders(data / "rwr-plus-folders", FOLDER_IDS)
+    write_labels(data / "rwr-plus-folders" / "labels.csv", LABELS)
+    expected = {
+        "ow-github": ("bongard-openworld", OPENWORLD_PROBLEMS),
+        "ow-huggingface": ("bongard-openworld", OPENWORLD_PROBLEMS),
+        "rwr-plus-objects": ("bongard-rwr-plus", len(UPSTREAM_IDS)),
+        "rwr-plus-paths": ("bongard-rwr-plus", len(UPSTREAM_IDS)),
+        "rwr-plus-folders": ("bongard-rwr-plus", len(FOLDER_IDS)),
+        "bongard-problems-high-res": ("bongard-classic", len(WONDERLAND_PROBLEMS)),
+    }
+    listed = run_bongard("datasets", "list", "--data-dir", data)
+    assert listed.returncode == 0, listed.stderr
+    for name, (format_name, count) in expected.items():
+        assert re.search(rf"│ {re.escape(name)}\s+│ {format_name}\s+│ {count}\s+│", listed.stdout), name
+    for name in expected:
+        validated = run_bongard("datasets", "validate", name, "--data-dir", data)
+        assert validated.returncode == 0, (name, validated.stdout, validated.stderr)
