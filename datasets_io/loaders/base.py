@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from datasets_io.errors import DatasetError, describe_validation_error
-from datasets_io.problem import BongardProblem
+from datasets_io.problem import BongardProblem, Panel, Side
 
 RecordT = TypeVar("RecordT", bound=BaseModel)
 
@@ -67,6 +68,19 @@ class DatasetLoader(ABC):
         except ValidationError as error:
             reasons = "; ".join(item["msg"].removeprefix("Value error, ") for item in error.errors())
             raise self.error(reasons, problem_id) from None
+
+    def build_with_tests(
+        self, problem_id: str, panels: Mapping[Side, list[Panel]], first_test: int, **fields: Any
+    ) -> BongardProblem:
+        """A problem whose sides list context panels first and their test panels from `first_test` on."""
+        return self.build(
+            problem_id,
+            left=panels["left"][:first_test],
+            right=panels["right"][:first_test],
+            test_left=panels["left"][first_test:],
+            test_right=panels["right"][first_test:],
+            **fields,
+        )
 
     def numbered_folders(self, layout: str) -> dict[str, Path]:
         """The dataset's numbered problem folders; none at all is a dataset-level error."""

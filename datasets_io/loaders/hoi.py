@@ -201,12 +201,10 @@ class HoiLoader(DatasetLoader):
                     "action": image.act_class,
                     "object": image.obj_class,
                 }
-        return self.build(
+        return self.build_with_tests(
             problem_id,
-            left=panels["left"][:TEST_INDEX],
-            right=panels["right"][:TEST_INDEX],
-            test_left=panels["left"][TEST_INDEX:],
-            test_right=panels["right"][TEST_INDEX:],
+            panels,
+            TEST_INDEX,
             concept=Concept(left=concept_text(record.action, record.object)),
             metadata={
                 "split": file.stem.removeprefix(FILE_PREFIX),

@@ -65,12 +65,10 @@ class RwrLoader(DatasetLoader):
             ]
             for side in SIDES
         }
-        return self.build(
+        return self.build_with_tests(
             problem_id,
-            left=panels["left"][:TEST_INDEX],
-            right=panels["right"][:TEST_INDEX],
-            test_left=panels["left"][TEST_INDEX:],
-            test_right=panels["right"][TEST_INDEX:],
+            panels,
+            TEST_INDEX,
             concept=concept,
             concept_group=known_groups().get(problem_id),
         )
