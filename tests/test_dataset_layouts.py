@@ -1,7 +1,8 @@
 """`bongard datasets list` over one data directory holding every published layout side by side.
 
 Each folder is built by its loader's tests in the upstream layout (the record structure, never
-the data) and named freely: the listing finds each one's format from its layout and counts its
+the data) and named freely (Bongard-HOI and Bongard-LOGO are listed by their own tests, which
+need a workspace for crops): the listing finds each one's format from its layout and counts its
 problems, and `validate` passes on each.
 """
 
@@ -23,6 +24,8 @@ def test_every_published_layout_is_listed_with_its_format_and_count(tmp_path: Pa
     make_wonderland(tmp_path / "wonderland")  # its data/ folder is a data directory as it is
     data = tmp_path / "wonderland" / "data"
     github_release(data / "ow-github")
+    github_release(data / "ow-splits")
+    (data / "ow-splits" / "bongard_ow.json").unlink()  # the split files alone
     hf_release(data / "ow-huggingface")
     for name, plain in (("rwr-plus-objects", False), ("rwr-plus-paths", True)):
         upstream_manifest(data / name, plain=plain)
@@ -31,6 +34,7 @@ def test_every_published_layout_is_listed_with_its_format_and_count(tmp_path: Pa
     write_labels(data / "rwr-plus-folders" / "labels.csv", LABELS)
     expected = {
         "ow-github": ("bongard-openworld", OPENWORLD_PROBLEMS),
+        "ow-splits": ("bongard-openworld", OPENWORLD_PROBLEMS),
         "ow-huggingface": ("bongard-openworld", OPENWORLD_PROBLEMS),
         "rwr-plus-objects": ("bongard-rwr-plus", len(UPSTREAM_IDS)),
         "rwr-plus-paths": ("bongard-rwr-plus", len(UPSTREAM_IDS)),
