@@ -8,6 +8,8 @@ a killed run loses at most the items in flight. The schema is versioned with
 from __future__ import annotations
 
 import json
+import os
+import socket
 import sqlite3
 import threading
 import time
@@ -16,7 +18,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from datasets_io.errors import BongardError
 from datasets_io.records import Answer, CallTrace, Verdict
@@ -114,6 +116,12 @@ MIGRATIONS: Sequence[str] = (
     ALTER TABLE decisions ADD COLUMN decided_at REAL NOT NULL DEFAULT 0;
     UPDATE decisions SET decided_at = rowid * 1e-9;
     """,
+    # A run knows how many items it plans and which process is running it, so an interrupted run
+    # is never shown as complete (older runs: unknown plan, no owner).
+    """
+    ALTER TABLE runs ADD COLUMN planned INTEGER;
+    ALTER TABLE runs ADD COLUMN owner TEXT;
+    """,
 )
 CALL_FIELDS = tuple(CallTrace.model_fields)
 """The `calls` columns that hold a `CallTrace`, in its field order."""
@@ -169,12 +177,45 @@ def explain(path: Path, error: sqlite3.Error) -> StoreError:
     return StoreError(f"results store {path}: {text}: {hint}")
 
 
+RunStatus = Literal["running", "interrupted", "complete", "failed"]
+RESUME_HINT = "bongard run --resume {run_id}"
+
+
+def process_alive(owner: str | None) -> bool:
+    """Whether the process `host:pid` that holds a run still runs (a process elsewhere counts as alive)."""
+    if not owner:
+        return False
+    host, _, pid = owner.rpartition(":")
+    if host != socket.gethostname():
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, ValueError):
+        return True
+    return True
+
+
+def run_status(planned: int | None, stored: int, failed: int, finished: bool, held: bool) -> RunStatus:
+    """running: a live process holds it; interrupted: items it planned are missing; failed: all are
+    stored, some failed (`--resume RUN --retry-errors`); complete: every planned item done."""
+    if held:
+        return "running"
+    if (planned is not None and stored < planned) or (planned is None and not finished):
+        return "interrupted"
+    return "failed" if failed else "complete"
+
+
 @dataclass(frozen=True)
 class RunSummary:
     id: str
     created_at: float
     finished_at: float | None
     config: dict[str, Any]
+    status: RunStatus
+    planned: int | None
+    """Items the run set out to solve (problems x attempts); None for runs stored before it was kept."""
     items: int
     done: int
     failed: int
@@ -323,9 +364,18 @@ class ResultsStore:
                 ],
             )
 
-    def finish_run(self, run_id: str) -> None:
+    def hold_run(self, run_id: str, planned: int) -> None:
+        """This process runs the run now, planning `planned` items in all."""
+        owner = f"{socket.gethostname()}:{os.getpid()}"
         with self.transaction() as db:
-            db.execute("UPDATE runs SET finished_at = ? WHERE id = ?", (time.time(), run_id))
+            db.execute("UPDATE runs SET planned = ?, owner = ? WHERE id = ?", (planned, owner, run_id))
+
+    def release_run(self, run_id: str, *, finished: bool) -> None:
+        """No process holds the run any more; `finished`: its pass over the pending items ended."""
+        with self.transaction() as db:
+            db.execute("UPDATE runs SET owner = NULL WHERE id = ?", (run_id,))
+            if finished:
+                db.execute("UPDATE runs SET finished_at = ? WHERE id = ?", (time.time(), run_id))
 
     def answer_records(self, run_id: str) -> list[tuple[str, int, Answer]]:
         """Every done item's answer with its trace, in the order the items finished."""
@@ -395,8 +445,8 @@ class ResultsStore:
 
     def summary(self, run_id: str) -> RunSummary:
         with self.reading() as db:
-            created, finished, config = db.execute(
-                "SELECT created_at, finished_at, config FROM runs WHERE id = ?", (run_id,)
+            created, finished, config, planned, owner = db.execute(
+                "SELECT created_at, finished_at, config, planned, owner FROM runs WHERE id = ?", (run_id,)
             ).fetchone()
             items, done, failed = db.execute(
                 "SELECT COUNT(*), COALESCE(SUM(status = 'done'), 0), COALESCE(SUM(status = 'failed'), 0) "
@@ -419,6 +469,8 @@ class ResultsStore:
             created_at=created,
             finished_at=finished,
             config=json.loads(config),
+            status=run_status(planned, done + failed, failed, finished is not None, process_alive(owner)),
+            planned=planned,
             items=items,
             done=done,
             failed=failed,

@@ -184,16 +184,22 @@ class Runner:
             kept=KeptResults(self.home / "kept"),
         )
         work: Iterator[tuple[BongardProblem, int]] = iter(self.pending(run_id, retry_errors))
-        async with open_checkpoints(self.home) as checkpoints:
+        self.store.hold_run(run_id, planned=len(self.problems) * self.config.attempts)
+        finished = False
+        try:
+            async with open_checkpoints(self.home) as checkpoints:
 
-            async def worker() -> None:
-                for problem, attempt in work:
-                    outcome = await self._solve_one(run_id, runtime, checkpoints, problem, attempt)
-                    if on_item is not None:
-                        on_item(outcome)
+                async def worker() -> None:
+                    for problem, attempt in work:
+                        outcome = await self._solve_one(run_id, runtime, checkpoints, problem, attempt)
+                        if on_item is not None:
+                            on_item(outcome)
 
-            await asyncio.gather(*(worker() for _ in range(self.config.concurrency)))
-        self.store.finish_run(run_id)
+                await asyncio.gather(*(worker() for _ in range(self.config.concurrency)))
+            finished = True
+        finally:  # Ctrl-C or an error: the run is no longer held, and not finished (a SIGKILL leaves
+            # the owner set, and `process_alive` finds it gone)
+            self.store.release_run(run_id, finished=finished)
 
     async def _solve_one(
         self,

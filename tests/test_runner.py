@@ -97,9 +97,10 @@ def test_failed_items_are_recorded_and_retried_on_request(
     first = run_bongard(*run_args(server, tmp_path, shared_data, "--problems", "31", "--concurrency", "1"))
     assert "1 failed" in first.stdout and "bad request" in first.stderr
     again = run_bongard("run", "--resume", "latest", "--home", tmp_path)
-    assert "0/1 items done, 1 failed" in again.stdout  # failures are kept unless asked to retry
+    assert "failed, 0/1 items done, 1 failed" in again.stdout  # failures are kept unless asked to retry
+    assert "--retry-errors`" in again.stdout  # and the summary says how to retry them
     retried = run_bongard("run", "--resume", "latest", "--retry-errors", "--home", tmp_path)
-    assert "1/1 items done, 0 failed" in retried.stdout
+    assert "complete, 1/1 items done, 0 failed" in retried.stdout
 
 
 def test_a_resume_keeps_the_runs_settings(server: StandInServer, tmp_path: Path, shared_data: Path) -> None:

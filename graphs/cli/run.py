@@ -15,7 +15,7 @@ from rich.table import Table
 
 from datasets_io.counting import Aggregate, Counting
 from datasets_io.render import Variant
-from datasets_io.store import STORE_FILE, ResultsStore, RunSummary
+from datasets_io.store import RESUME_HINT, STORE_FILE, ResultsStore, RunSummary
 from datasets_io.workspace import workspace_home
 from graphs.cli.console import console, error_console
 from graphs.cli.options import (
@@ -219,7 +219,15 @@ def _run_with_progress(runner: Runner, run_id: str, retry_errors: bool) -> None:
                 f"{totals['tokens']} tokens, {cost}",
             )
 
-        asyncio.run(runner.run(run_id, retry_errors=retry_errors, on_item=on_item))
+        try:
+            asyncio.run(runner.run(run_id, retry_errors=retry_errors, on_item=on_item))
+        except KeyboardInterrupt:
+            progress.stop()
+            error_console.print(
+                f"interrupted: {totals['done']} items done in this pass, every finished call kept; "
+                f"resume with `{RESUME_HINT.format(run_id=run_id)}`"
+            )
+            raise typer.Exit(130) from None
 
 
 def _result_table(store: ResultsStore, run_id: str) -> Table:
@@ -252,12 +260,16 @@ def _cell(value: Any) -> str:
 
 def _print_summary(summary: RunSummary) -> None:
     cost = "unknown" if summary.cost_usd is None else f"${summary.cost_usd:.4f}"
+    planned = summary.planned if summary.planned is not None else "?"
     console.print(
-        f"{summary.id}: {summary.done}/{summary.items} items done, {summary.failed} failed, "
+        f"{summary.id}: {summary.status}, {summary.done}/{planned} items done, {summary.failed} failed, "
         f"{summary.solved} solved, {summary.format_errors} format errors; "
         f"{summary.calls} calls ({summary.cached_calls} cached), "
         f"{summary.tokens} tokens, cost {cost}"
     )
+    hint = {"interrupted": "", "failed": " --retry-errors"}.get(summary.status)
+    if hint is not None:
+        console.print(f"resume with `{RESUME_HINT.format(run_id=summary.id)}{hint}`")
 
 
 @runs_app.command("list")
@@ -268,17 +280,17 @@ def list_runs(as_json: Annotated[bool, typer.Option("--json")] = False, home: Ho
     if as_json:
         print(json.dumps([s.as_json() for s in summaries], indent=2))
         return
-    table = Table(
-        "run", "strategy", "agents", "dataset", "items", "done", "failed", "solved", "calls", "cost"
-    )
+    headers = ("run", "status", "strategy", "agents", "dataset", "planned", "done", "failed", "solved")
+    table = Table(*headers, "calls", "cost")
     for s in summaries:
         cost = "unknown" if s.cost_usd is None else f"${s.cost_usd:.4f}"
         table.add_row(
             s.id,
+            s.status,
             s.config["strategy"],
             ", ".join(sorted(set(s.config["agents"].values()))),
             s.config["dataset"],
-            *map(str, (s.items, s.done, s.failed, s.solved, s.calls)),
+            *map(str, ("?" if s.planned is None else s.planned, s.done, s.failed, s.solved, s.calls)),
             cost,
         )
     console.print(table)

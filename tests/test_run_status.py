@@ -1,0 +1,81 @@
+"""A run says what state it is in: running, interrupted, complete or failed, never a partial count
+read as a whole one; an interrupted run tells how to resume it."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from datasets_io.records import Answer
+from datasets_io.store import STORE_FILE, ResultsStore, run_status
+from tests.cli import run_bongard
+
+BONGARD = Path(sys.executable).parent / "bongard"
+
+
+@pytest.mark.parametrize(
+    ("planned", "stored", "failed", "finished", "held", "status"),
+    [
+        (10, 4, 0, False, True, "running"),
+        (10, 4, 0, False, False, "interrupted"),
+        (10, 10, 0, True, False, "complete"),
+        (10, 10, 2, True, False, "failed"),
+        (10, 7, 0, True, False, "interrupted"),  # a pass ended, but items it planned are missing
+        (None, 3, 0, False, False, "interrupted"),  # a run stored before plans were kept
+        (None, 3, 0, True, False, "complete"),
+    ],
+)
+def test_the_status_rule(
+    planned: int | None, stored: int, failed: int, finished: bool, held: bool, status: str
+) -> None:
+    assert run_status(planned, stored, failed, finished, held) == status
+
+
+def test_a_run_held_by_a_process_that_is_gone_reads_interrupted(tmp_path: Path) -> None:
+    store = ResultsStore(tmp_path / STORE_FILE)
+    run_id = store.create_run({"strategy": "direct", "dataset": "d", "agents": {}}, "test")
+    store.hold_run(run_id, planned=3)
+    assert store.summary(run_id).status == "running"  # this process holds it
+    answer = Answer(strategy="direct", problem="d/1", text="x")
+    store.save_item(run_id, "d/1", 0, answer, None)
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    with store.transaction() as db:  # as a SIGKILL leaves it: the owner set, its process gone
+        db.execute(
+            "UPDATE runs SET owner = substr(owner, 1, instr(owner, ':')) || ? WHERE id = ?",
+            (gone.stdout.strip(), run_id),
+        )
+    summary = store.summary(run_id)
+    assert (summary.status, summary.done, summary.planned) == ("interrupted", 1, 3)
+
+
+def test_ctrl_c_keeps_what_is_done_and_says_how_to_resume(tmp_path: Path) -> None:
+    """The embedded default run (the offline agent on 100 classic problems), interrupted early."""
+    home = tmp_path / "home"
+    running = subprocess.Popen(
+        [str(BONGARD), "run", "--home", str(home)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        time.sleep(0.5)
+        if (home / STORE_FILE).is_file() and ResultsStore(home / STORE_FILE).run_ids():
+            store = ResultsStore(home / STORE_FILE)
+            if store.summary(store.resolve_run("latest")).done >= 3:
+                break
+    running.send_signal(signal.SIGINT)
+    _, stderr = running.communicate(timeout=60)
+    assert running.returncode == 130, stderr
+    run_id = ResultsStore(home / STORE_FILE).resolve_run("latest")
+    assert f"resume with `bongard run --resume {run_id}`" in stderr
+    [listed] = json.loads(run_bongard("runs", "list", "--json", "--home", home).stdout)
+    assert listed["status"] == "interrupted" and listed["planned"] == 100 and 3 <= listed["done"] < 100
+    shown = run_bongard("runs", "show", run_id, "--home", home).stdout
+    assert f"{run_id}: interrupted, {listed['done']}/100 items done" in shown
+    assert f"resume with `bongard run --resume {run_id}`" in shown
