@@ -19,11 +19,12 @@ import pandas as pd
 from datasets_io.counting import DEFAULT_COUNTING, AggregateError, Counting, solved_count
 from datasets_io.errors import BongardError, did_you_mean
 from datasets_io.figures import figure_file
-from datasets_io.store import ITEM_SOLVED, ResultsStore
+from datasets_io.store import ITEM_SCORED, ITEM_SOLVED, ResultsStore
 
 ITEMS_SQL = f"""
 SELECT i.run_id, i.problem, i.attempt, i.status,
        CASE WHEN {ITEM_SOLVED} THEN 1 ELSE 0 END AS solved,
+       CASE WHEN {ITEM_SCORED} THEN 1 ELSE 0 END AS scored,
        (SELECT COALESCE(SUM(c.input_tokens + c.output_tokens), 0) FROM calls c
         WHERE c.run_id = i.run_id AND c.problem = i.problem AND c.attempt = i.attempt) AS tokens,
        (SELECT SUM(c.cost_usd) FROM calls c
@@ -89,7 +90,8 @@ def problems_frame(
         counting.aggregate.check_attempts(run_id, int(store.run_config(run_id).get("attempts", 1)))
     items = items_frame(store, run_ids, counting)
     grouped = items.groupby(["run_id", "problem"]).agg(
-        attempts=("attempt", "count"), solved_attempts=("solved", "sum"), tokens=("tokens", "sum"),
+        attempts=("attempt", "count"), solved_attempts=("solved", "sum"), scored=("scored", "min"),
+        tokens=("tokens", "sum"),
         cost_usd=("cost_usd", lambda c: None if c.isna().any() else float(c.sum())),
         images=("images", "sum"), images_right=("images_right", "sum"),
     ).reset_index()  # fmt: skip
@@ -100,21 +102,58 @@ def problems_frame(
     return grouped.merge(runs_frame(store, run_ids), on="run_id")
 
 
+def wilson(successes: int, trials: int) -> tuple[float | None, float | None]:
+    """The 95% Wilson score interval of a rate (SciPy's); none for no trials."""
+    if trials <= 0:
+        return None, None
+    from scipy.stats import binomtest
+
+    interval = binomtest(successes, trials).proportion_ci(confidence_level=0.95, method="wilson")
+    return round(float(interval.low), 3), round(float(interval.high), 3)
+
+
 def comparison_table(problems: pd.DataFrame) -> pd.DataFrame:
+    """Per strategy x model x dataset: problems, `n` of them scored (an unjudged free-form run has
+    none, and so no solved count, never 0), solved, accuracy with its 95% interval, image accuracy
+    with its interval, tokens and cost."""
     table = problems.groupby(["strategy", "model", "dataset"]).agg(
-        problems=("problem", "count"), solved=("solved", "sum"), tokens=("tokens", "sum"),
+        problems=("problem", "count"), n=("scored", "sum"), solved=("solved", "sum"),
+        tokens=("tokens", "sum"),
         cost_usd=("cost_usd", lambda c: None if c.isna().any() else float(c.sum())),
         images=("images", "sum"), images_right=("images_right", "sum"),
     ).reset_index()  # fmt: skip
-    table["solved"] = table["solved"].map(solved_count)
-    table["accuracy"] = (table["solved"] / table["problems"]).round(3)
+    table["solved"] = [
+        solved_count(s) if n else None for s, n in zip(table["solved"], table["n"], strict=True)
+    ]
+    table["accuracy"] = [
+        round(s / n, 3) if n else None for s, n in zip(table["solved"], table["n"], strict=True)
+    ]
+    table["accuracy_low"], table["accuracy_high"] = _intervals(table["solved"], table["n"])
     table["image_accuracy"] = (table["images_right"] / table["images"].where(table["images"] > 0)).round(3)
     """Test images put on their true side / test images (the papers' per-image accuracy for I1S,
     D1S and the paradigms); empty for settings without test images."""
-    solved = table["solved"].where(table["solved"] > 0)
+    table["image_accuracy_low"], table["image_accuracy_high"] = _intervals(
+        table["images_right"], table["images"]
+    )
+    solved = pd.to_numeric(table["solved"], errors="coerce")
+    solved = solved.where(solved > 0)
     table["tokens_per_solved"] = (table["tokens"] / solved).round(1)
     table["cost_per_solved_usd"] = table["cost_usd"] / solved
     return table
+
+
+def markdown(table: pd.DataFrame) -> str:
+    """The table for reading: a row with nothing scored says "unjudged" where its count would be."""
+    shown = table.assign(
+        solved=[int(v) if n else "unjudged" for v, n in zip(table["solved"], table["n"], strict=True)]
+    )
+    return str(shown.to_markdown(index=False))
+
+
+def _intervals(successes: pd.Series, trials: pd.Series) -> tuple[list[float | None], list[float | None]]:
+    known = zip(successes, trials, strict=True)
+    bounds = [wilson(int(k), int(n)) if pd.notna(k) and pd.notna(n) else (None, None) for k, n in known]
+    return [low for low, _ in bounds], [high for _, high in bounds]
 
 
 def solved_problems(store: ResultsStore, run_id: str, counting: Counting = DEFAULT_COUNTING) -> set[str]:
@@ -136,7 +175,7 @@ def write_report(
     table = comparison_table(problems)
     table.to_csv(out / "comparison.csv", index=False)
     (out / "comparison.json").write_text(table.to_json(orient="records", indent=2), encoding="utf-8")
-    (out / "comparison.md").write_text(table.to_markdown(index=False), encoding="utf-8")
+    (out / "comparison.md").write_text(markdown(table), encoding="utf-8")
     _accuracy_bars(table, out / "accuracy.png")
     _coverage_grid(problems, out / "coverage.png")
     _any_vs_best(problems, out / "any_vs_best.png")
@@ -150,10 +189,18 @@ def _label(frame: pd.DataFrame) -> pd.Series:
 
 
 def _accuracy_bars(table: pd.DataFrame, path: Path) -> None:
+    """Accuracy with its 95% interval and n per bar; an unjudged run gets no bar, only its label."""
+    accuracy = pd.to_numeric(table["accuracy"], errors="coerce")
+    low = (accuracy - pd.to_numeric(table["accuracy_low"], errors="coerce")).fillna(0)
+    high = (pd.to_numeric(table["accuracy_high"], errors="coerce") - accuracy).fillna(0)
     with figure_file(path, (max(6, len(table) * 1.2), 4)) as axes:
-        axes.bar(_label(table), table["accuracy"])
-        axes.set_ylabel("accuracy (solved / problems)")
-        axes.set_ylim(0, 1)
+        labels = _label(table)
+        axes.bar(labels, accuracy.fillna(0), yerr=[low, high], capsize=4)
+        for x, (value, top, n) in enumerate(zip(accuracy, accuracy + high, table["n"], strict=True)):
+            text, y = ("unjudged", 0.02) if value != value else (f"n={n}", top + 0.01)
+            axes.annotate(text, (x, y), ha="center", va="bottom", fontsize=8)
+        axes.set_ylabel("accuracy (solved / n), 95% interval")
+        axes.set_ylim(0, 1.05)
         axes.set_title("Accuracy per strategy and model")
 
 

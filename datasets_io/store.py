@@ -143,6 +143,13 @@ ITEM_SOLVED = f"""(i.correct = 1 OR EXISTS (
 """SQL for `items i`: a classification answer that is correct, or a free-form answer accepted by the
 judging named `:judging`, or when that is NULL by the run's latest (so judging again with a stricter
 judge can lower a score, not only raise it)."""
+ITEM_SCORED = f"""(i.status = 'failed' OR i.correct IS NOT NULL OR i.parse_status = 'failed' OR EXISTS (
+    SELECT 1 FROM decisions d
+    WHERE d.run_id = i.run_id AND d.problem = i.problem AND d.attempt = i.attempt
+    AND d.judging || '@' || d.policy = COALESCE(:judging, {LATEST_JUDGING})))"""
+"""SQL for `items i`: the item has a score: a failure, an exactly scored answer, a reply that did
+not parse (a wrong answer), or a free-form answer the counting judging decided (an unjudged
+free-form answer is unscored, not wrong)."""
 SOLVED_ITEMS = f"""SELECT COUNT(*) FROM items i WHERE i.run_id = :run_id AND i.status = 'done'
     AND {ITEM_SOLVED}"""
 

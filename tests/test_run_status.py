@@ -79,3 +79,31 @@ def test_ctrl_c_keeps_what_is_done_and_says_how_to_resume(tmp_path: Path) -> Non
     shown = run_bongard("runs", "show", run_id, "--home", home).stdout
     assert f"{run_id}: interrupted, {listed['done']}/100 items done" in shown
     assert f"resume with `bongard run --resume {run_id}`" in shown
+
+
+def test_an_unjudged_run_reads_unjudged_never_zero_and_every_rate_has_n_and_interval(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    pytest.importorskip("sentence_transformers")
+    home = ("--home", tmp_path)
+    ran = run_bongard(
+        "run", "--strategy", "direct", "--model", "perception", "--dataset", "bongard-classic",
+        "--problems", "1-4", "--data-dir", shared_data, *home,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    table = " ".join(ran.stdout.split())
+    assert "│ 4 │ 0 │ unjudged │ - │" in table  # 4 problems, none scored: no solved count, no rate
+
+    def compared() -> dict[str, object]:
+        out = tmp_path / f"report-{len(list(tmp_path.glob('report-*')))}"
+        assert run_bongard("compare", "--out", out, *home).returncode == 0
+        [row] = json.loads((out / "comparison.json").read_text(encoding="utf-8"))
+        assert (out / "accuracy.png").is_file()
+        return dict(row)
+
+    unjudged = compared()
+    assert (unjudged["n"], unjudged["solved"], unjudged["accuracy"]) == (0, None, None)
+    assert run_bongard("judge", "latest", "--judges", "embedding:0.01", *home).returncode == 0
+    judged = compared()
+    assert (judged["n"], judged["solved"], judged["accuracy"]) == (4, 4, 1.0)
+    assert (judged["accuracy_low"], judged["accuracy_high"]) == (0.51, 1.0)  # Wilson, 4 of 4

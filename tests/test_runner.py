@@ -209,7 +209,7 @@ def test_compare_writes_tables_and_plots_for_two_runs(
     assert rows["descriptive"]["problems"] == 2 and rows["descriptive"]["solved"] == 2  # judged ok
     assert rows["ground-truth"]["problems"] == 2 and rows["ground-truth"]["solved"] == 0  # no verdict parsed
     assert "| descriptive" in (out / "comparison.md").read_text()
-    assert (out / "comparison.csv").read_text().startswith("strategy,model,dataset,problems,solved")
+    assert (out / "comparison.csv").read_text().startswith("strategy,model,dataset,problems,n,solved")
     for name in ("accuracy", "coverage", "any_vs_best", "cost_per_solved"):
         image = Image.open(out / f"{name}.png")
         assert image.width > 300 and image.height > 100

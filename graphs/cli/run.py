@@ -239,6 +239,9 @@ def _result_table(store: ResultsStore, run_id: str) -> Table:
     for header in RESULT_COLUMNS.values():
         table.add_column(header)
     if row is not None:
+        row["solved"] = "unjudged" if not row["n"] else row["solved"]  # not 0: nothing decided it yet
+        row["accuracy"] = _rate(row, "accuracy")
+        row["image_accuracy"] = _rate(row, "image_accuracy")
         table.add_row(*(escape(_cell(row[key])) for key in RESULT_COLUMNS))
     return table
 
@@ -248,14 +251,21 @@ RESULT_COLUMNS = {
     "model": "model",
     "dataset": "dataset",
     "problems": "problems",
+    "n": "n (scored)",
     "solved": "solved",
-    "accuracy": "accuracy (solved / problems)",
-    "image_accuracy": "image accuracy (test images right / test images)",
+    "accuracy": "accuracy (solved / n) [95% CI]",
+    "image_accuracy": "image accuracy (test images right / test images) [95% CI]",
 }
 
 
 def _cell(value: Any) -> str:
     return "-" if value is None or value != value else str(value)  # NaN: no test images
+
+
+def _rate(row: dict[str, Any], key: str) -> str:
+    """A rate with its 95% Wilson interval, or "-" where there is none."""
+    value, low, high = row[key], row[f"{key}_low"], row[f"{key}_high"]
+    return "-" if value is None or value != value else f"{value:.3f} [{low:.3f}, {high:.3f}]"
 
 
 def _print_summary(summary: RunSummary) -> None:
@@ -352,12 +362,12 @@ def compare(
     home: HomeOption = None,
 ) -> None:
     """Solved problems and accuracy per strategy x model x dataset, as tables and plots."""
-    from datasets_io.report import write_report
+    from datasets_io.report import markdown, write_report
 
     store = open_store(home)
     chosen = [store.resolve_run(run_id) for run_id in run_ids] if run_ids else store.run_ids()
     if not chosen:
         raise typer.BadParameter("there are no runs to compare yet", param_hint="RUN")
     table = write_report(store, chosen, out, Counting(Aggregate.parse(aggregate), judging))
-    console.print(table.to_markdown(index=False))
+    console.print(markdown(table))
     console.print(f"tables and plots in {out}")
