@@ -107,3 +107,10 @@ def test_an_unjudged_run_reads_unjudged_never_zero_and_every_rate_has_n_and_inte
     judged = compared()
     assert (judged["n"], judged["solved"], judged["accuracy"]) == (4, 4, 1.0)
     assert (judged["accuracy_low"], judged["accuracy_high"]) == (0.51, 1.0)  # Wilson, 4 of 4
+
+
+def test_the_version_is_printed() -> None:
+    from importlib.metadata import version
+
+    shown = run_bongard("--version")
+    assert shown.returncode == 0 and shown.stdout.strip() == f"bongard-agents {version('bongard-agents')}"

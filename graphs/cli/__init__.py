@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Annotated
 
 import typer
 from rich.markup import escape
@@ -24,6 +25,31 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
+
+
+def _print_version(asked: bool) -> None:
+    if asked:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            print(f"bongard-agents {version('bongard-agents')}")
+        except PackageNotFoundError:
+            print("bongard-agents (not installed as a package)")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    show_version: Annotated[
+        bool,
+        typer.Option(
+            "--version", help="Print the toolkit's version and exit.", callback=_print_version, is_eager=True
+        ),
+    ] = False,
+) -> None:
+    """Solve Bongard problems with vision-language models, judge and compare strategies."""
+
+
 app.add_typer(datasets_app, name="datasets")
 app.command("agents")(list_agents)
 app.command("ask")(ask)
