@@ -340,9 +340,16 @@ class ResultsStore:
             return {(str(p), int(a)) for p, a in rows}
 
     def save_item(
-        self, run_id: str, problem: str, attempt: int, answer: Answer | None, error: str | None
+        self,
+        run_id: str,
+        problem: str,
+        attempt: int,
+        answer: Answer | None,
+        error: str | None,
+        failed_trace: Sequence[CallTrace] = (),
     ) -> None:
-        """One item and its calls, in one transaction: the answer without its trace, the trace as rows."""
+        """One item and its calls, in one transaction: the answer without its trace, the trace as rows
+        (for a failed item, the calls it made before failing: they were paid for)."""
         with self.transaction() as db:
             db.execute(
                 "DELETE FROM calls WHERE run_id = ? AND problem = ? AND attempt = ?",
@@ -367,7 +374,7 @@ class ResultsStore:
                 _insert("calls", ("run_id", "problem", "attempt", "seq", *CALL_FIELDS)),
                 [
                     (run_id, problem, attempt, seq, *_call_row(call))
-                    for seq, call in enumerate(answer.trace if answer else [])
+                    for seq, call in enumerate(answer.trace if answer else failed_trace)
                 ],
             )
 

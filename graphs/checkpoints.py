@@ -18,6 +18,8 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from datasets_io.records import CallTrace
+
 CHECKPOINTS_FILE = "checkpoints.sqlite"
 STATE_RECORDS = [("datasets_io.records", "CallTrace"), ("datasets_io.records", "AnswerParts")]
 """The pydantic records graph state holds, the only classes a checkpoint may rebuild."""
@@ -65,3 +67,12 @@ async def checkpointed_calls(
             state = await graph.aget_state(RunnableConfig(configurable={"thread_id": thread}))
             total += len(state.values.get("trace", []))  # finished branches' writes included
         return total
+
+
+async def checkpointed_trace(checkpoints: AsyncSqliteSaver, strategy: str, thread: str) -> list[CallTrace]:
+    """The calls an item's checkpoint holds: those of its finished nodes and branches."""
+    from graphs.solve import compiled
+
+    graph = compiled(strategy).copy(update={"checkpointer": checkpoints})
+    state = await graph.aget_state(RunnableConfig(configurable={"thread_id": thread}))
+    return list(state.values.get("trace", []))

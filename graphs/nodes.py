@@ -116,6 +116,20 @@ Node = Callable[[StateT, Ctx], Awaitable[StateT]]
 _calls: ContextVar[list[CallTrace] | None] = ContextVar("bongard_node_calls", default=None)
 
 
+_unfinished: ContextVar[list[CallTrace] | None] = ContextVar("bongard_unfinished_calls", default=None)
+
+
+@contextlib.contextmanager
+def keeping_unfinished_calls() -> Iterator[list[CallTrace]]:
+    """Collect the calls made by nodes that then failed: their result is lost, not their cost."""
+    calls: list[CallTrace] = []
+    token = _unfinished.set(calls)
+    try:
+        yield calls
+    finally:
+        _unfinished.reset(token)
+
+
 @contextlib.contextmanager
 def recording_calls() -> Iterator[list[CallTrace]]:
     """Collect the trace of every `call_agent` made inside the block (in this task)."""
@@ -136,7 +150,12 @@ def traced(node: Node[StateT]) -> Node[StateT]:
     @functools.wraps(node)
     async def run(state: StateT, runtime: Ctx) -> StateT:
         with recording_calls() as calls:
-            update = await node(state, runtime)
+            try:
+                update = await node(state, runtime)
+            except BaseException:
+                if (unfinished := _unfinished.get()) is not None:
+                    unfinished.extend(calls)
+                raise
         if calls:
             update["trace"] = calls
         return update

@@ -25,13 +25,14 @@ from agents.registry import resolve_agent, shared_params
 from datasets_io.catalog import Dataset, open_dataset
 from datasets_io.errors import DatasetError
 from datasets_io.problem import BongardProblem
+from datasets_io.records import CallTrace
 from datasets_io.render import Variant
 from datasets_io.sampling import SampleSpec, draw
 from datasets_io.store import ResultsStore, StoreError
 from datasets_io.workspace import workspace_home
-from graphs.checkpoints import item_thread, open_checkpoints
+from graphs.checkpoints import checkpointed_trace, item_thread, open_checkpoints
 from graphs.kept import KeptResults
-from graphs.nodes import SolveRuntime
+from graphs.nodes import SolveRuntime, keeping_unfinished_calls
 from graphs.registry import DatasetContext, Reused, StrategyError, get_strategy
 from graphs.solve import solve
 
@@ -211,31 +212,39 @@ class Runner:
     ) -> ItemOutcome:
         thread = item_thread(run_id, problem.key, attempt)
         try:
-            options = self.strategy_options(problem, attempt)
-            answer = await solve(
-                self.config.strategy,
-                problem,
-                runtime,
-                context=self.context,
-                seed=self.config.seed + attempt,
-                options=options,
-                checkpoints=checkpoints,
-                thread=thread,
-            )
+            with keeping_unfinished_calls() as unfinished:
+                options = self.strategy_options(problem, attempt)
+                answer = await solve(
+                    self.config.strategy,
+                    problem,
+                    runtime,
+                    context=self.context,
+                    seed=self.config.seed + attempt,
+                    options=options,
+                    checkpoints=checkpoints,
+                    thread=thread,
+                )
         except (AgentCallError, StrategyError, DatasetError) as error:
-            # The thread is kept: retrying the item reuses the calls that had finished.
-            self.store.save_item(run_id, problem.key, attempt, None, str(error))
-            return ItemOutcome(problem=problem.key, attempt=attempt, ok=False, error=str(error))
+            # The thread is kept: retrying the item reuses the calls that had finished. The calls it
+            # paid for are stored with the failure, so the run's cost counts them.
+            trace = await checkpointed_trace(checkpoints, self.config.strategy, thread) + unfinished
+            self.store.save_item(run_id, problem.key, attempt, None, str(error), trace)
+            return ItemOutcome(
+                problem=problem.key, attempt=attempt, ok=False, error=str(error), **spent(trace)
+            )
         self.store.save_item(run_id, problem.key, attempt, answer, None)
         await checkpoints.adelete_thread(thread)
-        return ItemOutcome(
-            problem=problem.key,
-            attempt=attempt,
-            ok=True,
-            calls=len(answer.trace),
-            tokens=sum(c.input_tokens + c.output_tokens for c in answer.trace),
-            cost_usd=answer.cost_usd,
-        )
+        return ItemOutcome(problem=problem.key, attempt=attempt, ok=True, **spent(answer.trace))
+
+
+def spent(trace: Sequence[CallTrace]) -> dict[str, Any]:
+    """Calls, tokens and cost of a trace (cost unknown if any call's is)."""
+    costs = [call.cost_usd for call in trace]
+    return {
+        "calls": len(trace),
+        "tokens": sum(call.input_tokens + call.output_tokens for call in trace),
+        "cost_usd": None if any(cost is None for cost in costs) else float(sum(c for c in costs if c)),
+    }
 
 
 def check_config(config: RunConfig) -> None:

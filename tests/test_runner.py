@@ -103,6 +103,40 @@ def test_failed_items_are_recorded_and_retried_on_request(
     assert "complete, 1/1 items done, 0 failed" in retried.stdout
 
 
+def test_a_failed_item_keeps_the_calls_it_paid_for(
+    server: StandInServer, tmp_path: Path, shared_data: Path
+) -> None:
+    """descriptive: the 12 descriptions finish, the answer call is refused; the run's totals count the
+    12, and a retry stores the item with them once, not twice."""
+    server.fault_policy = lambda index: (
+        Fault(400, body='{"error": {"message": "bad request"}}') if index == 12 else None
+    )
+    first = run_bongard(*run_args(server, tmp_path, shared_data, "--problems", "31", "--concurrency", "1"))
+    assert "1 failed" in first.stdout, first.stderr
+    [failed] = runs_json(tmp_path)
+    assert (failed["failed"], failed["calls"], failed["tokens"]) == (1, 12, 12 * 18)
+    retried = run_bongard("run", "--resume", "latest", "--retry-errors", "--home", tmp_path)
+    assert retried.returncode == 0, retried.stderr
+    [done] = runs_json(tmp_path)
+    assert (done["done"], done["failed"], done["calls"]) == (1, 0, 13)
+    assert len(list(server.model_requests())) == 14  # 12 + the refused answer + the answer again
+
+
+def test_a_conversation_that_fails_midway_keeps_its_finished_turns_cost(
+    server: StandInServer, tmp_path: Path, shared_data: Path
+) -> None:
+    """contrastive-iterative holds its 7 turns in one node: the third is refused, the two before it
+    were paid for and are stored with the failure."""
+    server.fault_policy = lambda index: (
+        Fault(400, body='{"error": {"message": "bad request"}}') if index == 2 else None
+    )
+    args = run_args(server, tmp_path, shared_data, "--problems", "31")
+    args[args.index("descriptive")] = "contrastive-iterative"
+    assert "1 failed" in run_bongard(*args).stdout
+    [failed] = runs_json(tmp_path)
+    assert (failed["failed"], failed["calls"]) == (1, 2)
+
+
 def test_a_resume_keeps_the_runs_settings(server: StandInServer, tmp_path: Path, shared_data: Path) -> None:
     run_bongard(*run_args(server, tmp_path, shared_data, "--problems", "31"))
     store = ResultsStore(tmp_path / STORE_FILE)
