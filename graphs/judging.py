@@ -18,7 +18,14 @@ from typing import Any
 from datasets_io.catalog import Dataset
 from datasets_io.store import ResultsStore
 from graphs.registry import get_strategy
-from judges.agreement import agreement_with_humans, fleiss_kappa, pairwise_cohen, read_human_labels, unanimity
+from judges.agreement import (
+    agreement_with_humans,
+    fleiss_kappa,
+    kappa_text,
+    pairwise_cohen,
+    read_human_labels,
+    unanimity,
+)
 from judges.ensemble import JudgeEnsemble
 from judges.specs import build_judges
 from judges.styles import JudgeStyle
@@ -62,9 +69,11 @@ class JudgingReport:
             lines.append(f"  {name}: {counts['ok']} ok, {counts['wrong']} wrong, {counts['abstain']} abstain")
         lines.append("  accepted: " + ", ".join(f"{p} {n}" for p, n in self.policies().items()))
         if matrix and len(self.judges) > 1:
-            lines.append(f"  unanimity {unanimity(matrix):.2f}, Fleiss' kappa {fleiss_kappa(matrix):.3f}")
+            lines.append(
+                f"  unanimity {unanimity(matrix):.2f}, Fleiss' kappa {kappa_text(fleiss_kappa(matrix))}"
+            )
             for (a, b), kappa in pairwise_cohen(matrix, self.judges).items():
-                lines.append(f"  Cohen's kappa {a} ~ {b}: {kappa:.3f}")
+                lines.append(f"  Cohen's kappa {a} ~ {b}: {kappa_text(kappa)}")
         if self.human_agreement is not None:
             lines.append(
                 "  agreement with humans: "

@@ -1,17 +1,19 @@
 """Agreement statistics for judges: unanimity, Cohen's and Fleiss' kappa, agreement with humans.
 
-The kappas are short closed formulas, written here rather than pulling in
-scikit-learn and statsmodels (and SciPy) for two functions; the tests check
-them against worked examples computed by hand.
+The kappas are statsmodels' (the field's reference implementation); the tests check them against
+worked examples computed by hand. Where every rating is one label, chance agreement is 1 and
+kappa is undefined: NaN here, "undefined" wherever it is printed, never 1.
 """
 
 from __future__ import annotations
 
 import csv
 import itertools
-from collections import Counter
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+
+import numpy as np
 
 from judges.errors import JudgeError
 from judges.verdict import Verdict, VerdictLabel, decide
@@ -30,14 +32,14 @@ def unanimity(matrix: LabelMatrix) -> float:
 
 
 def cohen_kappa(first: Sequence[str], second: Sequence[str]) -> float:
-    """Cohen's kappa of two raters: (observed - chance agreement) / (1 - chance agreement)."""
+    """Cohen's kappa of two raters; NaN where it is undefined (one label throughout)."""
     if len(first) != len(second) or not first:
         raise ValueError("Cohen's kappa needs two equally long, non-empty label sequences")
-    total = len(first)
-    observed = sum(a == b for a, b in zip(first, second, strict=True)) / total
-    counts_a, counts_b = Counter(first), Counter(second)
-    chance = sum(counts_a[label] * counts_b[label] for label in counts_a) / total**2
-    return 1.0 if chance == 1 else (observed - chance) / (1 - chance)
+    from statsmodels.stats.inter_rater import cohens_kappa, to_table
+
+    table, _ = to_table(np.array([first, second], dtype=object).T)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(cohens_kappa(table, return_results=False))
 
 
 def pairwise_cohen(matrix: LabelMatrix, judges: Sequence[str]) -> dict[tuple[str, str], float]:
@@ -49,23 +51,23 @@ def pairwise_cohen(matrix: LabelMatrix, judges: Sequence[str]) -> dict[tuple[str
 
 
 def fleiss_kappa(matrix: LabelMatrix) -> float:
-    """Fleiss' kappa for a fixed number of raters per item."""
+    """Fleiss' kappa for a fixed number of raters per item; NaN where it is undefined."""
     if not matrix:
         raise ValueError("Fleiss' kappa needs at least one rated item")
     raters = len(matrix[0])
     if raters < 2 or any(len(row) != raters for row in matrix):
         raise ValueError("Fleiss' kappa needs the same number (at least 2) of ratings for every item")
-    items = len(matrix)
-    per_item = [Counter(row) for row in matrix]
-    agreement = sum(
-        (sum(n * n for n in counts.values()) - raters) / (raters * (raters - 1)) for counts in per_item
-    )
-    observed = agreement / items
-    totals: Counter[str] = Counter()
-    for counts in per_item:
-        totals.update(counts)
-    chance = sum((n / (items * raters)) ** 2 for n in totals.values())
-    return 1.0 if chance == 1 else (observed - chance) / (1 - chance)
+    from statsmodels.stats.inter_rater import aggregate_raters
+    from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss
+
+    counts, _ = aggregate_raters(np.array(matrix, dtype=object))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(statsmodels_fleiss(counts))
+
+
+def kappa_text(kappa: float) -> str:
+    """A kappa for reading: three decimals, or "undefined" (every rating the same label)."""
+    return "undefined" if math.isnan(kappa) else f"{kappa:.3f}"
 
 
 def read_human_labels(path: Path) -> dict[tuple[str, str], bool]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from judges.agreement import (
     agreement_with_humans,
     cohen_kappa,
     fleiss_kappa,
+    kappa_text,
     pairwise_cohen,
     read_human_labels,
     unanimity,
@@ -34,6 +36,13 @@ def test_cohen_kappa_matches_a_hand_computed_example() -> None:
     # observed 8/10; chance (6*6 + 4*4) / 100 = 0.52; kappa = 0.28 / 0.48
     assert cohen_kappa(a, b) == pytest.approx(0.28 / 0.48)
     assert cohen_kappa(a, a) == 1.0
+
+
+def test_kappa_is_undefined_when_every_rating_is_one_label() -> None:
+    """Chance agreement is then 1: no kappa can be computed, and none is printed as 1.000."""
+    same = ["ok"] * 4
+    assert math.isnan(cohen_kappa(same, same)) and math.isnan(fleiss_kappa([["ok", "ok"]] * 3))
+    assert kappa_text(cohen_kappa(same, same)) == "undefined" and kappa_text(0.5) == "0.500"
 
 
 def test_fleiss_kappa_matches_a_hand_computed_example() -> None:
