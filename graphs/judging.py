@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agents.registry import AgentConfig
 from datasets_io.catalog import Dataset
 from datasets_io.store import ResultsStore
 from graphs.registry import get_strategy
@@ -97,11 +98,12 @@ async def judge_run(
     style: JudgeStyle | None = None,
     home: Path | None = None,
     human_csv: Path | None = None,
+    agent_config: AgentConfig | None = None,
 ) -> JudgingReport:
     """Judge the run's free-form answers with the prompt `style`, by default its paper's."""
     strategy = get_strategy(store.run_config(run_id)["strategy"])
     style = style or strategy.judge_style
-    judges = build_judges(specs, style, home=home)
+    judges = build_judges(specs, style, home=home, config=agent_config)
     ensemble = JudgeEnsemble(judges, policy)
     policy = ensemble.policy
     judging = f"{style}|{','.join(j.name for j in judges)}"

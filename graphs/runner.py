@@ -21,7 +21,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from pydantic import BaseModel, Field
 
 from agents.managed import AgentCallError, ManagedAgent
-from agents.registry import resolve_agent, shared_params
+from agents.registry import check_agent_params, resolve_agent, shared_params
 from datasets_io.catalog import Dataset, open_dataset
 from datasets_io.errors import DatasetError
 from datasets_io.problem import BongardProblem
@@ -49,6 +49,8 @@ class RunConfig(BaseModel):
     agents: dict[str, str]
     """Role -> agent spec (reasoner, describer)."""
     agent_params: dict[str, Any] = Field(default_factory=dict)
+    agent_config: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """An `--agent-config` file's tables (agent spec or "*" -> parameters), beneath `agent_params`."""
     problems: list[str] | None = None
     sample: SampleSpec | None = None
     """How `problems` was drawn, when it was (`--sample`): the drawn ids are stored in `problems`."""
@@ -161,7 +163,9 @@ class Runner:
         built: dict[str, ManagedAgent] = {}
         for role, spec in self.config.agents.items():
             same = next((agent for agent in built.values() if agent.spec == spec), None)
-            built[role] = same or resolve_agent(spec, shares[spec], home=self.home)
+            built[role] = same or resolve_agent(
+                spec, shares[spec], config=self.config.agent_config or None, home=self.home
+            )
         return built
 
     def pending(self, run_id: str, retry_errors: bool) -> list[tuple[BongardProblem, int]]:
@@ -251,7 +255,8 @@ def check_config(config: RunConfig) -> None:
     """Refuse, in one line, a strategy option or agent parameter the run could not use,
     before anything is stored."""
     get_strategy(config.strategy).parse_options(config.strategy_options)
-    shared_params(list(config.agents.values()), config.agent_params)
+    for spec, share in shared_params(list(config.agents.values()), config.agent_params).items():
+        check_agent_params(spec, share, config=config.agent_config or None)
 
 
 def start_run(config: RunConfig, store: ResultsStore, home: Path | None = None) -> tuple[str, Runner]:

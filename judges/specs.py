@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.registry import provider_names, resolve_agent
+from agents.registry import AgentConfig, provider_names, resolve_agent
 from datasets_io.errors import did_you_mean
 from datasets_io.plugins import Registry
 from judges.ensemble import Judge
@@ -32,7 +32,11 @@ JUDGE_KINDS: Registry[JudgeKind] = Registry(ENTRY_POINT_GROUP, "judge kind")
 
 
 def build_judge(
-    spec: str, style: JudgeStyle = "strict", params: Mapping[str, Any] | None = None, home: Path | None = None
+    spec: str,
+    style: JudgeStyle = "strict",
+    params: Mapping[str, Any] | None = None,
+    home: Path | None = None,
+    config: AgentConfig | None = None,
 ) -> Judge:
     kind, _, argument = spec.partition(":")
     if kind in JUDGE_KINDS:
@@ -44,7 +48,7 @@ def build_judge(
             f"unknown judge {spec!r}{did_you_mean(kind, [*kinds, *providers])}; judge kinds: "
             f"{', '.join(kinds)}; or an agent spec PROVIDER:MODEL with a provider of: {', '.join(providers)}"
         )
-    return LLMJudge(resolve_agent(spec, {**JUDGE_PARAMS, **(params or {})}, home=home), style)
+    return LLMJudge(resolve_agent(spec, {**JUDGE_PARAMS, **(params or {})}, config=config, home=home), style)
 
 
 def build_judges(
@@ -52,5 +56,7 @@ def build_judges(
     style: JudgeStyle = "strict",
     params: Mapping[str, Any] | None = None,
     home: Path | None = None,
+    config: AgentConfig | None = None,
 ) -> list[Judge]:
-    return [build_judge(spec.strip(), style, params, home) for spec in specs if spec.strip()]
+    """Judges for the specs; `config` (an `--agent-config` file's tables) sets agent judges' parameters."""
+    return [build_judge(spec.strip(), style, params, home, config) for spec in specs if spec.strip()]

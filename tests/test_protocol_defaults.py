@@ -200,3 +200,28 @@ def test_a_run_is_judged_with_its_papers_judge_prompt_unless_told(shared_data: P
     )
     told = run_bongard("judge", "latest", "--judges", "embedding", "--style", "strict", *home)
     assert "judging strict|embedding:0.7@vote:1" in told.stdout
+
+
+def test_an_agent_config_file_sets_parameters_for_run_and_is_recorded(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    config = tmp_path / "agents.toml"
+    config.write_text('["*"]\ntemperature = 0.3\n', encoding="utf-8")
+    with StandInServer(OpenAIChat(), responder=lambda body: "Left: a\nRight: b") as server:
+        result = run_bongard(
+            "run", "--strategy", "direct", "--model", f"openai-compatible:m@{server.url}/v1",
+            "--dataset", "bongard-classic", "--problems", "1", "--data-dir", shared_data, "--home", tmp_path,
+            "--agent-config", config,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        assert [request.body["temperature"] for request in server.model_requests()] == [0.3]
+    store = ResultsStore(tmp_path / STORE_FILE)
+    assert store.run_config(store.resolve_run("latest"))["agent_config"] == {"*": {"temperature": 0.3}}
+    config.write_text('["*"]\ntemprature = 0.3\n', encoding="utf-8")
+    refused = run_bongard(
+        "run", "--strategy", "direct", "--model", "openai-compatible:m@http://127.0.0.1:9/v1",
+        "--dataset", "bongard-classic", "--problems", "1", "--data-dir", shared_data, "--home", tmp_path,
+        "--agent-config", config,
+    )  # fmt: skip
+    assert refused.returncode == 2 and "did you mean 'temperature'" in refused.stderr
+    assert len(store.run_ids()) == 1  # refused before a run was stored

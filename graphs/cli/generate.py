@@ -134,7 +134,7 @@ def _report(job: Generation, status: GenerationStatus) -> None:
         waiting, sources = sum(status.awaiting.values()), len(status.awaiting)
         console.print(
             f"{len(status.built)} sources built; {waiting} images of {sources} sources await review:\n"
-            f"  bongard review {job.id} --list          (the images and their concepts)\n"
+            f"  bongard review {job.id} --template FILE.csv   (the pending images, to fill in)\n"
             f"  bongard review {job.id} --decisions FILE.csv   (image_id,decision: left, right or none)\n"
             f"then: bongard generate --resume {job.id}"
         )

@@ -19,6 +19,7 @@ from datasets_io.store import RESUME_HINT, STORE_FILE, ResultsStore, RunSummary
 from datasets_io.workspace import workspace_home
 from graphs.cli.console import console, error_console
 from graphs.cli.options import (
+    AgentConfigOption,
     AggregateOption,
     DataDirOption,
     DatasetOptions,
@@ -110,6 +111,7 @@ def run(
         bool, typer.Option("--retry-errors", help="With --resume: retry failed items.")
     ] = False,
     param: ModelParams = None,
+    agent_config: AgentConfigOption = None,
     data_dir: DataDirOption = None,
     option: DatasetOptions = None,
     home: HomeOption = None,
@@ -119,6 +121,7 @@ def run(
     With no options at all: the embedded default, images-to-sides with the offline
     perception agent over bongard-classic (panels 5 and 11 held out as the test pair).
     """
+    from agents.registry import read_agent_config
     from datasets_io.sampling import SampleSpec
     from graphs.registry import get_strategy
     from graphs.runner import RunConfig, parse_selection, resume_run, start_run
@@ -168,6 +171,7 @@ def run(
             dataset_options=parse_key_values(option),
             agents={r: s for r, s in roles.items() if s},
             agent_params=parse_key_values(param, "-M"),
+            agent_config=read_agent_config(agent_config) if agent_config else {},
             problems=parse_selection(problems) if problems else None,
             sample=SampleSpec(size=sample, stratify=stratify, seed=seed) if sample else None,
             attempts=attempts,
@@ -185,7 +189,7 @@ def run(
     _print_summary(summary)
     console.print(_result_table(store, run_id))
     if judges:
-        judge(run_id, judges, policy, judge_style, home=home)
+        judge(run_id, judges, policy, judge_style, agent_config=agent_config, home=home)
 
 
 def _run_with_progress(runner: Runner, run_id: str, retry_errors: bool) -> None:
@@ -338,6 +342,7 @@ def judge(
     human: Annotated[
         Path | None, typer.Option(help="CSV of human verdicts: problem, answer, verdict.")
     ] = None,
+    agent_config: AgentConfigOption = None,
     home: HomeOption = None,
 ) -> None:
     """Judge a stored run's free-form answers; nothing is re-solved, repeated judging is cached."""
@@ -347,7 +352,12 @@ def judge(
     store = open_store(home)
     resolved = store.resolve_run(run_id)
     dataset = run_dataset(store, resolved)
-    report = asyncio.run(judge_run(store, resolved, dataset, judges.split(","), policy, style, home, human))
+    from agents.registry import read_agent_config
+
+    config = read_agent_config(agent_config) if agent_config else None
+    report = asyncio.run(
+        judge_run(store, resolved, dataset, judges.split(","), policy, style, home, human, config)
+    )
     for line in report.lines():
         console.print(line)
 
