@@ -412,6 +412,56 @@ class ResultsStore:
             for p, a, answer in items
         ]
 
+    def delete_run(self, run_id: str) -> None:
+        """The run and everything stored for it, in one transaction."""
+        with self.transaction() as db:
+            for table in ("verdicts", "decisions", "calls", "items", "runs"):
+                db.execute(
+                    f"DELETE FROM {table} WHERE {'id' if table == 'runs' else 'run_id'} = ?", (run_id,)
+                )
+
+    def item_errors(self, run_id: str) -> dict[tuple[str, int], str]:
+        """Each failed item's error."""
+        with self.reading() as db:
+            rows = db.execute(
+                "SELECT problem, attempt, error FROM items WHERE run_id = ? AND status = 'failed'", (run_id,)
+            ).fetchall()
+        return {(str(p), int(a)): str(e) for p, a, e in rows}
+
+    def item_calls(self, run_id: str, problem: str, attempt: int) -> list[CallTrace]:
+        """One item's calls in order: a done item's trace, or what a failed item paid for."""
+        with self.reading() as db:
+            rows = db.execute(
+                f"SELECT {', '.join(CALL_FIELDS)} FROM calls "
+                "WHERE run_id = ? AND problem = ? AND attempt = ? ORDER BY seq",
+                (run_id, problem, attempt),
+            ).fetchall()
+        return [_call_record(values) for values in rows]
+
+    def item_decision(
+        self, run_id: str, problem: str, attempt: int, judging: str | None = None
+    ) -> tuple[bool, list[Verdict]] | None:
+        """The named judging's (else the run's latest) decision on one item and its verdicts; None
+        when that judging decided nothing about it."""
+        latest = self.judgings(run_id)
+        name = judging or (latest[-1].name if latest else None)
+        with self.reading() as db:
+            row = db.execute(
+                "SELECT judging, ok FROM decisions WHERE run_id = ? AND problem = ? AND attempt = ? "
+                "AND judging || '@' || policy = ?",
+                (run_id, problem, attempt, name),
+            ).fetchone()
+            if row is None:
+                return None
+            verdicts = db.execute(
+                f"SELECT {', '.join(VERDICT_FIELDS)} FROM verdicts WHERE run_id = ? AND problem = ? "
+                "AND attempt = ? AND judging = ? ORDER BY rowid",
+                (run_id, problem, attempt, row[0]),
+            ).fetchall()
+        return bool(row[1]), [
+            Verdict.model_validate(dict(zip(VERDICT_FIELDS, v, strict=True))) for v in verdicts
+        ]
+
     def answers(self, run_id: str) -> list[tuple[str, int, dict[str, Any]]]:
         """Every done item's answer as JSON, trace included, in the order the items finished."""
         return [(p, a, answer.model_dump(mode="json")) for p, a, answer in self.answer_records(run_id)]

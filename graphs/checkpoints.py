@@ -44,6 +44,15 @@ async def open_checkpoints(home: Path) -> AsyncIterator[AsyncSqliteSaver]:
         yield saver
 
 
+async def run_threads(checkpoints: AsyncSqliteSaver, run_id: str) -> set[str]:
+    """The threads a run's items hold in the checkpointer."""
+    return {
+        thread
+        async for item in checkpoints.alist(None)
+        if (thread := item.config["configurable"]["thread_id"]).startswith(f"{run_id}/")
+    }
+
+
 async def checkpointed_calls(
     home: Path, run_id: str, strategy: str, stored: Collection[tuple[str, int]] = ()
 ) -> int:
@@ -57,11 +66,7 @@ async def checkpointed_calls(
     skipped = {item_thread(run_id, problem, attempt) for problem, attempt in stored}
     async with open_checkpoints(home) as checkpoints:
         graph = compiled(strategy).copy(update={"checkpointer": checkpoints})
-        threads = {
-            thread
-            async for item in checkpoints.alist(None)
-            if (thread := item.config["configurable"]["thread_id"]).startswith(f"{run_id}/")
-        }
+        threads = await run_threads(checkpoints, run_id)
         total = 0
         for thread in sorted(threads - skipped):
             state = await graph.aget_state(RunnableConfig(configurable={"thread_id": thread}))
@@ -76,3 +81,14 @@ async def checkpointed_trace(checkpoints: AsyncSqliteSaver, strategy: str, threa
     graph = compiled(strategy).copy(update={"checkpointer": checkpoints})
     state = await graph.aget_state(RunnableConfig(configurable={"thread_id": thread}))
     return list(state.values.get("trace", []))
+
+
+async def delete_run_threads(home: Path, run_id: str) -> int:
+    """Delete the checkpoints a run's unfinished items left; how many there were."""
+    if not (home / CHECKPOINTS_FILE).is_file():
+        return 0
+    async with open_checkpoints(home) as checkpoints:
+        threads = await run_threads(checkpoints, run_id)
+        for thread in threads:
+            await checkpoints.adelete_thread(thread)
+    return len(threads)

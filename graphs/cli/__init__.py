@@ -16,7 +16,9 @@ from graphs.cli.console import error_console
 from graphs.cli.datasets import datasets_app
 from graphs.cli.generate import generate, review, variants
 from graphs.cli.run import compare, judge, run, runs_app
+from graphs.cli.show import show
 from graphs.cli.strategies import draw_graph, list_strategies
+from graphs.cli.view import view
 
 app = typer.Typer(
     name="bongard",
@@ -59,11 +61,13 @@ app.command("run")(run)
 app.add_typer(runs_app, name="runs")
 app.command("judge")(judge)
 app.command("compare")(compare)
+app.command("show")(show)
 app.add_typer(analyze_app, name="analyze")
 app.command("generate")(generate)
 app.command("review")(review)
 app.command("variants")(variants)
 app.command("graph")(draw_graph)
+app.command("view")(view)
 
 
 def main() -> None:

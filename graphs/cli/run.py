@@ -310,6 +310,28 @@ def list_runs(as_json: Annotated[bool, typer.Option("--json")] = False, home: Ho
     console.print(table)
 
 
+@runs_app.command("delete")
+def delete_run(
+    run_id: Annotated[str, typer.Argument(metavar="RUN", help="A run id or `latest`.")],
+    yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")] = False,
+    home: HomeOption = None,
+) -> None:
+    """Delete a run: its items, calls, verdicts and the checkpoints of its unfinished items."""
+    from graphs.checkpoints import delete_run_threads
+
+    store = open_store(home)
+    resolved = store.resolve_run(run_id)
+    summary = store.summary(resolved)
+    if summary.status == "running":
+        raise typer.BadParameter(f"run {resolved} is running; stop it first", param_hint="RUN")
+    what = f"run {resolved} ({summary.config['strategy']}, {summary.done} items done, {summary.calls} calls)"
+    if not yes and not typer.confirm(f"delete {what}?"):
+        raise typer.Exit(1)
+    store.delete_run(resolved)
+    threads = asyncio.run(delete_run_threads(workspace_home(home), resolved))
+    console.print(f"deleted {what}" + (f" and {threads} unfinished item checkpoints" if threads else ""))
+
+
 @runs_app.command("show")
 def show_run(
     run_id: Annotated[str, typer.Argument(metavar="RUN", help="A run id or `latest`.")],

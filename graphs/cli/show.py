@@ -1,0 +1,118 @@
+"""`bongard show RUN [PROBLEM] [--calls]`: what a run answered, how each answer was scored, and
+every call behind it, in the terminal (the viewer's pages, as text)."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from graphs.cli.console import console
+from graphs.cli.options import HomeOption, JudgingOption
+from graphs.cli.run import open_store
+
+if TYPE_CHECKING:
+    from datasets_io.records import CallTrace
+
+PREVIEW = 80
+
+
+def natural(text: str) -> tuple[tuple[int, str], ...]:
+    """A sort key that puts problem 2 before problem 10."""
+    return tuple((int(part), "") if part.isdigit() else (0, part) for part in re.split(r"(\d+)", text))
+
+
+def verdict(status: str, solved: int, scored: int, parse_status: str | None) -> str:
+    """An item's outcome in one word: failed, unjudged, format error, solved or wrong."""
+    if status == "failed":
+        return "failed"
+    if not scored:
+        return "unjudged"
+    if solved:
+        return "solved"
+    return "format error" if parse_status == "failed" else "wrong"
+
+
+def show(
+    run_id: Annotated[str, typer.Argument(metavar="RUN", help="A run id or `latest`.")],
+    problem: Annotated[
+        str | None,
+        typer.Argument(metavar="[PROBLEM]", help="A problem id (`8`) or key (`bongard-classic/8`)."),
+    ] = None,
+    calls: Annotated[
+        bool, typer.Option("--calls", help="With PROBLEM: every call, prompt and reply.")
+    ] = False,
+    judging: JudgingOption = None,
+    home: HomeOption = None,
+) -> None:
+    """A run's answers and verdicts; with PROBLEM, its answer, true concept, judges and calls."""
+    from datasets_io.counting import Counting
+    from datasets_io.report import items_frame
+
+    store = open_store(home)
+    resolved = store.resolve_run(run_id)
+    items = items_frame(store, [resolved], Counting(judging=judging))
+    answers = {(p, a): answer for p, a, answer in store.answer_records(resolved)}
+    errors = store.item_errors(resolved)
+    if problem is None:
+        table = Table("problem", "attempt", "outcome", "answer or error", title=f"{resolved}")
+        for row in sorted(items.itertuples(), key=lambda r: (natural(str(r.problem)), int(r.attempt))):
+            item = (str(row.problem), int(row.attempt))
+            answer = answers.get(item)
+            text = errors.get(item, "") if answer is None else " ".join(answer.text.strip().splitlines()[:1])
+            parse = answer.parse_status if answer else None
+            outcome = verdict(str(row.status), int(row.solved), int(row.scored), parse)
+            table.add_row(escape(item[0]), str(item[1]), outcome, escape(text[:PREVIEW]))
+        console.print(table)
+        return
+    key = problem if "/" in problem else f"{store.run_config(resolved)['dataset']}/{problem}"
+    rows = items[items["problem"] == key].sort_values("attempt")
+    if rows.empty:
+        raise typer.BadParameter(f"run {resolved} has no item for problem {key}", param_hint="PROBLEM")
+    from graphs.analyses import run_dataset
+
+    concept = run_dataset(store, resolved).problem(key.split("/", 1)[1]).concept
+    if concept is not None:
+        console.print(escape(f"true concept: Left: {concept.left} / Right: {concept.stated_right}"))
+    for row in rows.itertuples():
+        attempt = int(row.attempt)
+        answer = answers.get((key, attempt))
+        parse = answer.parse_status if answer else None
+        outcome = verdict(str(row.status), int(row.solved), int(row.scored), parse)
+        console.print(f"[bold]{escape(key)}, attempt {attempt}: {outcome}[/bold]")
+        if answer is None:
+            console.print(f"error: {escape(errors.get((key, attempt), ''))}")
+        else:
+            console.print(f"answer:\n{escape(answer.text.strip())}")
+            if answer.expected:
+                console.print(f"expected: {escape(str(answer.expected))}")
+        decision = store.item_decision(resolved, key, attempt, judging)
+        if decision is not None:
+            ok, verdicts = decision
+            console.print(f"judging: {'accepted' if ok else 'rejected'}")
+            for given in verdicts:
+                console.print(
+                    f"  {escape(given.judge)}: {given.label}  {escape(given.raw_text.strip()[:PREVIEW])}"
+                )
+        trace = store.item_calls(resolved, key, attempt)
+        console.print(f"{len(trace)} calls" + ("" if calls else " (--calls shows them)"))
+        if calls:
+            for seq, call in enumerate(trace):
+                _print_call(seq, call)
+
+
+def _print_call(seq: int, call: CallTrace) -> None:
+    cost = "unknown" if call.cost_usd is None else f"${call.cost_usd:.5f}"
+    cached = ", cached" if call.cache_hit else ""
+    images = "; ".join(",".join(refs) for refs in call.images) or "none"
+    where = escape(f"({call.conversation}, step {call.step})")
+    console.print(
+        f"[bold]call {seq}[/bold] {escape(call.role)} {escape(call.agent)} {call.task} {where} "
+        f"images: {escape(images)}\n"
+        f"  {call.input_tokens}+{call.output_tokens} tokens, {cost}, {call.latency_s:.2f} s{cached}, "
+        f"parse {call.parse_status}"
+    )
+    console.print(f"  prompt:\n{escape(call.prompt)}\n  reply:\n{escape(call.reply)}")

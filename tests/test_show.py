@@ -1,0 +1,69 @@
+"""`bongard show` prints what a run answered, how it was scored and every call; `runs delete`
+removes a run and all it stored."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from datasets_io.store import STORE_FILE, ResultsStore
+from tests.cli import run_bongard
+
+
+@pytest.fixture
+def home(shared_data: Path, tmp_path: Path) -> Path:
+    """A judged run (classic 1-2) and an unjudged one (classic 3), by the offline agent."""
+    pytest.importorskip("sentence_transformers")
+    for problems in ("1-2", "3"):
+        ran = run_bongard(
+            "run", "--strategy", "direct", "--model", "perception", "--dataset", "bongard-classic",
+            "--problems", problems, "--data-dir", shared_data, "--home", tmp_path,
+        )  # fmt: skip
+        assert ran.returncode == 0, ran.stderr
+        if problems == "1-2":
+            assert (
+                run_bongard("judge", "latest", "--judges", "embedding:0.01", "--home", tmp_path).returncode
+                == 0
+            )
+    return tmp_path
+
+
+def runs(home: Path) -> list[str]:
+    return ResultsStore(home / STORE_FILE).run_ids()
+
+
+def test_show_lists_each_item_with_its_outcome(home: Path) -> None:
+    judged, unjudged = runs(home)
+    listed = run_bongard("show", judged, "--home", home).stdout
+    assert "bongard-classic/1" in listed and "bongard-classic/2" in listed and "solved" in listed
+    assert "unjudged" in run_bongard("show", unjudged, "--home", home).stdout
+
+
+def test_show_of_a_problem_gives_answer_concept_judges_and_calls(home: Path) -> None:
+    judged, _ = runs(home)
+    shown = run_bongard("show", judged, "1", "--calls", "--home", home)
+    assert shown.returncode == 0, shown.stderr
+    text = shown.stdout
+    assert "bongard-classic/1, attempt 0: solved" in text
+    assert "true concept: Left: Empty picture / Right: Not empty picture" in text
+    assert "judging: accepted" in text and "embedding:0.01: ok" in text
+    assert "call 0 reasoner perception" in text and "prompt:" in text and "reply:" in text
+    missing = run_bongard("show", judged, "77", "--home", home)
+    said = " ".join(missing.stderr.replace("│", " ").split())  # the error box wraps the line
+    assert missing.returncode == 2 and "no item for problem bongard-classic/77" in said
+
+
+def test_runs_delete_removes_the_run_and_all_it_stored(home: Path) -> None:
+    judged, unjudged = runs(home)
+    store = ResultsStore(home / STORE_FILE)
+    store.hold_run(unjudged, planned=1)  # held by this (live) process: running
+    refused = run_bongard("runs", "delete", unjudged, "--yes", "--home", home)
+    assert refused.returncode == 2 and "is running" in refused.stderr
+    store.release_run(unjudged, finished=True)
+    deleted = run_bongard("runs", "delete", judged, "--yes", "--home", home)
+    assert deleted.returncode == 0 and f"deleted run {judged}" in deleted.stdout
+    assert runs(home) == [unjudged]
+    with store.reading() as db:
+        for table in ("items", "calls", "verdicts", "decisions"):
+            assert db.execute(f"SELECT COUNT(*) FROM {table} WHERE run_id = ?", (judged,)).fetchone()[0] == 0
