@@ -76,7 +76,7 @@ def items_frame(
     """One row per item: run, problem, attempt, status, solved (by the counting's judging), tokens, cost."""
     if counting.judging is not None:
         check_judging(store, run_ids, counting.judging)
-    with sqlite3.connect(store.path) as connection:
+    with sqlite3.connect(f"file:{store.path}?mode=ro", uri=True) as connection:  # reading only
         frame = pd.read_sql_query(ITEMS_SQL, connection, params={"judging": counting.judging})
     return frame[frame["run_id"].isin(run_ids)].reset_index(drop=True)
 

@@ -1,0 +1,558 @@
+"""The viewer's web app (Starlette, server-rendered Jinja2 templates) and its server (uvicorn).
+
+Read-only and local: the store is opened read-only (`ReadOnlyStore`), the server listens on
+127.0.0.1 alone, requests naming another host are refused (no DNS rebinding), and pages carry a
+content security policy that allows no script at all. Templates autoescape everything: prompts,
+replies and judges' texts are untrusted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import re
+import shutil
+import socket
+import tempfile
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+from urllib.parse import quote, urlencode
+
+import jinja2
+from starlette.applications import Starlette
+from starlette.datastructures import MutableHeaders
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.templating import Jinja2Templates
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from datasets_io.errors import BongardError
+from datasets_io.render import VARIANTS, Variant
+from datasets_io.store import StoreError
+from graphs.view.data import (
+    SHOWN,
+    ReadOnlyStore,
+    ResultRow,
+    RunRow,
+    Shown,
+    fingerprint,
+    item_rows,
+    judging_stats,
+    natural,
+    open_run_dataset,
+    problem_attempts,
+    problem_verdicts,
+    result_rows,
+    run_rows,
+    verdict_counts,
+)
+
+if TYPE_CHECKING:
+    import uvicorn
+
+    from datasets_io.catalog import Dataset
+    from datasets_io.problem import BongardProblem
+
+HOST = "127.0.0.1"
+"""The only address the viewer listens on."""
+HERE = Path(__file__).parent
+PLOTS = ("accuracy.png", "coverage.png", "any_vs_best.png", "cost_per_solved.png")
+"""The PNG plots `datasets_io.report.write_report` draws, in the order the compare page shows them."""
+PANEL_SIDE = 256
+IMAGES_KEPT = 64
+REPORTS_KEPT = 16
+SECURITY_HEADERS = {
+    "content-security-policy": (
+        "default-src 'none'; img-src 'self'; style-src 'self'; form-action 'self'; base-uri 'none'; "
+        "frame-ancestors 'none'"
+    ),
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+}
+SORTS: dict[str, Callable[[RunRow], Any]] = {
+    "id": lambda row: row.summary.id,
+    "created": lambda row: row.summary.created_at,
+    "strategy": lambda row: row.strategy,
+    "dataset": lambda row: row.dataset,
+    "status": lambda row: row.summary.status,
+    "solved": lambda row: row.result and row.result.solved,
+    "accuracy": lambda row: row.result and row.result.accuracy.value,
+    "cost": lambda row: row.summary.cost_usd,
+    "time": lambda row: row.seconds,
+}
+
+
+class ViewError(BongardError):
+    """The viewer cannot start (its port is taken); the message says what to do."""
+
+
+class Viewer:
+    """What the pages share: the store (opened when it exists), caches of rendered images and
+    datasets, and the folder the comparison reports are written to."""
+
+    def __init__(self, store_path: Path, cache_dir: Path) -> None:
+        self.store_path = store_path
+        self.cache_dir = cache_dir
+        self._store: ReadOnlyStore | None = None
+        self._opening = threading.Lock()
+        self.drawing = threading.Lock()
+        """matplotlib's pyplot is not thread-safe: one report is drawn at a time."""
+        self.reports: dict[str, list[ResultRow]] = {}
+        self._images: OrderedDict[tuple[str, ...], bytes] = OrderedDict()
+        self._datasets: dict[str, Dataset] = {}
+        self._caching = threading.Lock()
+
+    def store(self) -> ReadOnlyStore | None:
+        """The store, or None while no run has created it."""
+        with self._opening:
+            if self._store is None and self.store_path.is_file():
+                self._store = ReadOnlyStore(self.store_path)
+            return self._store
+
+    def require_store(self) -> ReadOnlyStore:
+        store = self.store()
+        if store is None:
+            raise HTTPException(404, f"no results store at {self.store_path} yet")
+        return store
+
+    def run_id(self, store: ReadOnlyStore, run: str) -> str:
+        try:
+            return store.resolve_run(run)
+        except StoreError as error:
+            raise HTTPException(404, str(error)) from None
+
+    def problem(self, config: Mapping[str, Any], key: str) -> BongardProblem:
+        """The dataset problem behind a stored problem key (`dataset/id`), from the run's dataset."""
+        name = json.dumps([config["dataset"], config.get("data_dir"), config.get("dataset_options")])
+        with self._caching:
+            dataset = self._datasets.get(name)
+        if dataset is None:
+            dataset = open_run_dataset(config)
+            with self._caching:
+                self._datasets[name] = dataset
+        return dataset.problem(key.split("/", 1)[-1])
+
+    def image(self, config: Mapping[str, Any], key: str, what: str) -> bytes:
+        """PNG bytes of a problem's sheet (`what` = "sheet") or of one panel (its ref), as the run's
+        image variant shows them."""
+        from datasets_io.render import panel_image, png_bytes, render_sheet
+
+        variant = cast(Variant, config.get("variant") if config.get("variant") in VARIANTS else "plain")
+        cached = (json.dumps([config["dataset"], config.get("data_dir")]), variant, key, what)
+        with self._caching:
+            if cached in self._images:
+                self._images.move_to_end(cached)
+                return self._images[cached]
+        problem = self.problem(config, key)
+        if what == "sheet":
+            image = render_sheet(problem, variant)
+        else:
+            panel = next((p for p in problem.all_panels if p.ref == what), None)
+            if panel is None:
+                raise HTTPException(404, f"problem {key} has no panel {what}")
+            image = panel_image(panel, variant)
+            image.thumbnail((PANEL_SIDE, PANEL_SIDE))
+        png = png_bytes(image)
+        with self._caching:
+            self._images[cached] = png
+            while len(self._images) > IMAGES_KEPT:
+                self._images.popitem(last=False)
+        return png
+
+    def close(self) -> None:
+        with self._opening:
+            if self._store is not None:
+                self._store.close()
+                self._store = None
+
+
+def run_url(run_id: str) -> str:
+    return f"/runs/{quote(run_id, safe='')}"
+
+
+def problem_url(run_id: str, problem: str) -> str:
+    return f"{run_url(run_id)}/{quote(problem, safe='/')}"
+
+
+def sheet_url(run_id: str, problem: str) -> str:
+    return f"/sheet/{quote(run_id, safe='')}/{quote(problem, safe='/')}"
+
+
+def panel_url(run_id: str, problem: str, ref: str) -> str:
+    return f"/panel/{quote(run_id, safe='')}/{quote(ref, safe='')}/{quote(problem, safe='/')}"
+
+
+def compare_url(run_ids: Sequence[str], problem: str | None = None) -> str:
+    query = [("runs", run_id) for run_id in run_ids] + ([("problem", problem)] if problem else [])
+    return f"/compare?{urlencode(query)}"
+
+
+def query_url(request: Request, **changes: str | None) -> str:
+    """This page's address with some query parameters changed (None removes one)."""
+    params = {key: value for key, value in request.query_params.items() if key not in changes}
+    params |= {key: value for key, value in changes.items() if value}
+    return f"{request.url.path}?{urlencode(params)}" if params else request.url.path
+
+
+def when(timestamp: float | None) -> str:
+    return "-" if timestamp is None else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(timestamp))
+
+
+def when_short(timestamp: float | None) -> str:
+    return "-" if timestamp is None else time.strftime("%m-%d %H:%M", time.localtime(timestamp))
+
+
+def duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest:02d} s" if minutes < 60 else f"{minutes // 60} h {minutes % 60:02d} min"
+
+
+def money(cost: float | None) -> str:
+    return "unknown" if cost is None else f"${cost:.4f}"
+
+
+def pretty(value: Any) -> str:
+    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
+
+
+def templates() -> Jinja2Templates:
+    environment = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(HERE / "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    environment.filters |= {
+        "when": when,
+        "when_short": when_short,
+        "duration": duration,
+        "money": money,
+        "pretty": pretty,
+    }
+    environment.globals |= {
+        "run_url": run_url,
+        "problem_url": problem_url,
+        "sheet_url": sheet_url,
+        "panel_url": panel_url,
+        "compare_url": compare_url,
+        "query_url": query_url,
+    }
+    return Jinja2Templates(env=environment)
+
+
+def viewer_of(request: Request) -> Viewer:
+    return cast(Viewer, request.app.state.viewer)
+
+
+def page(request: Request, name: str, context: dict[str, Any], status: int = 200) -> Response:
+    renderer = cast(Jinja2Templates, request.app.state.templates)
+    context = {"store_path": viewer_of(request).store_path, **context}
+    return renderer.TemplateResponse(request, name, context, status_code=status)
+
+
+def runs_page(request: Request) -> Response:
+    store = viewer_of(request).store()
+    rows = run_rows(store) if store is not None else []
+    status = request.query_params.get("status", "")
+    text = request.query_params.get("q", "").strip()
+    sort = request.query_params.get("sort", "-created")
+    key = SORTS.get(sort.lstrip("-"), SORTS["created"])
+    shown = [row for row in rows if (not status or row.summary.status == status) and row.matches(text)]
+    shown.sort(key=lambda row: (key(row) is not None, key(row) if key(row) is not None else 0))
+    if sort.startswith("-"):
+        shown.reverse()
+    context = {"rows": shown, "total": len(rows), "status": status, "q": text, "sort": sort}
+    return page(request, "runs.html", context | {"has_store": store is not None})
+
+
+def runs_json(request: Request) -> Response:
+    store = viewer_of(request).store()
+    return JSONResponse([row.as_json() for row in run_rows(store)] if store is not None else [])
+
+
+def chosen_filter(request: Request) -> Shown:
+    show = request.query_params.get("show", "all")
+    if show not in SHOWN:
+        raise HTTPException(400, f"unknown filter show={show!r}; filters: {', '.join(SHOWN)}")
+    return show
+
+
+def run_page(request: Request) -> Response:
+    viewer = viewer_of(request)
+    store = viewer.require_store()
+    run_id = viewer.run_id(store, request.path_params["run_id"])
+    show = chosen_filter(request)
+    rows = item_rows(store, run_id)
+    [row] = run_rows(store, [run_id])
+    context = {
+        "run": row,
+        "items": [item for item in rows if item.shown(show)],
+        "counts": verdict_counts(rows),
+        "show": show,
+        "filters": SHOWN,
+        "judgings": store.judgings(run_id),
+    }
+    return page(request, "run.html", context)
+
+
+def run_json(request: Request) -> Response:
+    viewer = viewer_of(request)
+    store = viewer.require_store()
+    run_id = viewer.run_id(store, request.path_params["run_id"])
+    show = chosen_filter(request)
+    [row] = run_rows(store, [run_id])
+    items = [
+        dataclasses.asdict(item) | {"format_error": item.format_error}
+        for item in item_rows(store, run_id)
+        if item.shown(show)
+    ]
+    return JSONResponse(row.as_json() | {"items": items})
+
+
+def problem_page(request: Request) -> Response:
+    viewer = viewer_of(request)
+    store = viewer.require_store()
+    run_id = viewer.run_id(store, request.path_params["run_id"])
+    key = request.path_params["problem"]
+    attempts = problem_attempts(store, run_id, key)
+    if not attempts:
+        raise HTTPException(404, f"run {run_id} has no item of problem {key!r}")
+    config = store.run_config(run_id)
+    problem: BongardProblem | None = None
+    dataset_error = None
+    try:
+        problem = viewer.problem(config, key)
+    except BongardError as error:
+        dataset_error = str(error)
+    problems = sorted({row.problem for row in item_rows(store, run_id)}, key=natural)
+    at = problems.index(key)
+    context = {
+        "run_id": run_id,
+        "config": config,
+        "key": key,
+        "problem": problem,
+        "dataset_error": dataset_error,
+        "attempts": attempts,
+        "previous": problems[at - 1] if at > 0 else None,
+        "next": problems[at + 1] if at + 1 < len(problems) else None,
+    }
+    return page(request, "problem.html", context)
+
+
+def judgings_page(request: Request) -> Response:
+    viewer = viewer_of(request)
+    store = viewer.require_store()
+    run_id = viewer.run_id(store, request.path_params["run_id"])
+    return page(request, "judgings.html", {"run_id": run_id, "stats": judging_stats(store, run_id)})
+
+
+def image_response(png: bytes) -> Response:
+    return Response(png, media_type="image/png", headers={"cache-control": "max-age=600"})
+
+
+def problem_image(request: Request, what: str) -> Response:
+    viewer = viewer_of(request)
+    store = viewer.require_store()
+    run_id = viewer.run_id(store, request.path_params["run_id"])
+    try:
+        return image_response(viewer.image(store.run_config(run_id), request.path_params["problem"], what))
+    except BongardError as error:  # the dataset moved, or the problem is not in it
+        raise HTTPException(404, str(error)) from None
+
+
+def sheet_png(request: Request) -> Response:
+    return problem_image(request, "sheet")
+
+
+def panel_png(request: Request) -> Response:
+    return problem_image(request, request.path_params["ref"])
+
+
+def compare_page(request: Request) -> Response:
+    viewer = viewer_of(request)
+    store = viewer.store()
+    runs = []
+    if store is not None:
+        runs = [(run_id, store.run_config(run_id)) for run_id in reversed(store.run_ids())]
+    chosen: list[str] = []
+    for run in request.query_params.getlist("runs"):
+        run_id = viewer.run_id(viewer.require_store(), run)
+        if run_id not in chosen:
+            chosen.append(run_id)
+    context: dict[str, Any] = {"runs": runs, "chosen": chosen, "key": None, "error": None, "plots": PLOTS}
+    if store is None or not chosen:
+        return page(request, "compare.html", context)
+    try:
+        key = fingerprint(store, chosen)
+        with viewer.drawing:
+            if key not in viewer.reports or not (viewer.cache_dir / key / PLOTS[0]).is_file():
+                from datasets_io.report import write_report
+
+                viewer.reports[key] = result_rows(write_report(store, chosen, viewer.cache_dir / key))
+                while len(viewer.reports) > REPORTS_KEPT:  # the oldest report goes, folder and all
+                    oldest = next(iter(viewer.reports))
+                    del viewer.reports[oldest]
+                    shutil.rmtree(viewer.cache_dir / oldest, ignore_errors=True)
+        verdicts = problem_verdicts(store, chosen)
+    except BongardError as error:
+        return page(request, "compare.html", context | {"error": str(error)}, status=400)
+    problem = request.query_params.get("problem") or next(
+        (p for p, by_run in verdicts.items() if len(set(by_run.values())) > 1 or len(by_run) < len(chosen)),
+        next(iter(verdicts), None),
+    )
+    side_by_side = (
+        {run_id: item_rows(store, run_id, problem) for run_id in chosen} if problem is not None else {}
+    )
+    context |= {
+        "key": key,
+        "table": viewer.reports[key],
+        "verdicts": verdicts,
+        "problem": problem,
+        "side_by_side": side_by_side,
+        "sheet_run": next((run_id for run_id, items in side_by_side.items() if items), None),
+        "configs": dict(runs),
+    }
+    return page(request, "compare.html", context)
+
+
+def compare_plot(request: Request) -> Response:
+    viewer = viewer_of(request)
+    key, name = request.path_params["key"], request.path_params["name"]
+    path = viewer.cache_dir / key / name
+    if not re.fullmatch(r"[0-9a-f]{16}", key) or name not in PLOTS or not path.is_file():
+        raise HTTPException(404, "no such plot (compare the runs again)")
+    return FileResponse(path, media_type="image/png")
+
+
+async def http_error(request: Request, error: Exception) -> Response:
+    assert isinstance(error, HTTPException)
+    return page(
+        request, "error.html", {"status": error.status_code, "message": error.detail}, error.status_code
+    )
+
+
+async def toolkit_error(request: Request, error: Exception) -> Response:
+    return page(request, "error.html", {"status": 500, "message": str(error)}, 500)
+
+
+class SecurityHeaders:
+    """Adds `SECURITY_HEADERS` to every response: no script, no frame, no referrer."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                for name, value in SECURITY_HEADERS.items():
+                    headers[name] = value
+            await send(message)
+
+        await self.app(scope, receive, sending)
+
+
+def create_app(store_path: Path, cache_dir: Path | None = None) -> Starlette:
+    """The viewer of the store at `store_path` (it may not exist yet); reports go to `cache_dir`,
+    by default a temporary folder removed when the app shuts down."""
+    owned = cache_dir is None
+    folder = Path(tempfile.mkdtemp(prefix="bongard-view-")) if cache_dir is None else cache_dir
+    viewer = Viewer(store_path, folder)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            viewer.close()
+            if owned:
+                shutil.rmtree(folder, ignore_errors=True)
+
+    routes = [
+        Route("/", runs_page),
+        Route("/api/runs", runs_json),
+        Route("/api/runs/{run_id}", run_json),
+        Route("/compare", compare_page),
+        Route("/compare/{key}/{name}", compare_plot),
+        Route("/sheet/{run_id}/{problem:path}", sheet_png),
+        Route("/panel/{run_id}/{ref}/{problem:path}", panel_png),
+        Route("/runs/{run_id}", run_page),
+        Route("/runs/{run_id}/judgings", judgings_page),
+        Route("/runs/{run_id}/{problem:path}", problem_page),
+        Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
+    ]
+    app = Starlette(
+        routes=routes,
+        middleware=[
+            Middleware(TrustedHostMiddleware, allowed_hosts=[HOST, "localhost"]),
+            Middleware(SecurityHeaders),
+        ],
+        exception_handlers={HTTPException: http_error, BongardError: toolkit_error},
+        lifespan=lifespan,
+    )
+    app.state.viewer = viewer
+    app.state.templates = templates()
+    return app
+
+
+def bind(port: int) -> socket.socket:
+    """A listening socket on 127.0.0.1 (port 0: any free one); a taken port is a clear error."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((HOST, port))
+        sock.listen(128)
+    except OSError as error:
+        sock.close()
+        raise ViewError(
+            f"cannot listen on {HOST}:{port}: {error.strerror or error}; "
+            "choose another port with --port (0: any free one)"
+        ) from None
+    return sock
+
+
+def server(app: Starlette, sock: socket.socket) -> uvicorn.Server:
+    """A quiet uvicorn server of `app` on the bound socket (`server.run(sockets=[sock])`)."""
+    import uvicorn
+
+    host, port = sock.getsockname()[:2]
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
+    return uvicorn.Server(config)
+
+
+def _warm_up() -> None:
+    """Load the table and agreement libraries while nobody waits, so the first page is quick."""
+    import datasets_io.report
+    import judges.agreement  # noqa: F401
+
+    datasets_io.report.wilson(1, 2)
+
+
+def serve(store_path: Path, port: int, announce: Callable[[str], None]) -> None:
+    """Serve the viewer of the store on 127.0.0.1:`port` until Ctrl-C; `announce` gets its URL."""
+    sock = bind(port)
+    app = create_app(store_path)
+    announce(f"http://{HOST}:{sock.getsockname()[1]}/")
+    threading.Thread(target=_warm_up, name="bongard-view-warm-up", daemon=True).start()
+    with contextlib.suppress(KeyboardInterrupt):  # uvicorn shuts down gracefully, then re-raises Ctrl-C
+        server(app, sock).run(sockets=[sock])

@@ -1,0 +1,431 @@
+"""`bongard view`: the results store in a local web page, read-only, on 127.0.0.1.
+
+A store of real runs (the offline perception agent, judged by the offline embedding judge) and
+runs made through the store API (interrupted, running, failed, with hostile text in them); the
+viewer served by uvicorn in a thread; its pages read with httpx and in Debian's Chromium.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import selectors
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from io import BytesIO
+from pathlib import Path
+
+import pytest
+
+from datasets_io.records import Answer, CallTrace
+from datasets_io.store import STORE_FILE, ResultsStore, StoreError
+from tests.cli import BONGARD, run_bongard
+
+pytest.importorskip("starlette")
+pytest.importorskip("uvicorn")
+
+import httpx
+from markupsafe import escape
+
+HOSTILE = "<script>alert('x')</script> & <b>bold</b>"
+"""Untrusted text a model could reply: it must reach the page as text, never as markup."""
+CHROMIUM = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Runs:
+    home: Path
+    judged: str
+    unjudged: str
+    interrupted: str
+    running: str
+    failed: str
+
+    @property
+    def store(self) -> ResultsStore:
+        return ResultsStore(self.home / STORE_FILE)
+
+
+def perception_run(shared_data: Path, home: Path) -> str:
+    ran = run_bongard(
+        "run", "--strategy", "direct", "--model", "perception", "--dataset", "bongard-classic",
+        "--problems", "1-3", "--data-dir", shared_data, "--home", home,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    return ResultsStore(home / STORE_FILE).resolve_run("latest")
+
+
+def stored_run(store: ResultsStore, shared_data: Path, strategy: str) -> str:
+    config = {
+        "strategy": strategy, "dataset": "bongard-classic", "data_dir": str(shared_data),
+        "agents": {"reasoner": "scripted:model"},
+    }  # fmt: skip
+    return store.create_run(config, "test")
+
+
+def answer(problem: str, text: str) -> Answer:
+    call = CallTrace(
+        role="reasoner", agent="scripted:model", task="answer", conversation="c1", step=0,
+        images=[["left-1", "left-2", "right-1"]], prompt=f"Which rule? {HOSTILE}", reply=text,
+        input_tokens=12, output_tokens=5, cost_usd=0.001, latency_s=0.25,
+    )  # fmt: skip
+    return Answer(strategy="open-ended", problem=problem, text=text, trace=[call])
+
+
+@pytest.fixture(scope="module")
+def runs(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Runs:
+    """A judged and an unjudged perception run (through the CLI), and an interrupted, a running and
+    a failed run (through the store API), in one workspace."""
+    pytest.importorskip("sentence_transformers")
+    home = tmp_path_factory.mktemp("viewer-home")
+    judged = perception_run(shared_data, home)
+    for judges in ("embedding:0.01,embedding:0.02", "embedding:0.01"):  # the last one counts
+        judging = run_bongard("judge", judged, "--judges", judges, "--home", home)
+        assert judging.returncode == 0, judging.stderr
+    unjudged = perception_run(shared_data, home)
+    store = ResultsStore(home / STORE_FILE)
+    interrupted = stored_run(store, shared_data, "open-ended")
+    store.hold_run(interrupted, planned=5)
+    store.save_item(interrupted, "bongard-classic/1", 0, answer("bongard-classic/1", HOSTILE), None)
+    store.save_item(interrupted, "bongard-classic/2", 0, answer("bongard-classic/2", "Left: round"), None)
+    store.save_item(interrupted, "bongard-classic/3", 0, None, "provider error: <timeout>")
+    store.release_run(interrupted, finished=False)
+    running = stored_run(store, shared_data, "open-ended-live")
+    store.hold_run(running, planned=3)  # held by this process, alive: running
+    store.save_item(running, "bongard-classic/1", 0, answer("bongard-classic/1", "Left: lines"), None)
+    failed = stored_run(store, shared_data, "open-ended-failing")
+    store.hold_run(failed, planned=2)
+    store.save_item(failed, "bongard-classic/1", 0, answer("bongard-classic/1", "Left: dots"), None)
+    store.save_item(failed, "bongard-classic/2", 0, None, "the model refused")
+    store.release_run(failed, finished=True)
+    return Runs(home, judged, unjudged, interrupted, running, failed)
+
+
+@pytest.fixture(scope="module")
+def base(runs: Runs) -> Iterator[str]:
+    """The viewer of the workspace's store, served by uvicorn on 127.0.0.1 in a thread."""
+    from graphs.view.app import bind, create_app, server
+
+    sock = bind(0)
+    serving = server(create_app(runs.home / STORE_FILE), sock)
+    thread = threading.Thread(target=serving.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not serving.started and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert serving.started
+    yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    serving.should_exit = True
+    thread.join(timeout=30)
+
+
+def get(base: str, path: str, status: int = 200) -> httpx.Response:
+    response = httpx.get(base + path, timeout=120)
+    assert response.status_code == status, response.text
+    return response
+
+
+def row_of(html: str, run_id: str) -> str:
+    """The runs page's row of one run."""
+    match = re.search(rf'<tr class="run" data-run="{re.escape(run_id)}">(.*?)</tr>', html, re.S)
+    assert match, f"no row of {run_id}"
+    return match.group(1)
+
+
+def test_the_runs_page_shows_each_run_with_its_status_and_an_unjudged_run_unjudged(
+    runs: Runs, base: str
+) -> None:
+    html = get(base, "/").text
+    statuses = {
+        runs.judged: "complete", runs.unjudged: "complete", runs.interrupted: "interrupted",
+        runs.running: "running", runs.failed: "failed",
+    }  # fmt: skip
+    for run_id, status in statuses.items():
+        assert f'<span class="status {status}">{status}</span>' in row_of(html, run_id)
+    assert "unjudged" in row_of(html, runs.unjudged) and "unjudged" not in row_of(html, runs.judged)
+    assert "1.000 [0.439, 1.000]" in row_of(html, runs.judged)  # 3 of 3, Wilson interval
+    assert "strict|embedding:0.01@vote:1" in row_of(html, runs.judged)  # the latest judging counts
+    listed = {row["id"]: row for row in get(base, "/api/runs").json()}
+    assert {run_id: listed[run_id]["status"] for run_id in statuses} == statuses
+    unjudged, judged = listed[runs.unjudged]["result"], listed[runs.judged]["result"]
+    assert (unjudged["n"], unjudged["solved"], listed[runs.unjudged]["solved_text"]) == (0, None, "unjudged")
+    assert (judged["n"], judged["solved"]) == (3, 3)
+    assert judged["accuracy"] == {"value": 1.0, "low": 0.439, "high": 1.0}
+    assert listed[runs.judged]["judging"] == "strict|embedding:0.01@vote:1"
+    filtered = get(base, "/?status=interrupted").text
+    assert runs.interrupted in filtered and runs.judged not in filtered
+    assert runs.judged in get(base, f"/?q={runs.judged[-6:]}").text
+
+
+def test_the_run_page_lists_each_attempt_with_its_verdict_and_filters_them(runs: Runs, base: str) -> None:
+    def problems(run_id: str, show: str) -> list[str]:
+        items = get(base, f"/api/runs/{run_id}?show={show}").json()["items"]
+        return [f"{item['problem']}:{item['verdict']}" for item in items]
+
+    solved = [f"bongard-classic/{n}:solved" for n in (1, 2, 3)]
+    assert problems(runs.judged, "all") == solved and problems(runs.judged, "solved") == solved
+    assert problems(runs.judged, "unsolved") == []
+    assert problems(runs.unjudged, "unsolved") == [f"bongard-classic/{n}:unjudged" for n in (1, 2, 3)]
+    assert problems(runs.interrupted, "failed") == ["bongard-classic/3:failed"]
+    html = get(base, f"/runs/{runs.interrupted}?show=unsolved").text
+    assert html.count('<tr class="item unjudged">') == 2 and "bongard-classic/3" not in html
+    assert "provider error: &lt;timeout&gt;" in get(base, f"/runs/{runs.interrupted}?show=failed").text
+    assert f"bongard run --resume {runs.interrupted}" in html
+    get(base, f"/runs/{runs.judged}?show=nonsense", status=400)
+    get(base, "/runs/run-that-is-not-there", status=404)
+
+
+def test_the_sheet_is_served_as_a_png_the_size_the_renderer_draws(
+    runs: Runs, base: str, shared_data: Path
+) -> None:
+    from PIL import Image
+
+    from datasets_io.catalog import open_dataset
+    from datasets_io.render import render_sheet
+
+    response = get(base, f"/sheet/{runs.judged}/bongard-classic/2")
+    assert response.headers["content-type"] == "image/png"
+    image = Image.open(BytesIO(response.content))
+    expected = render_sheet(open_dataset("bongard-classic", shared_data).problem("2"))
+    assert (image.format, image.size) == ("PNG", expected.size)
+    get(base, f"/sheet/{runs.judged}/bongard-classic/99999", status=404)
+
+
+def test_a_problem_page_holds_every_call_the_answer_beside_the_concept_and_each_verdict(
+    runs: Runs, base: str, shared_data: Path
+) -> None:
+    from datasets_io.catalog import open_dataset
+
+    store = runs.store
+    html = get(base, f"/runs/{runs.judged}/bongard-classic/2").text
+    [(_, _, stored)] = [record for record in store.answer_records(runs.judged) if record[0].endswith("/2")]
+    assert stored.trace
+    for call in stored.trace:
+        assert str(escape(call.prompt)) in html and str(escape(call.reply)) in html
+        assert str(escape(call.agent)) in html and call.task in html
+    concept = open_dataset("bongard-classic", shared_data).problem("2").concept
+    assert concept is not None
+    assert str(escape(concept.left)) in html and str(escape(concept.stated_right)) in html
+    assert str(escape(stored.text)) in html
+    with store.reading() as db:
+        verdicts = db.execute(
+            "SELECT judging, judge, label, raw_text FROM verdicts WHERE run_id = ? AND problem = ?",
+            (runs.judged, "bongard-classic/2"),
+        ).fetchall()
+    assert len(verdicts) == 3  # two judges in the first judging, one in the second
+    for _, judge, label, raw_text in verdicts:
+        assert judge in html and f'<span class="label {label}">{label}</span>' in html
+        assert str(escape(raw_text)) in html
+    assert "vote: 1 of 1 ok under vote:1" in html and "vote: 2 of 2 ok under vote:2" in html
+    assert html.count('<span class="badge">counts</span>') == 1
+    assert f'src="/sheet/{runs.judged}/bongard-classic/2"' in html
+
+
+def test_untrusted_text_reaches_the_page_escaped_under_a_policy_that_allows_no_script(
+    runs: Runs, base: str
+) -> None:
+    response = get(base, f"/runs/{runs.interrupted}/bongard-classic/1")
+    assert "<script>" not in response.text and "<b>bold</b>" not in response.text
+    assert str(escape(HOSTILE)) in response.text
+    assert "[left-1, left-2, right-1]" in response.text  # a call's images: the panels behind each
+    assert "script-src" not in response.headers["content-security-policy"]
+    assert "default-src 'none'" in response.headers["content-security-policy"]
+    assert httpx.get(base + "/", headers={"host": "attacker.example"}).status_code == 400  # no DNS rebinding
+
+
+def test_the_compare_page_shows_the_table_the_plots_and_a_problem_across_the_runs(
+    runs: Runs, base: str
+) -> None:
+    from PIL import Image
+
+    chosen = f"runs={runs.judged}&runs={runs.interrupted}&runs={runs.running}"
+    html = get(base, f"/compare?{chosen}&problem=bongard-classic/1").text
+    table = html.split('<table class="compare">')[1].split("</table>")[0]
+    assert table.count("<tr>") == 4  # the header and one row per strategy x model x dataset
+    assert "1.000 [0.439, 1.000]" in table and "unjudged" in table  # the running run: nothing scored
+    [key] = re.findall(r'id="accuracy-plot" src="/compare/([0-9a-f]{16})/accuracy.png"', html)
+    plot = get(base, f"/compare/{key}/accuracy.png")
+    assert plot.headers["content-type"] == "image/png" and Image.open(BytesIO(plot.content)).width > 100
+    side = html.split('id="side-by-side"')[1]
+    assert runs.judged in side and runs.interrupted in side and runs.running in side
+    assert str(escape(HOSTILE)) in side  # the interrupted run's answer to problem 1
+    assert '<span class="verdict solved">solved</span>' in side
+    assert '<span class="verdict unjudged">unjudged</span>' in side
+    get(base, "/compare/0123456789abcdef/../../etc/passwd", status=404)
+    assert "choose runs" in get(base, "/compare").text
+
+
+def test_the_judgings_page_gives_agreement_and_an_undefined_kappa_where_every_label_is_one(
+    runs: Runs, base: str
+) -> None:
+    html = get(base, f"/runs/{runs.judged}/judgings").text
+    first, second = html.split('<section class="judging')[1:]
+    assert "strict|embedding:0.01,embedding:0.02@vote:2" in first and "counts" not in first.split("</h2>")[0]
+    assert "strict|embedding:0.01@vote:1" in second and '<span class="badge">counts</span>' in second
+    assert 'unanimity</th><td class="num">1.00' in first
+    kappas = re.findall(r'<td class="num kappa">([^<]*)</td>', first)
+    assert kappas == ["undefined", "undefined"]  # Fleiss' and Cohen's: every judge said ok
+    assert "1.000" not in first and "One judge: no agreement to measure." in second
+    assert "vote:2 <strong>3</strong>" in first
+    assert "has not been judged" in get(base, f"/runs/{runs.unjudged}/judgings").text
+
+
+def test_the_viewer_never_writes_the_store(runs: Runs) -> None:
+    from graphs.view.data import ReadOnlyStore
+
+    store = ReadOnlyStore(runs.home / STORE_FILE)
+    assert store.summary(runs.judged).status == "complete"
+    with pytest.raises(StoreError, match="readonly"):
+        store.create_run({"strategy": "x", "dataset": "y", "agents": {}}, "test")
+    store.close()
+
+
+def test_bongard_view_has_help_and_serves_on_127_0_0_1_only(runs: Runs, tmp_path: Path) -> None:
+    shown = run_bongard("view", "--help")
+    assert shown.returncode == 0 and "127.0.0.1" in shown.stdout and "--port" in shown.stdout
+    started = time.monotonic()
+    viewing = subprocess.Popen(
+        [str(BONGARD), "view", "--home", str(runs.home), "--port", "0"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert viewing.stdout is not None
+        with selectors.DefaultSelector() as waiting:
+            waiting.register(viewing.stdout, selectors.EVENT_READ)
+            assert waiting.select(timeout=60), "bongard view printed no address"
+        line = viewing.stdout.readline()
+        [port] = re.findall(r"http://127\.0\.0\.1:(\d+)/ \(store .*read-only", line)
+        assert httpx.get(f"http://127.0.0.1:{port}/", timeout=60).status_code == 200
+        seconds = time.monotonic() - started
+        print(f"bongard view answered its first page {seconds:.2f} s after it was started")
+        assert seconds < 30
+        assert listening_addresses(int(port)) == ["127.0.0.1"]
+        taken = run_bongard("view", "--home", runs.home, "--port", port)
+        assert taken.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in taken.stderr
+    finally:
+        viewing.send_signal(signal.SIGINT)
+        _, stderr = viewing.communicate(timeout=30)
+    assert viewing.returncode == 0, stderr
+    assert "Traceback" not in stderr
+
+
+def listening_addresses(port: int) -> list[str]:
+    """The local addresses of the sockets listening on `port` (Linux's /proc/net/tcp and tcp6)."""
+    found = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        if not os.path.exists(table):
+            continue
+        for line in Path(table).read_text().splitlines()[1:]:
+            local, state = line.split()[1], line.split()[3]
+            address, _, hex_port = local.partition(":")
+            if state == "0A" and int(hex_port, 16) == port:
+                packed = bytes.fromhex(address)
+                family = socket.AF_INET if len(packed) == 4 else socket.AF_INET6
+                if family == socket.AF_INET:
+                    packed = packed[::-1]  # little-endian words
+                found.append(socket.inet_ntop(family, packed))
+    return found
+
+
+def chromium() -> str | None:
+    return next((path for path in CHROMIUM if os.access(path, os.X_OK)), shutil.which("chromium"))
+
+
+def screenshots(tmp_path: Path) -> Path:
+    folder = Path(os.environ.get("BONGARD_VIEW_SCREENSHOTS") or tmp_path / "screenshots")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def test_in_a_real_browser_a_reader_clicks_from_the_runs_to_a_problem_and_compares(
+    runs: Runs, base: str, tmp_path: Path
+) -> None:
+    executable = chromium()
+    if executable is None:
+        pytest.skip("no Chromium on this machine (apt-get install chromium; scripts/check installs it)")
+    from playwright.sync_api import sync_playwright
+
+    shots = screenshots(tmp_path)
+    [(_, _, stored)] = [r for r in runs.store.answer_records(runs.judged) if r[0] == "bongard-classic/2"]
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1680, "height": 1000})
+            page.goto(base + "/")
+            assert page.locator(f'tr[data-run="{runs.unjudged}"]').inner_text().count("unjudged") == 1
+            page.screenshot(path=str(shots / "runs.png"), full_page=True)
+            page.click(f'a[href="/runs/{runs.judged}"]')
+            page.wait_for_url(f"{base}/runs/{runs.judged}")
+            assert page.locator("tr.item.solved").count() == 3
+            page.screenshot(path=str(shots / "run.png"), full_page=True)
+            page.click(f'a[href="/runs/{runs.judged}/bongard-classic/2"]')
+            page.wait_for_url(f"{base}/runs/{runs.judged}/bongard-classic/2")
+            page.wait_for_load_state("load")
+            assert page.eval_on_selector("#sheet", "image => image.complete && image.naturalWidth") > 0
+            prompt = page.locator("pre.prompt").first
+            assert prompt.is_visible() and prompt.inner_text().strip() == stored.trace[0].prompt.strip()
+            verdict = page.locator("tr.verdict-row").first
+            assert verdict.is_visible() and "ok" in verdict.inner_text()
+            page.screenshot(path=str(shots / "problem.png"), full_page=True)
+            page.goto(f"{base}/")
+            page.check(f'input[value="{runs.judged}"]')
+            page.check(f'input[value="{runs.interrupted}"]')
+            page.click("text=compare the chosen runs")
+            page.wait_for_load_state("load")
+            loaded = "image => image.complete && image.naturalWidth"
+            assert page.eval_on_selector("#accuracy-plot", loaded) > 0
+            assert page.locator("#side-by-side").is_visible()
+            page.screenshot(path=str(shots / "compare.png"), full_page=True)
+            page.goto(f"{base}/runs/{runs.judged}/judgings")
+            page.screenshot(path=str(shots / "judgings.png"), full_page=True)
+        finally:
+            browser.close()
+    for name in ("runs", "run", "problem", "compare"):
+        assert (shots / f"{name}.png").stat().st_size > 10_000
+
+
+def test_the_view_command_loads_no_web_stack_until_it_runs() -> None:
+    """`bongard --help` stays light: the viewer's web stack is imported by `bongard view` alone."""
+    probe = (
+        "import json, sys\nsys.argv = ['bongard', '--help']\nfrom graphs.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print(json.dumps(sorted(m for m in ('starlette', 'uvicorn', 'jinja2', 'graphs.view.app') "
+        "if m in sys.modules)))"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert json.loads(result.stdout.splitlines()[-1]) == []
+
+
+def test_a_workspace_without_a_store_shows_an_empty_viewer(tmp_path: Path) -> None:
+    from starlette.testclient import TestClient
+
+    from graphs.view.app import create_app
+
+    with TestClient(create_app(tmp_path / "none" / STORE_FILE), base_url="http://127.0.0.1") as client:
+        assert "No results store at" in client.get("/").text
+        assert client.get("/api/runs").json() == []
+        assert client.get("/runs/latest").status_code == 404
+        assert client.get("/compare").status_code == 200
+    assert not (tmp_path / "none").exists()  # the viewer creates nothing
+
+
+def test_without_the_view_extra_bongard_view_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delitem(sys.modules, "graphs.view.app", raising=False)
+    for name in [name for name in sys.modules if name.split(".")[0] == "starlette"] or ["starlette"]:
+        monkeypatch.setitem(sys.modules, name, None)  # as if it were not installed
+    result = run_bongard("view", "--port", "0")
+    assert result.returncode == 2
+    assert "bongard view needs the `view` extra (starlette is missing)" in result.stderr
+    assert "pip install 'bongard-agents[view]'" in result.stderr
