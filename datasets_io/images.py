@@ -34,11 +34,13 @@ def list_images(folder: Path) -> list[Path]:
     return sorted(images, key=natural_key)
 
 
-def natural_key(path: Path) -> list[tuple[int, int | str]]:
-    """Sort key comparing runs of ASCII digits as numbers and the rest as text."""
+def natural_key(path: Path | str) -> list[tuple[int, int | str]]:
+    """Sort key comparing runs of ASCII digits as numbers and the rest as text (a path by its
+    name): img2 before img10, problem 2 before problem 10."""
+    name = path.name if isinstance(path, Path) else path
     return [
         (0, int(part)) if part.isascii() and part.isdigit() else (1, part)
-        for part in re.split(r"([0-9]+)", path.name)
+        for part in re.split(r"([0-9]+)", name)
         if part
     ]
 

@@ -18,7 +18,9 @@ import pandas as pd
 
 from datasets_io.counting import DEFAULT_COUNTING, AggregateError, Counting, solved_count
 from datasets_io.errors import BongardError, did_you_mean
-from datasets_io.figures import figure_file
+from datasets_io.figures import FigureFormat
+from datasets_io.report_figures import write_figures
+from datasets_io.run_compatibility import model_label
 from datasets_io.store import ITEM_SCORED, ITEM_SOLVED, ResultsStore
 
 ITEMS_SQL = f"""
@@ -42,12 +44,7 @@ def runs_frame(store: ResultsStore, run_ids: list[str]) -> pd.DataFrame:
     rows = []
     for run_id in run_ids:
         config = store.run_config(run_id)
-        agents = config["agents"]
-        model = (
-            agents.get("reasoner")
-            if len(set(agents.values())) == 1
-            else " + ".join(f"{role}={spec}" for role, spec in sorted(agents.items()))
-        )
+        model = model_label(config["agents"])
         rows.append(
             {"run_id": run_id, "strategy": config["strategy"], "model": model, "dataset": config["dataset"]}
         )
@@ -143,10 +140,10 @@ def comparison_table(problems: pd.DataFrame) -> pd.DataFrame:
 
 
 def markdown(table: pd.DataFrame) -> str:
-    """The table for reading: a row with nothing scored says "unjudged" where its count would be."""
-    shown = table.assign(
-        solved=[int(v) if n else "unjudged" for v, n in zip(table["solved"], table["n"], strict=True)]
-    )
+    """The table for reading: a row with nothing scored says "unjudged" where its count would be, and
+    a figure that does not exist (no test images, no price) reads "-", not nan."""
+    shown = table.astype(object).where(table.notna(), "-")
+    shown["solved"] = [int(v) if n else "unjudged" for v, n in zip(table["solved"], table["n"], strict=True)]
     return str(shown.to_markdown(index=False))
 
 
@@ -167,74 +164,20 @@ def solved_problems(store: ResultsStore, run_id: str, counting: Counting = DEFAU
 
 
 def write_report(
-    store: ResultsStore, run_ids: list[str], out: Path, counting: Counting = DEFAULT_COUNTING
+    store: ResultsStore,
+    run_ids: list[str],
+    out: Path,
+    counting: Counting = DEFAULT_COUNTING,
+    fmt: FigureFormat = "png",
 ) -> pd.DataFrame:
-    """Tables as Markdown, CSV and JSON and four PNG plots in `out`; returns the table."""
+    """Tables as Markdown, CSV and JSON and the figures (`report_figures.FIGURES`) in `out`;
+    returns the table."""
     problems = problems_frame(store, run_ids, counting)
     out.mkdir(parents=True, exist_ok=True)
     table = comparison_table(problems)
     table.to_csv(out / "comparison.csv", index=False)
     (out / "comparison.json").write_text(table.to_json(orient="records", indent=2), encoding="utf-8")
     (out / "comparison.md").write_text(markdown(table), encoding="utf-8")
-    _accuracy_bars(table, out / "accuracy.png")
-    _coverage_grid(problems, out / "coverage.png")
-    _any_vs_best(problems, out / "any_vs_best.png")
-    _cost_per_solved(table, out / "cost_per_solved.png")
+    write_figures(table, problems, out, fmt)
     (out / "runs.json").write_text(json.dumps(run_ids, indent=2), encoding="utf-8")
     return table
-
-
-def _label(frame: pd.DataFrame) -> pd.Series:
-    return frame["strategy"] + "\n" + frame["model"]
-
-
-def _accuracy_bars(table: pd.DataFrame, path: Path) -> None:
-    """Accuracy with its 95% interval and n per bar; an unjudged run gets no bar, only its label."""
-    accuracy = pd.to_numeric(table["accuracy"], errors="coerce")
-    low = (accuracy - pd.to_numeric(table["accuracy_low"], errors="coerce")).fillna(0)
-    high = (pd.to_numeric(table["accuracy_high"], errors="coerce") - accuracy).fillna(0)
-    with figure_file(path, (max(6, len(table) * 1.2), 4)) as axes:
-        labels = _label(table)
-        axes.bar(labels, accuracy.fillna(0), yerr=[low, high], capsize=4)
-        for x, (value, top, n) in enumerate(zip(accuracy, accuracy + high, table["n"], strict=True)):
-            text, y = ("unjudged", 0.02) if value != value else (f"n={n}", top + 0.01)
-            axes.annotate(text, (x, y), ha="center", va="bottom", fontsize=8)
-        axes.set_ylabel("accuracy (solved / n), 95% interval")
-        axes.set_ylim(0, 1.05)
-        axes.set_title("Accuracy per strategy and model")
-
-
-def _coverage_grid(problems: pd.DataFrame, path: Path) -> None:
-    """Which problems each strategy x model solved (the papers' coverage figures)."""
-    grid = problems.assign(column=_label(problems)).pivot_table(
-        index="column", columns="problem", values="solved", aggfunc="max", fill_value=0.0
-    )
-    with figure_file(path, (max(6, grid.shape[1] * 0.3), max(2, grid.shape[0] * 0.6))) as axes:
-        axes.imshow(grid.to_numpy(dtype=float), cmap="Greens", vmin=0, vmax=1, aspect="auto")
-        axes.set_yticks(range(grid.shape[0]), grid.index)
-        axes.set_xticks(
-            range(grid.shape[1]), [p.split("/")[-1] for p in grid.columns], rotation=90, fontsize=6
-        )
-        axes.set_title("Problems solved (green)")
-
-
-def _any_vs_best(problems: pd.DataFrame, path: Path) -> None:
-    """Per dataset: problems solved by any strategy x model against the best single one."""
-    rows = []
-    for dataset, group in problems.groupby("dataset"):
-        best = group.groupby(["strategy", "model"])["solved"].sum().max()
-        any_solved = int((group.groupby("problem")["solved"].max() > 0).sum())
-        rows.append((dataset, any_solved, solved_count(best)))
-    names = [r[0] for r in rows]
-    with figure_file(path, (6, 4)) as axes:
-        axes.bar([f"{n}\nany" for n in names], [r[1] for r in rows], color="tab:green")
-        axes.bar([f"{n}\nbest single" for n in names], [r[2] for r in rows], color="tab:blue")
-        axes.set_ylabel("problems solved")
-        axes.set_title("Solved by any strategy vs the best single one")
-
-
-def _cost_per_solved(table: pd.DataFrame, path: Path) -> None:
-    with figure_file(path, (max(6, len(table) * 1.2), 4)) as axes:
-        axes.bar(_label(table), table["tokens_per_solved"].fillna(0))
-        axes.set_ylabel("tokens per solved problem")
-        axes.set_title("Tokens per solved problem (cost in comparison.csv)")

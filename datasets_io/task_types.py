@@ -10,10 +10,11 @@ T2, IV = all three.
 from __future__ import annotations
 
 import json
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-from datasets_io.figures import figure_file
+from datasets_io.figures import FigureFormat, figure_file
 
 TASKS = ("open-ended", "concept-probe", "hypotheses")
 """The strategy behind T1, T2 and T3."""
@@ -79,8 +80,9 @@ def markdown_table(types: TaskTypes, title: str) -> str:
     return "\n".join([header, rule, row])
 
 
-def write_types(types: TaskTypes, title: str, out: Path) -> None:
-    """`types.md` (the table and every type's problems), `types.json` and the Venn diagram `types.png`."""
+def write_types(types: TaskTypes, title: str, out: Path, fmt: FigureFormat = "png") -> None:
+    """`types.md` (the table and every type's problems), `types.json` and the Venn diagram
+    `types.<fmt>`, its title wrapped whole rather than cut at the edge."""
     out.mkdir(parents=True, exist_ok=True)
     members = types.members()
     listing = "\n".join(
@@ -90,15 +92,19 @@ def write_types(types: TaskTypes, title: str, out: Path) -> None:
     report = {"title": title, "counts": types.counts(), "members": members}
     (out / "types.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
     from matplotlib_venn import venn3  # with scipy, over a second to import: only when drawing
+    from matplotlib_venn.layout.venn3 import DefaultLayoutAlgorithm
 
-    with figure_file(out / "types.png", (6, 6)) as axes:
+    with figure_file(out / f"types.{fmt}", (6, 6)) as axes:
         diagram = venn3(
             (set(types.t1), set(types.t2), set(types.t3)),
             ("T1 open-ended", "T2 concept probe", "T3 hypotheses"),
             ax=axes,
+            # every region the same size, its count written in it: no area to misread, and no
+            # layout that fails (with a warning) for empty or nested sets
+            layout_algorithm=DefaultLayoutAlgorithm(fixed_subset_sizes=(1,) * 7),
         )
         for name, region in REGIONS.items():
             label = diagram.get_label_by_id(region)
             if label is not None:  # an empty region has no label
                 label.set_text(f"{label.get_text()}\nType {name}")
-        axes.set_title(title)
+        axes.set_title(textwrap.fill(title, 60))

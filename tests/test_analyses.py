@@ -59,6 +59,7 @@ def judged_run(store: ResultsStore, strategy: str, accepted: dict[str, list[bool
                 ok,
                 [Verdict.model_validate(verdict | {"output_tokens": 0, "cost_usd": 0})],
             )
+    store.release_run(run_id, finished=True)
     return run_id
 
 
@@ -68,6 +69,7 @@ def scored_run(store: ResultsStore, strategy: str, correct: dict[str, list[bool]
         problem = f"{DATASET}/{number}"
         for attempt, ok in enumerate(flags):
             store.save_item(run_id, problem, attempt, scored_answer(strategy, problem, ok), None)
+    store.release_run(run_id, finished=True)
     return run_id
 
 

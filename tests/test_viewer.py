@@ -429,3 +429,10 @@ def test_without_the_view_extra_bongard_view_says_how_to_install_it(monkeypatch:
     assert result.returncode == 2
     assert "bongard view needs the `view` extra (starlette is missing)" in result.stderr
     assert "pip install 'bongard-agents[view]'" in result.stderr
+
+
+def test_the_compare_page_shows_every_figure_compare_writes() -> None:
+    from datasets_io.report_figures import FIGURES
+    from graphs.view.app import PLOTS
+
+    assert tuple(f"{name}.png" for name in FIGURES) == PLOTS

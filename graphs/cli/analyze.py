@@ -14,7 +14,13 @@ from rich.markup import escape
 
 from datasets_io.counting import Aggregate, Counting
 from graphs.cli.console import console, error_console
-from graphs.cli.options import AggregateOption, HomeOption, JudgingOption
+from graphs.cli.options import (
+    AggregateOption,
+    FigureFormatChoice,
+    FigureFormatOption,
+    HomeOption,
+    JudgingOption,
+)
 from graphs.cli.run import open_store
 
 if TYPE_CHECKING:
@@ -156,6 +162,7 @@ def types(
     out: Annotated[Path, typer.Option("--out", help="Folder for types.md, types.json, types.png.")] = Path(
         "types"
     ),
+    figure_format: FigureFormatOption = FigureFormatChoice.png,
     home: HomeOption = None,
 ) -> None:
     """Type I-IV: the problems solved in each task and their intersections, a table and a Venn diagram."""
@@ -167,7 +174,7 @@ def types(
     analysis = task_types_of_runs(open_store(home), (open_ended, probe, hypotheses), countings)
     for warning in analysis.warnings:
         error_console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
-    write_types(analysis.types, analysis.title, out)
+    write_types(analysis.types, analysis.title, out, figure_format.suffix)
     console.print(markdown_table(analysis.types, analysis.title))
     console.print(f"problems per type and the Venn diagram in {out}")
 

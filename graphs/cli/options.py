@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
@@ -95,4 +96,22 @@ JudgingOption = Annotated[
         "STYLE|JUDGE,...@POLICY; default: each run's latest).",
         show_default=False,
     ),
+]
+
+
+class FigureFormatChoice(StrEnum):
+    """The figure file formats `compare` and `analyze` write."""
+
+    png = "png"
+    svg = "svg"
+    pdf = "pdf"
+
+    @property
+    def suffix(self) -> Literal["png", "svg", "pdf"]:
+        return self.value
+
+
+FigureFormatOption = Annotated[
+    FigureFormatChoice,
+    typer.Option("--format", help="Figure files: png, or svg / pdf (vector, with text kept as text)."),
 ]

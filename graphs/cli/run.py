@@ -23,6 +23,8 @@ from graphs.cli.options import (
     AggregateOption,
     DataDirOption,
     DatasetOptions,
+    FigureFormatChoice,
+    FigureFormatOption,
     HomeOption,
     JudgingOption,
     ModelParams,
@@ -391,15 +393,37 @@ def compare(
     out: Annotated[Path, typer.Option("--out", help="Folder for the tables and plots.")] = Path("report"),
     aggregate: AggregateOption = "majority",
     judging: JudgingOption = None,
+    figure_format: FigureFormatOption = FigureFormatChoice.png,
+    include_incomplete: Annotated[
+        bool,
+        typer.Option(
+            "--include-incomplete",
+            help="Count running, interrupted and failed runs too (left out by default, with the command "
+            "that finishes each).",
+        ),
+    ] = False,
+    mixed_rows: Annotated[
+        bool,
+        typer.Option(
+            "--mixed-rows",
+            help="Let runs of one strategy x model x dataset that differ in dataset options, variant, "
+            "strategy options, attempts or agent parameters share a row (refused by default).",
+        ),
+    ] = False,
     home: HomeOption = None,
 ) -> None:
     """Solved problems and accuracy per strategy x model x dataset, as tables and plots."""
     from datasets_io.report import markdown, write_report
+    from datasets_io.run_compatibility import select_runs
 
     store = open_store(home)
     chosen = [store.resolve_run(run_id) for run_id in run_ids] if run_ids else store.run_ids()
     if not chosen:
         raise typer.BadParameter("there are no runs to compare yet", param_hint="RUN")
-    table = write_report(store, chosen, out, Counting(Aggregate.parse(aggregate), judging))
+    selection = select_runs(store, chosen, include_incomplete=include_incomplete, mixed_rows=mixed_rows)
+    for line in selection.left_out:
+        error_console.print(f"left out: {escape(line)}", highlight=False)
+    counting = Counting(Aggregate.parse(aggregate), judging)
+    table = write_report(store, selection.run_ids, out, counting, figure_format.suffix)
     console.print(markdown(table))
     console.print(f"tables and plots in {out}")

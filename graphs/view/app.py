@@ -67,8 +67,9 @@ if TYPE_CHECKING:
 HOST = "127.0.0.1"
 """The only address the viewer listens on."""
 HERE = Path(__file__).parent
-PLOTS = ("accuracy.png", "coverage.png", "any_vs_best.png", "cost_per_solved.png")
-"""The PNG plots `datasets_io.report.write_report` draws, in the order the compare page shows them."""
+PLOTS = ("accuracy.png", "coverage.png", "any_vs_best.png", "cost_per_solved.png", "tokens_per_solved.png")
+"""The PNG plots `datasets_io.report.write_report` draws (`report_figures.FIGURES`), in the order the
+compare page shows them."""
 PANEL_SIDE = 256
 IMAGES_KEPT = 64
 REPORTS_KEPT = 16
@@ -403,7 +404,9 @@ def compare_page(request: Request) -> Response:
         with viewer.drawing:
             if key not in viewer.reports or not (viewer.cache_dir / key / PLOTS[0]).is_file():
                 from datasets_io.report import write_report
+                from datasets_io.run_compatibility import select_runs
 
+                select_runs(store, chosen, include_incomplete=True)  # chosen by hand; never a mixed row
                 viewer.reports[key] = result_rows(write_report(store, chosen, viewer.cache_dir / key))
                 while len(viewer.reports) > REPORTS_KEPT:  # the oldest report goes, folder and all
                     oldest = next(iter(viewer.reports))

@@ -1,0 +1,108 @@
+"""Which runs a comparison may count, and which may share one of its rows.
+
+A row of the comparison is strategy x model x dataset. Two runs land in one row
+only when they followed the same protocol (dataset options such as held-out
+test panels, image variant, strategy options, attempts, agent parameters) and
+solved different problems, so a row's figure is one experiment's, split over
+runs. A run that is not complete (running, interrupted, or with failed items)
+is left out unless asked for, and the reader is told how to finish it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from datasets_io.errors import BongardError
+from datasets_io.store import RESUME_HINT, ResultsStore
+
+PROTOCOL_SETTINGS = (
+    "dataset_options",
+    "variant",
+    "strategy_options",
+    "attempts",
+    "agent_params",
+    "agent_config",
+)
+"""RunConfig fields that change what a run measures; runs in one row must agree on each."""
+
+
+class IncompatibleRuns(BongardError, ValueError):
+    """Runs that would share a row of the comparison but did not measure the same thing."""
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The runs to count, and a line per run left out saying why."""
+
+    run_ids: list[str]
+    left_out: list[str]
+
+
+def select_runs(
+    store: ResultsStore, run_ids: list[str], *, include_incomplete: bool = False, mixed_rows: bool = False
+) -> Selection:
+    """Leave out incomplete runs (unless `include_incomplete`), then refuse rows that would mix
+    protocols (unless `mixed_rows`) or count one problem twice (always)."""
+    kept, left_out = [], []
+    for run_id in run_ids:
+        summary = store.summary(run_id)
+        if summary.status == "complete" or include_incomplete:
+            kept.append(run_id)
+            continue
+        done = f"{summary.done}/{summary.planned if summary.planned is not None else '?'} items done"
+        retry = " --retry-errors" if summary.status == "failed" else ""
+        resume = f"`{RESUME_HINT.format(run_id=run_id)}{retry}`"
+        hint = "" if summary.status == "running" else f"; finish it with {resume}"
+        left_out.append(f"{run_id} ({summary.status}, {done}{hint})")
+    if not kept:
+        raise IncompatibleRuns(
+            "no complete run to compare; left out: " + "; ".join(left_out) + " (or give --include-incomplete)"
+        )
+    for row, members in _rows(store, kept).items():
+        if len(members) > 1:
+            _check_row(store, row, members, mixed_rows)
+    return Selection(kept, left_out)
+
+
+def model_label(agents: dict[str, str]) -> str:
+    """The model column of a run: its one agent spec, or `role=spec` per role when they differ."""
+    if len(set(agents.values())) == 1:
+        return next(iter(agents.values()))
+    return " + ".join(f"{role}={spec}" for role, spec in sorted(agents.items()))
+
+
+def _rows(store: ResultsStore, run_ids: list[str]) -> dict[str, list[str]]:
+    rows: dict[str, list[str]] = {}
+    for run_id in run_ids:
+        config = store.run_config(run_id)
+        key = f"{config['strategy']} x {model_label(config['agents'])} x {config['dataset']}"
+        rows.setdefault(key, []).append(run_id)
+    return rows
+
+
+def _check_row(store: ResultsStore, row: str, run_ids: list[str], mixed_rows: bool) -> None:
+    configs = {run_id: store.run_config(run_id) for run_id in run_ids}
+    first, *others = run_ids
+    if not mixed_rows:
+        for other in others:
+            differing = [
+                f"{name} {configs[first].get(name)!r} vs {configs[other].get(name)!r}"
+                for name in PROTOCOL_SETTINGS
+                if configs[first].get(name) != configs[other].get(name)
+            ]
+            if differing:
+                raise IncompatibleRuns(
+                    f"runs {first} and {other} would share the row {row} but differ in "
+                    f"{'; '.join(differing)}: compare them apart (name the runs), or give --mixed-rows "
+                    "to count them as one"
+                )
+    seen: dict[str, str] = {}
+    for run_id in run_ids:
+        problems = {problem for problem, _ in store.finished_items(run_id) | store.failed_items(run_id)}
+        for problem in sorted(problems):
+            if problem in seen:
+                raise IncompatibleRuns(
+                    f"runs {seen[problem]} and {run_id} both attempted {problem} in the row {row}: a problem "
+                    "would count twice; name only one of them"
+                )
+            seen[problem] = run_id
