@@ -10,6 +10,7 @@ with an HTML comment naming the paper prompt it follows; the rest is a
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from dataclasses import dataclass
@@ -59,6 +60,8 @@ class PromptLibrary:
     def __init__(self, user_dir: Path | None = None) -> None:
         configured = os.environ.get(PROMPTS_ENV)
         self.user_dir = user_dir or (Path(configured) if configured else None)
+        self.used: dict[str, dict[str, str]] = {}
+        """`family/name` -> the SHA-256 and source of every template read, for a run's provenance."""
 
     def get(self, family: str, name: str) -> PromptTemplate:
         user_file = self.user_dir / family / f"{name}.md" if self.user_dir else None
@@ -71,6 +74,8 @@ class PromptLibrary:
             if not resource.is_file():
                 raise PromptError(f"no prompt template {family}/{name}.md")
             raw, source = resource.read_text(encoding="utf-8"), f"built-in {family}/{name}.md"
+        digest = hashlib.sha256(raw.encode("utf-8")).hexdigest()
+        self.used[f"{family}/{name}"] = {"sha256": digest, "source": source}
         header = HEADER.match(raw)
         follows = header.group(1).strip().removeprefix("follows:").strip() if header else ""
         body = raw[header.end() :] if header else raw

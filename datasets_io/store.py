@@ -122,6 +122,10 @@ MIGRATIONS: Sequence[str] = (
     ALTER TABLE runs ADD COLUMN planned INTEGER;
     ALTER TABLE runs ADD COLUMN owner TEXT;
     """,
+    # What produced a run: one provenance record per session that started or resumed it.
+    """
+    ALTER TABLE runs ADD COLUMN provenance TEXT NOT NULL DEFAULT '[]';
+    """,
 )
 CALL_FIELDS = tuple(CallTrace.model_fields)
 """The `calls` columns that hold a `CallTrace`, in its field order."""
@@ -390,6 +394,19 @@ class ResultsStore:
             db.execute("UPDATE runs SET owner = NULL WHERE id = ?", (run_id,))
             if finished:
                 db.execute("UPDATE runs SET finished_at = ? WHERE id = ?", (time.time(), run_id))
+
+    def provenance(self, run_id: str) -> list[dict[str, Any]]:
+        """The run's sessions, oldest first: code, packages, prompts and data (`graphs.provenance`)."""
+        with self.reading() as db:
+            row = db.execute("SELECT provenance FROM runs WHERE id = ?", (run_id,)).fetchone()
+        if row is None:
+            raise StoreError(f"no run {run_id}")
+        sessions: list[dict[str, Any]] = json.loads(row[0])
+        return sessions
+
+    def save_provenance(self, run_id: str, sessions: list[dict[str, Any]]) -> None:
+        with self.transaction() as db:
+            db.execute("UPDATE runs SET provenance = ? WHERE id = ?", (json.dumps(sessions), run_id))
 
     def answer_records(self, run_id: str) -> list[tuple[str, int, Answer]]:
         """Every done item's answer with its trace, in the order the items finished."""

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Callable, Iterator, Sequence
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +32,7 @@ from datasets_io.workspace import workspace_home
 from graphs.checkpoints import checkpointed_trace, item_thread, open_checkpoints
 from graphs.kept import KeptResults
 from graphs.nodes import SolveRuntime, keeping_unfinished_calls
+from graphs.provenance import session_record, toolkit_version
 from graphs.registry import DatasetContext, Reused, StrategyError, get_strategy
 from graphs.solve import solve
 
@@ -70,13 +70,6 @@ class ItemOutcome(BaseModel):
     tokens: int = 0
     cost_usd: float | None = 0.0
     error: str | None = None
-
-
-def toolkit_version() -> str:
-    try:
-        return version("bongard-agents")
-    except PackageNotFoundError:
-        return "unknown"
 
 
 def parse_selection(selection: str) -> list[str]:
@@ -190,6 +183,8 @@ class Runner:
         )
         work: Iterator[tuple[BongardProblem, int]] = iter(self.pending(run_id, retry_errors))
         self.store.hold_run(run_id, planned=len(self.problems) * self.config.attempts)
+        sessions = [*self.store.provenance(run_id), session_record(self.problems, runtime.prompts)]
+        self.store.save_provenance(run_id, sessions)
         finished = False
         try:
             async with open_checkpoints(self.home) as checkpoints:
@@ -204,6 +199,8 @@ class Runner:
             finished = True
         finally:  # Ctrl-C or an error: the run is no longer held, and not finished (a SIGKILL leaves
             # the owner set, and `process_alive` finds it gone)
+            sessions[-1]["prompts"] = dict(sorted(runtime.prompts.used.items()))
+            self.store.save_provenance(run_id, sessions)
             self.store.release_run(run_id, finished=finished)
 
     async def _solve_one(
@@ -271,7 +268,7 @@ def start_run(config: RunConfig, store: ResultsStore, home: Path | None = None) 
     if config.sample is not None and config.problems is not None:
         raise StrategyError("--sample draws from the whole dataset: give --problems or --sample, not both")
     runner = Runner(config, store, home)  # a sample is drawn here; the run stores the drawn ids
-    return store.create_run(runner.config.model_dump(mode="json"), toolkit_version()), runner
+    return store.create_run(runner.config.model_dump(mode="json"), toolkit_version() or "unknown"), runner
 
 
 def resume_run(

@@ -183,6 +183,7 @@ def test_the_run_page_lists_each_attempt_with_its_verdict_and_filters_them(runs:
     assert html.count('<tr class="item unjudged">') == 2 and "bongard-classic/3" not in html
     assert "provider error: &lt;timeout&gt;" in get(base, f"/runs/{runs.interrupted}?show=failed").text
     assert f"bongard run --resume {runs.interrupted}" in html
+    assert "provenance: not recorded" in html  # a run stored without it says so
     get(base, f"/runs/{runs.judged}?show=nonsense", status=400)
     get(base, "/runs/run-that-is-not-there", status=404)
 

@@ -340,16 +340,23 @@ def show_run(
     as_json: Annotated[bool, typer.Option("--json")] = False,
     home: HomeOption = None,
 ) -> None:
-    """One run's configuration, counts and judgings (the last one counts unless `--judging` names another)."""
+    """One run's configuration, counts, provenance (code, packages, prompts, data) and judgings (the
+    last one counts unless `--judging` names another)."""
     store = open_store(home)
     resolved = store.resolve_run(run_id)
     summary = store.summary(resolved)
     judgings = store.judgings(resolved)
+    sessions = store.provenance(resolved)
     if as_json:
-        print(json.dumps({**summary.as_json(), "judgings": [j.__dict__ for j in judgings]}, indent=2))
+        shown = {**summary.as_json(), "judgings": [j.__dict__ for j in judgings], "provenance": sessions}
+        print(json.dumps(shown, indent=2))
         return
+    from graphs.provenance import provenance_lines
+
     console.print_json(json.dumps(summary.config))
     _print_summary(summary)
+    for line in provenance_lines(sessions):
+        console.print(escape(line), highlight=False)
     for number, judging in enumerate(judgings, 1):
         counts = " (counts)" if number == len(judgings) else ""
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(judging.decided_at))

@@ -40,6 +40,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from datasets_io.errors import BongardError
 from datasets_io.render import VARIANTS, Variant
 from datasets_io.store import StoreError
+from graphs.provenance import provenance_lines
 from graphs.view.data import (
     SHOWN,
     ReadOnlyStore,
@@ -308,6 +309,7 @@ def run_page(request: Request) -> Response:
         "show": show,
         "filters": SHOWN,
         "judgings": store.judgings(run_id),
+        "provenance": provenance_lines(store.provenance(run_id)),
     }
     return page(request, "run.html", context)
 
@@ -318,12 +320,13 @@ def run_json(request: Request) -> Response:
     run_id = viewer.run_id(store, request.path_params["run_id"])
     show = chosen_filter(request)
     [row] = run_rows(store, [run_id])
+    provenance = store.provenance(run_id)
     items = [
         dataclasses.asdict(item) | {"format_error": item.format_error}
         for item in item_rows(store, run_id)
         if item.shown(show)
     ]
-    return JSONResponse(row.as_json() | {"items": items})
+    return JSONResponse(row.as_json() | {"provenance": provenance, "items": items})
 
 
 def problem_page(request: Request) -> Response:

@@ -1,0 +1,85 @@
+"""Each run keeps what produced it: code, packages, prompts and data, one record per session."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import shutil
+import subprocess
+from importlib.resources import files
+from pathlib import Path
+
+import pytest
+
+from datasets_io.catalog import open_dataset
+from datasets_io.store import ResultsStore
+from graphs.provenance import dataset_fingerprint, git_commit, provenance_lines
+from graphs.runner import RunConfig, resume_run
+from tests.cli import run_bongard
+from tests.stored_runs import run_into_store
+
+CONFIG = {
+    "strategy": "images-to-sides",
+    "dataset": "bongard-classic",
+    "agents": {"reasoner": "perception"},
+    "problems": ["1", "2"],
+    "dataset_options": {"holdout_test": "true"},
+}
+
+
+def built_in_prompt_hash(name: str) -> str:
+    text = files("graphs").joinpath("prompts", "case_study", f"{name}.md").read_text(encoding="utf-8")
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def test_a_run_records_its_code_packages_prompts_and_data(tmp_path: Path, shared_data: Path) -> None:
+    stored = run_into_store(tmp_path, RunConfig.model_validate({**CONFIG, "data_dir": str(shared_data)}))
+    [session] = stored.store.provenance(stored.run_id)
+    assert session["packages"]["langgraph"] and session["packages"]["pydantic"]
+    if (Path(__file__).parent.parent / ".git").exists():
+        head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
+        assert session["toolkit"]["git"].removesuffix("+dirty") == head.stdout.strip()
+    assert session["prompts"]["case_study/intro"] == {
+        "sha256": built_in_prompt_hash("intro"),
+        "source": "built-in case_study/intro.md",
+    }
+    assert session["dataset"]["problems"] == 2 and len(session["dataset"]["sha256"]) == 64
+    shown = run_bongard("runs", "show", stored.run_id, "--home", tmp_path)
+    assert f"data: 2 problems, sha256 {session['dataset']['sha256']}" in shown.stdout
+    assert "case_study/intro sha256 " + built_in_prompt_hash("intro")[:16] in shown.stdout
+
+
+def test_a_resume_with_other_prompts_is_told_apart(
+    tmp_path: Path, shared_data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stored = run_into_store(tmp_path, RunConfig.model_validate({**CONFIG, "data_dir": str(shared_data)}))
+    overrides = tmp_path / "my-prompts"
+    monkeypatch.setenv("BONGARD_PROMPTS", str(overrides))
+    store = ResultsStore(tmp_path / "store.sqlite")
+    run_id, runner = resume_run(stored.run_id, store, home=tmp_path)
+    asyncio.run(runner.run(run_id, retry_errors=True))
+    first, second = store.provenance(run_id)
+    assert second["prompt_overrides"] == str(overrides) and second["prompts"] == {}  # nothing left to solve
+    assert provenance_lines([first, second])[-1] == f"resume 1: prompt_overrides: None -> {str(overrides)!r}"
+    assert provenance_lines([first, first])[-1] == "resume 1: same code, packages, prompts and data"
+
+
+def test_the_data_fingerprint_follows_the_image_bytes_not_where_they_lie(
+    tmp_path: Path, shared_data: Path
+) -> None:
+    problems = open_dataset("bongard-classic", shared_data).scan(["1", "2"]).problems
+    moved = tmp_path / "moved.png"
+    shutil.copyfile(problems[0].left[0].path, moved)
+    relocated = [
+        problems[0].model_copy(
+            update={"left": [problems[0].left[0].model_copy(update={"path": moved}), *problems[0].left[1:]]}
+        ),
+        problems[1],
+    ]
+    assert dataset_fingerprint(relocated) == dataset_fingerprint(problems)
+    moved.write_bytes(moved.read_bytes() + b"\0")
+    assert dataset_fingerprint(relocated)["sha256"] != dataset_fingerprint(problems)["sha256"]
+
+
+def test_no_commit_outside_a_git_checkout(tmp_path: Path) -> None:
+    assert git_commit(tmp_path) is None
