@@ -31,12 +31,15 @@ SELECT i.run_id, i.problem, i.attempt, i.status,
         WHERE c.run_id = i.run_id AND c.problem = i.problem AND c.attempt = i.attempt) AS tokens,
        (SELECT SUM(c.cost_usd) FROM calls c
         WHERE c.run_id = i.run_id AND c.problem = i.problem AND c.attempt = i.attempt) AS cost_usd,
+       (SELECT CASE WHEN COUNT(*) = COUNT(v.cost_usd) THEN COALESCE(SUM(v.cost_usd), 0) END FROM verdicts v
+        WHERE v.run_id = i.run_id AND v.problem = i.problem AND v.attempt = i.attempt) AS judge_cost_usd,
        (SELECT COUNT(*) FROM json_each(i.answer, '$.expected.sides')) AS images,
        (SELECT COUNT(*) FROM json_each(i.answer, '$.expected.sides') e
         WHERE json_extract(i.answer, '$.sides."' || e.key || '"') = e.value) AS images_right
 FROM items i
 """
-"""One row per item; `images` and `images_right` count the test images an answer put on a side
+"""One row per item; `judge_cost_usd` is what every judging of it cost (0 unjudged, None when a
+judge had no price); `images` and `images_right` count the test images an answer put on a side
 (classification settings) and those it put on the true one."""
 
 
@@ -90,6 +93,7 @@ def problems_frame(
         attempts=("attempt", "count"), solved_attempts=("solved", "sum"), scored=("scored", "min"),
         tokens=("tokens", "sum"),
         cost_usd=("cost_usd", lambda c: None if c.isna().any() else float(c.sum())),
+        judge_cost_usd=("judge_cost_usd", lambda c: None if c.isna().any() else float(c.sum())),
         images=("images", "sum"), images_right=("images_right", "sum"),
     ).reset_index()  # fmt: skip
     grouped["solved"] = [
@@ -112,11 +116,13 @@ def wilson(successes: int, trials: int) -> tuple[float | None, float | None]:
 def comparison_table(problems: pd.DataFrame) -> pd.DataFrame:
     """Per strategy x model x dataset: problems, `n` of them scored (an unjudged free-form run has
     none, and so no solved count, never 0), solved, accuracy with its 95% interval, image accuracy
-    with its interval, tokens and cost."""
+    with its interval, tokens and cost: of solving (failed items' calls included), of judging, and
+    their total, which `cost_per_solved_usd` divides."""
     table = problems.groupby(["strategy", "model", "dataset"]).agg(
         problems=("problem", "count"), n=("scored", "sum"), solved=("solved", "sum"),
         tokens=("tokens", "sum"),
         cost_usd=("cost_usd", lambda c: None if c.isna().any() else float(c.sum())),
+        judge_cost_usd=("judge_cost_usd", lambda c: None if c.isna().any() else float(c.sum())),
         images=("images", "sum"), images_right=("images_right", "sum"),
     ).reset_index()  # fmt: skip
     table["solved"] = [
@@ -135,7 +141,8 @@ def comparison_table(problems: pd.DataFrame) -> pd.DataFrame:
     solved = pd.to_numeric(table["solved"], errors="coerce")
     solved = solved.where(solved > 0)
     table["tokens_per_solved"] = (table["tokens"] / solved).round(1)
-    table["cost_per_solved_usd"] = table["cost_usd"] / solved
+    table["total_cost_usd"] = pd.to_numeric(table["cost_usd"]) + pd.to_numeric(table["judge_cost_usd"])
+    table["cost_per_solved_usd"] = table["total_cost_usd"] / solved
     return table
 
 

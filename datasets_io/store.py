@@ -156,6 +156,8 @@ not parse (a wrong answer), or a free-form answer the counting judging decided (
 free-form answer is unscored, not wrong)."""
 SOLVED_ITEMS = f"""SELECT COUNT(*) FROM items i WHERE i.run_id = :run_id AND i.status = 'done'
     AND {ITEM_SOLVED}"""
+SCORED_ITEMS = f"""SELECT COUNT(*) FROM items i WHERE i.run_id = :run_id AND i.status = 'done'
+    AND {ITEM_SCORED}"""
 
 
 @dataclass(frozen=True)
@@ -231,12 +233,36 @@ class RunSummary:
     done: int
     failed: int
     solved: int
+    scored: int
+    """Done items with a score: exactly scored, unparseable, or decided by the latest judging. An
+    unjudged free-form answer has none, so a run nobody judged has `solved` 0 of `scored` 0."""
     format_errors: int
     """Done items whose reply did not parse: wrong answers, counted apart so a reader sees why."""
     calls: int
     cached_calls: int
     tokens: int
     cost_usd: float | None
+    """Every solving call's cost, failed items' included; None when some call had no price."""
+    judge_verdicts: int
+    judge_cost_usd: float | None
+    """Every judging's judge calls; None when some judge had no price."""
+
+    @property
+    def solved_text(self) -> str:
+        """`12 solved`, `12 solved of 30 scored (18 unjudged)`, or `unjudged`: never a bare 0 for a
+        run whose answers nobody has judged."""
+        if self.done and not self.scored:
+            return "unjudged"
+        unjudged = self.done - self.scored
+        return f"{self.solved} solved" + (
+            f" of {self.scored} scored ({unjudged} unjudged)" if unjudged else ""
+        )
+
+    @property
+    def total_cost_usd(self) -> float | None:
+        if self.cost_usd is None or self.judge_cost_usd is None:
+            return None
+        return self.cost_usd + self.judge_cost_usd
 
     def as_json(self) -> dict[str, Any]:
         return {**self.__dict__}
@@ -535,6 +561,12 @@ class ResultsStore:
                 (run_id,),
             ).fetchone()
             solved = db.execute(SOLVED_ITEMS, {"run_id": run_id, "judging": None}).fetchone()[0]
+            scored = db.execute(SCORED_ITEMS, {"run_id": run_id, "judging": None}).fetchone()[0]
+            verdicts, judge_cost, unpriced = db.execute(
+                "SELECT COUNT(*), COALESCE(SUM(cost_usd), 0), COALESCE(SUM(cost_usd IS NULL), 0) "
+                "FROM verdicts WHERE run_id = ?",
+                (run_id,),
+            ).fetchone()
             format_errors = db.execute(
                 "SELECT COUNT(*) FROM items WHERE run_id = ? AND status = 'done' AND parse_status = 'failed'",
                 (run_id,),
@@ -556,11 +588,14 @@ class ResultsStore:
             done=done,
             failed=failed,
             solved=solved,
+            scored=scored,
             format_errors=format_errors,
             calls=calls,
             cached_calls=cached,
             tokens=tokens,
             cost_usd=None if unknown else float(cost),
+            judge_verdicts=verdicts,
+            judge_cost_usd=None if unpriced else float(judge_cost),
         )
 
     def run_ids(self) -> list[str]:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from datasets_io.records import Answer
+from datasets_io.records import Answer, CallTrace, Verdict
 from datasets_io.store import STORE_FILE, ResultsStore, run_status
 from tests.cli import run_bongard
 
@@ -93,6 +93,8 @@ def test_an_unjudged_run_reads_unjudged_never_zero_and_every_rate_has_n_and_inte
     assert ran.returncode == 0, ran.stderr
     table = " ".join(ran.stdout.split())
     assert "│ 4 │ 0 │ unjudged │ - │" in table  # 4 problems, none scored: no solved count, no rate
+    assert "4/4 items done, 0 failed, unjudged, 0 format errors" in " ".join(ran.stdout.split())
+    assert "│ unjudged │" in run_bongard("runs", "list", *home).stdout
 
     def compared() -> dict[str, object]:
         out = tmp_path / f"report-{len(list(tmp_path.glob('report-*')))}"
@@ -106,6 +108,8 @@ def test_an_unjudged_run_reads_unjudged_never_zero_and_every_rate_has_n_and_inte
     assert run_bongard("judge", "latest", "--judges", "embedding:0.01", *home).returncode == 0
     judged = compared()
     assert (judged["n"], judged["solved"], judged["accuracy"]) == (4, 4, 1.0)
+    shown = " ".join(run_bongard("runs", "show", "latest", *home).stdout.split())
+    assert "4 solved, 0 format errors" in shown and "judges: 4 verdicts, cost $0.0000" in shown
     assert (judged["accuracy_low"], judged["accuracy_high"]) == (0.51, 1.0)  # Wilson, 4 of 4
 
 
@@ -114,3 +118,19 @@ def test_the_version_is_printed() -> None:
 
     shown = run_bongard("--version")
     assert shown.returncode == 0 and shown.stdout.strip() == f"bongard-agents {version('bongard-agents')}"
+
+
+def test_cost_counts_failed_items_and_judges_and_a_partly_judged_run_says_so(tmp_path: Path) -> None:
+    store = ResultsStore(tmp_path / STORE_FILE)
+    run_id = store.create_run({"strategy": "direct", "dataset": "d", "agents": {}}, "test")
+    paid = CallTrace(role="reasoner", agent="a", task="answer", conversation="c", step=0, prompt="p",
+                     reply="r", cost_usd=0.25)  # fmt: skip
+    for number in (1, 2):
+        answer = Answer(strategy="direct", problem=f"d/{number}", text="x", trace=[paid])
+        store.save_item(run_id, f"d/{number}", 0, answer, None)
+    store.save_item(run_id, "d/3", 0, None, "provider error", failed_trace=[paid])
+    verdict = Verdict(judge="j", label="ok", raw_text="OK", input_tokens=1, output_tokens=1, cost_usd=0.5)
+    store.save_judging(run_id, "d/1", 0, "strict|j", "vote:1", True, [verdict])
+    summary = store.summary(run_id)
+    assert (summary.cost_usd, summary.judge_cost_usd, summary.total_cost_usd) == (0.75, 0.5, 1.25)
+    assert summary.solved_text == "1 solved of 1 scored (1 unjudged)"

@@ -274,14 +274,23 @@ def _rate(row: dict[str, Any], key: str) -> str:
     return "-" if value is None or value != value else f"{value:.3f} [{low:.3f}, {high:.3f}]"
 
 
+def _dollars(cost: float | None) -> str:
+    return "unknown" if cost is None else f"${cost:.4f}"
+
+
 def _print_summary(summary: RunSummary) -> None:
-    cost = "unknown" if summary.cost_usd is None else f"${summary.cost_usd:.4f}"
     planned = summary.planned if summary.planned is not None else "?"
+    judged = (
+        f"; judges: {summary.judge_verdicts} verdicts, cost {_dollars(summary.judge_cost_usd)}, "
+        f"total {_dollars(summary.total_cost_usd)}"
+        if summary.judge_verdicts
+        else ""
+    )
     console.print(
         f"{summary.id}: {summary.status}, {summary.done}/{planned} items done, {summary.failed} failed, "
-        f"{summary.solved} solved, {summary.format_errors} format errors; "
+        f"{summary.solved_text}, {summary.format_errors} format errors; "
         f"{summary.calls} calls ({summary.cached_calls} cached), "
-        f"{summary.tokens} tokens, cost {cost}"
+        f"{summary.tokens} tokens, cost {_dollars(summary.cost_usd)}{judged}"
     )
     hint = {"interrupted": "", "failed": " --retry-errors"}.get(summary.status)
     if hint is not None:
@@ -297,17 +306,19 @@ def list_runs(as_json: Annotated[bool, typer.Option("--json")] = False, home: Ho
         print(json.dumps([s.as_json() for s in summaries], indent=2))
         return
     headers = ("run", "status", "strategy", "agents", "dataset", "planned", "done", "failed", "solved")
-    table = Table(*headers, "calls", "cost")
+    table = Table(*headers, "calls", "cost (with judges)")
     for s in summaries:
-        cost = "unknown" if s.cost_usd is None else f"${s.cost_usd:.4f}"
+        solved = "unjudged" if s.done and not s.scored else str(s.solved)
         table.add_row(
             s.id,
             s.status,
             s.config["strategy"],
             ", ".join(sorted(set(s.config["agents"].values()))),
             s.config["dataset"],
-            *map(str, ("?" if s.planned is None else s.planned, s.done, s.failed, s.solved, s.calls)),
-            cost,
+            *map(str, ("?" if s.planned is None else s.planned, s.done, s.failed)),
+            solved,
+            str(s.calls),
+            _dollars(s.total_cost_usd),
         )
     console.print(table)
 
