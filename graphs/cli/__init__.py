@@ -14,6 +14,7 @@ from graphs.cli.agents import ask, cache_app, list_agents
 from graphs.cli.analyze import analyze_app
 from graphs.cli.console import error_console
 from graphs.cli.datasets import datasets_app
+from graphs.cli.export import export
 from graphs.cli.generate import generate, review, variants
 from graphs.cli.run import compare, judge, run, runs_app
 from graphs.cli.show import show
@@ -68,6 +69,7 @@ app.command("review")(review)
 app.command("variants")(variants)
 app.command("graph")(draw_graph)
 app.command("view")(view)
+app.command("export")(export)
 
 
 def main() -> None:

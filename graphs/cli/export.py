@@ -1,0 +1,37 @@
+"""`bongard export RUN --format inspect`: a run in another tool's log format."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from graphs.cli.console import console
+from graphs.cli.options import HomeOption
+from graphs.cli.run import open_store
+
+
+class ExportFormat(StrEnum):
+    inspect = "inspect"
+
+
+def export(
+    run_id: Annotated[str, typer.Argument(metavar="RUN", help="A run id or `latest`.")],
+    export_format: Annotated[
+        ExportFormat,
+        typer.Option("--format", help="inspect: an inspect_ai eval log, opened by `inspect view`."),
+    ] = ExportFormat.inspect,
+    out: Annotated[
+        Path,
+        typer.Option("--out", metavar="DIR", help="Folder the log is written to (inspect's default: logs)."),
+    ] = Path("logs"),
+    home: HomeOption = None,
+) -> None:
+    """Write a run as another tool's log: every item, its calls, answer, target and score."""
+    from graphs.inspect_export import export_run
+
+    store = open_store(home)
+    path = export_run(store, store.resolve_run(run_id), out)
+    console.print(f"{path} (open it with `inspect view --log-dir {out}`)", highlight=False)
