@@ -32,10 +32,12 @@ class IncompatibleRuns(BongardError, ValueError):
 
 @dataclass(frozen=True)
 class Selection:
-    """The runs to count, and a line per run left out saying why."""
+    """The runs to count, a line per run left out saying why, and one per incomplete run counted
+    anyway (with `include_incomplete`), so no partial figure passes for a whole one."""
 
     run_ids: list[str]
     left_out: list[str]
+    incomplete: list[str]
 
 
 def select_runs(
@@ -43,17 +45,21 @@ def select_runs(
 ) -> Selection:
     """Leave out incomplete runs (unless `include_incomplete`), then refuse rows that would mix
     protocols (unless `mixed_rows`) or count one problem twice (always)."""
-    kept, left_out = [], []
+    kept: list[str] = []
+    left_out: list[str] = []
+    incomplete: list[str] = []
     for run_id in run_ids:
         summary = store.summary(run_id)
-        if summary.status == "complete" or include_incomplete:
+        if summary.status == "complete":
             kept.append(run_id)
             continue
         done = f"{summary.done}/{summary.planned if summary.planned is not None else '?'} items done"
         retry = " --retry-errors" if summary.status == "failed" else ""
         resume = f"`{RESUME_HINT.format(run_id=run_id)}{retry}`"
         hint = "" if summary.status == "running" else f"; finish it with {resume}"
-        left_out.append(f"{run_id} ({summary.status}, {done}{hint})")
+        (incomplete if include_incomplete else left_out).append(f"{run_id} ({summary.status}, {done}{hint})")
+        if include_incomplete:
+            kept.append(run_id)
     if not kept:
         raise IncompatibleRuns(
             "no complete run to compare; left out: " + "; ".join(left_out) + " (or give --include-incomplete)"
@@ -61,7 +67,7 @@ def select_runs(
     for row, members in _rows(store, kept).items():
         if len(members) > 1:
             _check_row(store, row, members, mixed_rows)
-    return Selection(kept, left_out)
+    return Selection(kept, left_out, incomplete)
 
 
 def model_label(agents: dict[str, str]) -> str:

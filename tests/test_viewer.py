@@ -256,6 +256,8 @@ def test_the_compare_page_shows_the_table_the_plots_and_a_problem_across_the_run
     table = html.split('<table class="compare">')[1].split("</table>")[0]
     assert table.count("<tr>") == 4  # the header and one row per strategy x model x dataset
     assert "1.000 [0.439, 1.000]" in table and "unjudged" in table  # the running run: nothing scored
+    assert f"not complete, counted as far as it got: {runs.interrupted} (interrupted" in html
+    assert f"{runs.running} (running" in html and f"{runs.judged} (" not in html.split("<h2")[0]
     [key] = re.findall(r'id="accuracy-plot" src="/compare/([0-9a-f]{16})/accuracy.png"', html)
     plot = get(base, f"/compare/{key}/accuracy.png")
     assert plot.headers["content-type"] == "image/png" and Image.open(BytesIO(plot.content)).width > 100

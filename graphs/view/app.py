@@ -111,6 +111,8 @@ class Viewer:
         self.drawing = threading.Lock()
         """matplotlib's pyplot is not thread-safe: one report is drawn at a time."""
         self.reports: dict[str, list[ResultRow]] = {}
+        self.incomplete: dict[str, list[str]] = {}
+        """Per report: the incomplete runs it counts, said above its table."""
         self._images: OrderedDict[tuple[str, ...], bytes] = OrderedDict()
         self._datasets: dict[str, Dataset] = {}
         self._caching = threading.Lock()
@@ -399,7 +401,9 @@ def compare_page(request: Request) -> Response:
         run_id = viewer.run_id(viewer.require_store(), run)
         if run_id not in chosen:
             chosen.append(run_id)
-    context: dict[str, Any] = {"runs": runs, "chosen": chosen, "key": None, "error": None, "plots": PLOTS}
+    context: dict[str, Any] = {
+        "runs": runs, "chosen": chosen, "key": None, "error": None, "plots": PLOTS, "incomplete": [],
+    }  # fmt: skip
     if store is None or not chosen:
         return page(request, "compare.html", context)
     try:
@@ -409,11 +413,13 @@ def compare_page(request: Request) -> Response:
                 from datasets_io.report import write_report
                 from datasets_io.run_compatibility import select_runs
 
-                select_runs(store, chosen, include_incomplete=True)  # chosen by hand; never a mixed row
+                # chosen by hand, so counted, but never as complete; never a mixed row
+                viewer.incomplete[key] = select_runs(store, chosen, include_incomplete=True).incomplete
                 viewer.reports[key] = result_rows(write_report(store, chosen, viewer.cache_dir / key))
                 while len(viewer.reports) > REPORTS_KEPT:  # the oldest report goes, folder and all
                     oldest = next(iter(viewer.reports))
                     del viewer.reports[oldest]
+                    viewer.incomplete.pop(oldest, None)
                     shutil.rmtree(viewer.cache_dir / oldest, ignore_errors=True)
         verdicts = problem_verdicts(store, chosen)
     except BongardError as error:
@@ -428,6 +434,7 @@ def compare_page(request: Request) -> Response:
     context |= {
         "key": key,
         "table": viewer.reports[key],
+        "incomplete": viewer.incomplete.get(key, []),
         "verdicts": verdicts,
         "problem": problem,
         "side_by_side": side_by_side,
