@@ -46,7 +46,11 @@ def _options(
     show_version: Annotated[
         bool,
         typer.Option(
-            "--version", help="Print the toolkit's version and exit.", callback=_print_version, is_eager=True
+            "--version",
+            metavar="",
+            help="Print the toolkit's version and exit.",
+            callback=_print_version,
+            is_eager=True,
         ),
     ] = False,
 ) -> None:

@@ -36,7 +36,7 @@ EXAMPLES = {
 def list_agents(
     provider_name: Annotated[
         str | None,
-        typer.Argument(metavar="[PROVIDER]", help="Show this provider's parameters (-M KEY=VALUE)."),
+        typer.Argument(metavar="PROVIDER", help="Show this provider's parameters (-M KEY=VALUE)."),
     ] = None,
 ) -> None:
     """Every known provider: whether its extra is installed and its key set (never the key); or one
@@ -88,16 +88,24 @@ def _type_name(annotation: Any) -> str:
 
 def ask(
     model: Annotated[str, typer.Argument(metavar="MODEL", help="Agent spec, e.g. openai:gpt-4o.")],
-    prompt: Annotated[str, typer.Argument(help="The message to send.")],
+    prompt: Annotated[str, typer.Argument(metavar="PROMPT", help="The text of the message to send.")],
     image: Annotated[
-        list[Path] | None, typer.Option("--image", help="An image to attach, repeatable.")
+        list[Path] | None,
+        typer.Option(
+            "--image", metavar="IMAGE", help="An image file to attach after the prompt, repeatable."
+        ),
     ] = None,
     schema: Annotated[
-        Path | None, typer.Option("--schema", help="A JSON schema file the reply must fit.")
+        Path | None,
+        typer.Option(
+            "--schema", metavar="FILE", help="A JSON schema file the reply must fit (exit 1 if it does not)."
+        ),
     ] = None,
     param: ModelParams = None,
     config: AgentConfigOption = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")] = False,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", metavar="", help="Neither read nor write the cache.")
+    ] = False,
     home: HomeOption = None,
 ) -> None:
     """One call: print the reply, its tokens, cost and latency."""
@@ -159,7 +167,14 @@ def _cache(home: Path | None) -> ResponseCache:
 
 @cache_app.command("clear")
 def cache_clear(
-    agent: Annotated[str | None, typer.Option("--agent", help="Only this agent's replies.")] = None,
+    agent: Annotated[
+        str | None,
+        typer.Option(
+            "--agent",
+            metavar="SPEC",
+            help="Only this agent's replies (its spec, as `cache stats` lists it; default: all).",
+        ),
+    ] = None,
     home: HomeOption = None,
 ) -> None:
     """Delete cached replies."""

@@ -31,10 +31,12 @@ analyze_app = typer.Typer(
     "metrics, types.",
     no_args_is_help=True,
 )
-RunIds = Annotated[list[str], typer.Argument(metavar="RUN ...", help="Run ids, or `latest`.")]
+RunIds = Annotated[list[str], typer.Argument(metavar="RUN", help="One or more run ids (or `latest`).")]
 OutOption = Annotated[
     Path | None,
-    typer.Option("--out", help="Also write the tables as CSV to this folder.", show_default=False),
+    typer.Option(
+        "--out", metavar="DIR", help="Also write the tables as CSV to this folder.", show_default=False
+    ),
 ]
 
 
@@ -115,7 +117,7 @@ def probes(run_ids: RunIds, out: OutOption = None, home: HomeOption = None) -> N
 def similarity(
     run_ids: RunIds,
     correct_only: Annotated[
-        bool, typer.Option("--correct-only", help="Only queries the model classified right.")
+        bool, typer.Option("--correct-only", metavar="", help="Only queries the model classified right.")
     ] = False,
     out: OutOption = None,
     home: HomeOption = None,
@@ -145,23 +147,25 @@ def parse_task_aggregates(given: list[str], tasks: tuple[str, ...]) -> dict[str,
 
 @analyze_app.command("types")
 def types(
-    open_ended: Annotated[str, typer.Option(help="The open-ended run (Task 1), judged.")],
-    probe: Annotated[str, typer.Option(help="The concept-probe run (Task 2).")],
-    hypotheses: Annotated[str, typer.Option(help="The hypotheses run (Task 3), judged.")],
+    open_ended: Annotated[str, typer.Option(metavar="RUN", help="The open-ended run (Task 1), judged.")],
+    probe: Annotated[str, typer.Option(metavar="RUN", help="The concept-probe run (Task 2).")],
+    hypotheses: Annotated[str, typer.Option(metavar="RUN", help="The hypotheses run (Task 3), judged.")],
     aggregate: Annotated[
         list[str] | None,
         typer.Option(
             "--aggregate",
-            help="How each task's attempts count: AGG for all three or TASK=AGG (open-ended, "
-            "concept-probe, hypotheses), AGG majority, any or at-least:K; default majority, which is "
-            "2 of 3 for a 3-attempt run and the one attempt of a single-attempt run, as the paper counts.",
+            metavar="[TASK=]RULE",
+            help="How each task's attempts count, repeatable: RULE for all three or TASK=RULE for one "
+            "(TASK: open-ended, concept-probe, hypotheses; RULE: majority, any or at-least:K); default "
+            "majority, which is 2 of 3 for a 3-attempt run and the one attempt of a single-attempt run, "
+            "as the paper counts.",
             show_default=False,
         ),
     ] = None,
     judging: JudgingOption = None,
-    out: Annotated[Path, typer.Option("--out", help="Folder for types.md, types.json, types.png.")] = Path(
-        "types"
-    ),
+    out: Annotated[
+        Path, typer.Option("--out", metavar="DIR", help="Folder for types.md, types.json, types.png.")
+    ] = Path("types"),
     figure_format: FigureFormatOption = FigureFormatChoice.png,
     home: HomeOption = None,
 ) -> None:

@@ -47,14 +47,22 @@ def list_datasets(data_dir: DataDirOption = None) -> None:
 @datasets_app.command("show")
 def show(
     dataset_name: Annotated[str, typer.Argument(metavar="DATASET", help="Name or FORMAT:PATH.")],
-    problem_id: Annotated[str, typer.Argument(metavar="PROBLEM")],
-    out: Annotated[Path, typer.Option("--out", help="Where to write the sheet (PNG).")],
+    problem_id: Annotated[
+        str, typer.Argument(metavar="PROBLEM", help="The problem's id in the dataset, e.g. 31.")
+    ],
+    out: Annotated[Path, typer.Option("--out", metavar="IMAGE", help="Where to write the sheet (PNG).")],
     variant: Annotated[
         Variant, typer.Option(help="Panel look: colour or grey, letterboxed or square.")
     ] = "plain",
-    max_side: Annotated[int, typer.Option(min=64, help="Sheet width in pixels.")] = DEFAULT_MAX_SIDE,
+    max_side: Annotated[
+        int,
+        typer.Option(
+            min=64, metavar="PIXELS", help="Widest the sheet (and the test strip) may be, in pixels."
+        ),
+    ] = DEFAULT_MAX_SIDE,
     tests_out: Annotated[
-        Path | None, typer.Option("--tests-out", help="Also write the test images as a strip.")
+        Path | None,
+        typer.Option("--tests-out", metavar="IMAGE", help="Also write the test images as a strip (PNG)."),
     ] = None,
     data_dir: DataDirOption = None,
     option: DatasetOptions = None,

@@ -29,42 +29,74 @@ DECISION_KEYS: dict[str, Decision] = {"l": "left", "r": "right", "n": "none"}
 
 def generate(
     source: Annotated[
-        str | None, typer.Option(help="Dataset of source problems (name or FORMAT:PATH).")
+        str | None, typer.Option(metavar="DATASET", help="Dataset of source problems (name or FORMAT:PATH).")
     ] = None,
-    out: Annotated[Path | None, typer.Option(help="Folder the new dataset is written to.")] = None,
-    problems: Annotated[str | None, typer.Option(help="Source problem ids, e.g. 1-11,31.")] = None,
-    model: Annotated[str | None, typer.Option(help="Agent spec for every role not given.")] = None,
-    describer: Annotated[str | None, typer.Option(help="Image + concept -> prompt pair (a VLM).")] = None,
-    augmenter: Annotated[str | None, typer.Option(help="Prompt -> N variants (any LLM).")] = None,
-    reviewer: Annotated[str | None, typer.Option(help="--review auto: re-describes each image.")] = None,
+    out: Annotated[
+        Path | None, typer.Option(metavar="DIR", help="Folder the new dataset is written to.")
+    ] = None,
+    problems: Annotated[
+        str | None, typer.Option(metavar="IDS", help="Source problem ids, e.g. 1-11,31 (default: all).")
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option(metavar="SPEC", help="Agent spec for every role not given.")
+    ] = None,
+    describer: Annotated[
+        str | None, typer.Option(metavar="SPEC", help="Image + concept -> prompt pair (a VLM).")
+    ] = None,
+    augmenter: Annotated[
+        str | None, typer.Option(metavar="SPEC", help="Prompt -> N variants (any LLM).")
+    ] = None,
+    reviewer: Annotated[
+        str | None, typer.Option(metavar="SPEC", help="--review auto: re-describes each image.")
+    ] = None,
     review_judge: Annotated[
-        str | None, typer.Option(help="--review auto: which concept a description shows.")
+        str | None, typer.Option(metavar="SPEC", help="--review auto: which concept a description shows.")
     ] = None,
     generator: Annotated[
-        str, typer.Option(help="Image generator: flux, openai-images:MODEL, shapes.")
+        str, typer.Option(metavar="NAME", help="Image generator: flux, openai-images:MODEL, shapes.")
     ] = "flux",
     generator_param: Annotated[
-        list[str] | None, typer.Option("--generator-param", "-G", help="Generator parameter KEY=VALUE.")
+        list[str] | None,
+        typer.Option(
+            "--generator-param", "-G", metavar="KEY=VALUE", help="Generator parameter KEY=VALUE, repeatable."
+        ),
     ] = None,
     embedder: Annotated[
-        str, typer.Option(help="Image embedder: open_clip[:MODEL/WEIGHTS], classical.")
+        str, typer.Option(metavar="NAME", help="Image embedder: open_clip[:MODEL/WEIGHTS], classical.")
     ] = "open_clip",
-    variations: Annotated[int, typer.Option(min=1, max=99, help="Variants per source image (N).")] = 15,
-    panels: Annotated[int, typer.Option(min=1, help="Context images per side (P).")] = 6,
+    variations: Annotated[
+        int, typer.Option(min=1, max=99, metavar="N", help="Variants per source image (N).")
+    ] = 15,
+    panels: Annotated[int, typer.Option(min=1, metavar="P", help="Context images per side (P).")] = 6,
     subsets: Annotated[
-        int, typer.Option(min=1, help="Subsets per side (M); M x M problems per source.")
+        int, typer.Option(min=1, metavar="M", help="Subsets per side (M); M x M problems per source.")
     ] = 10,
     no_removal: Annotated[
-        bool, typer.Option("--no-removal", help="Keep images in the pool (the LP variant).")
+        bool, typer.Option("--no-removal", metavar="", help="Keep images in the pool (the LP variant).")
     ] = False,
     review: Annotated[
-        str, typer.Option(help="human (stop for decisions) or auto (cycle-consistency).")
+        str, typer.Option(metavar="MODE", help="human (stop for decisions) or auto (cycle-consistency).")
     ] = "human",
-    groups: Annotated[Path | None, typer.Option(help="CSV of source id, concept group.")] = None,
-    seed: int = 0,
-    size: Annotated[int, typer.Option(min=64, help="Image side in pixels.")] = 512,
-    concurrency: Annotated[int, typer.Option(min=1)] = 4,
-    resume: Annotated[str | None, typer.Option(help="Continue a generation (an id or `latest`).")] = None,
+    groups: Annotated[
+        Path | None, typer.Option(metavar="CSV", help="CSV of source id, concept group.")
+    ] = None,
+    seed: Annotated[
+        int,
+        typer.Option(
+            metavar="SEED",
+            help="Seed of each image's render and of the test image drawn from each subset.",
+        ),
+    ] = 0,
+    size: Annotated[int, typer.Option(min=64, metavar="PIXELS", help="Image side in pixels.")] = 512,
+    concurrency: Annotated[
+        int,
+        typer.Option(
+            min=1, metavar="N", help="Source problems advanced, and model calls in flight, at once."
+        ),
+    ] = 4,
+    resume: Annotated[
+        str | None, typer.Option(metavar="GEN", help="Continue a generation (an id or `latest`).")
+    ] = None,
     param: ModelParams = None,
     data_dir: DataDirOption = None,
     option: DatasetOptions = None,
@@ -151,12 +183,15 @@ def _report(job: Generation, status: GenerationStatus) -> None:
 
 def review(
     generation: Annotated[str, typer.Argument(metavar="GEN", help="A generation id or `latest`.")],
-    decisions: Annotated[Path | None, typer.Option(help="CSV with columns image_id,decision.")] = None,
+    decisions: Annotated[
+        Path | None,
+        typer.Option(metavar="CSV", help="Store the decisions of a CSV with columns image_id,decision."),
+    ] = None,
     template: Annotated[
-        Path | None, typer.Option(help="Write a CSV of the pending images to fill in.")
+        Path | None, typer.Option(metavar="CSV", help="Write a CSV of the pending images to fill in.")
     ] = None,
     interactive: Annotated[
-        bool, typer.Option("--interactive", help="Ask for each pending image here.")
+        bool, typer.Option("--interactive", metavar="", help="Ask for each pending image here.")
     ] = False,
     home: HomeOption = None,
 ) -> None:
@@ -225,18 +260,39 @@ def _ask(records: GenerationRecords, generation_id: str, pending: list[Review]) 
 
 
 def variants(
-    folder: Annotated[Path, typer.Argument(help="A generated dataset folder (with pool.json).")],
+    folder: Annotated[
+        Path, typer.Argument(metavar="DIR", help="A generated dataset folder (with pool.json).")
+    ],
     embedder: Annotated[
-        str, typer.Option(help="Image embedder (as the generation used, to reuse its files).")
+        str, typer.Option(metavar="NAME", help="Image embedder (as the generation used, to reuse its files).")
     ] = "open_clip",
-    panels: Annotated[str | None, typer.Option(help="P values, e.g. 2-6: one manifest each.")] = None,
+    panels: Annotated[
+        str | None,
+        typer.Option(metavar="COUNTS", help="Panels per side (P), e.g. 2-6 or 2,4: one manifest for each P."),
+    ] = None,
     removal: Annotated[
-        bool, typer.Option("--removal/--no-removal", help="Remove redundant images (off: LP).")
+        bool, typer.Option("--removal/--no-removal", metavar="", help="Remove redundant images (off: LP).")
     ] = False,
-    tvt: Annotated[int | None, typer.Option(help="Write train/validation/test splits with P panels.")] = None,
-    impure: Annotated[bool, typer.Option("--impure", help="Also an -impure twin of each manifest.")] = False,
-    subsets: Annotated[int, typer.Option(min=1)] = 10,
-    seed: int = 0,
+    tvt: Annotated[
+        int | None,
+        typer.Option(metavar="P", help="Write train/validation/test splits with P panels per side."),
+    ] = None,
+    impure: Annotated[
+        bool, typer.Option("--impure", metavar="", help="Also an -impure twin of each manifest.")
+    ] = False,
+    subsets: Annotated[
+        int,
+        typer.Option(
+            min=1, metavar="M", help="Subsets per side (M): up to M x M problems per source and manifest."
+        ),
+    ] = 10,
+    seed: Annotated[
+        int,
+        typer.Option(
+            metavar="SEED",
+            help="Seed of each subset's test image, the TVT test picks and the impure swaps.",
+        ),
+    ] = 0,
 ) -> None:
     """Variants of a generated dataset as extra manifests: LP / P panels, TVT splits, impure sides."""
     from agents.image_embedders import resolve_image_embedder

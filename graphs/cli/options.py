@@ -14,6 +14,7 @@ DataDirOption = Annotated[
     Path | None,
     typer.Option(
         "--data-dir",
+        metavar="DIR",
         help="Folder with one sub-folder per dataset (default: $BONGARD_DATA, ./data, ../shared/data).",
         show_default=False,
     ),
@@ -23,6 +24,7 @@ DatasetOptions = Annotated[
     typer.Option(
         "--option",
         "-O",
+        metavar="KEY=VALUE",
         help="Loader option KEY=VALUE, repeatable (e.g. holdout_test=true for bongard-classic).",
         show_default=False,
     ),
@@ -34,6 +36,7 @@ ModelParams = Annotated[
     typer.Option(
         "--param",
         "-M",
+        metavar="KEY=VALUE",
         help="Agent parameter KEY=VALUE, repeatable: temperature, max_tokens, seed, timeout_s, base_url, "
         "concurrency, requests_per_minute, tokens_per_minute, image_max_side, price_input, price_output...",
         show_default=False,
@@ -41,18 +44,27 @@ ModelParams = Annotated[
 ]
 AgentConfigOption = Annotated[
     Path | None,
-    typer.Option("--agent-config", help="TOML or JSON file: agent spec -> parameters.", show_default=False),
+    typer.Option(
+        "--agent-config",
+        metavar="FILE",
+        help="TOML or JSON file: agent spec -> parameters.",
+        show_default=False,
+    ),
 ]
 HomeOption = Annotated[
     Path | None,
     typer.Option(
-        "--home", help="Workspace folder (default: $BONGARD_HOME, else ~/.bongard).", show_default=False
+        "--home",
+        metavar="DIR",
+        help="Workspace folder (default: $BONGARD_HOME, else ~/.bongard).",
+        show_default=False,
     ),
 ]
 AggregateOption = Annotated[
     str,
     typer.Option(
         "--aggregate",
+        metavar="RULE",
         help="How a problem's attempts count: majority (solved in most), mean (each attempt its "
         "share; the table gives the rounded mean over attempts, Wonderland's Table 1), any, or "
         "at-least:K.",
@@ -75,6 +87,7 @@ PolicyOption = Annotated[
     str | None,
     typer.Option(
         "--policy",
+        metavar="POLICY",
         help="Voting policy: vote:K, majority, all or any (default: vote:2, a lone judge's own verdict).",
         show_default=False,
     ),
@@ -92,6 +105,7 @@ JudgingOption = Annotated[
     str | None,
     typer.Option(
         "--judging",
+        metavar="NAME",
         help="Count free-form answers by this judging (its name as `bongard runs show RUN` lists it, "
         "STYLE|JUDGE,...@POLICY; default: each run's latest).",
         show_default=False,

@@ -53,19 +53,30 @@ def open_store(home: Path | None) -> ResultsStore:
 
 
 def run(
-    strategy: Annotated[str | None, typer.Option(help="Strategy name (see `bongard strategies`).")] = None,
-    model: Annotated[str | None, typer.Option(help="Agent spec for every role.")] = None,
-    describer: Annotated[str | None, typer.Option(help="Agent spec for description calls.")] = None,
-    reasoner: Annotated[str | None, typer.Option(help="Agent spec for answer calls.")] = None,
-    author: Annotated[
-        str | None, typer.Option(help="Agent spec writing concept probes (concept-probe).")
+    strategy: Annotated[
+        str | None, typer.Option(metavar="NAME", help="Strategy name (see `bongard strategies`).")
     ] = None,
-    dataset: Annotated[str | None, typer.Option(help="Dataset name or FORMAT:PATH.")] = None,
-    problems: Annotated[str | None, typer.Option(help="Problem ids, e.g. 1-20,31.")] = None,
+    model: Annotated[
+        str | None, typer.Option(metavar="SPEC", help="Agent spec for every role, e.g. openai:gpt-4o.")
+    ] = None,
+    describer: Annotated[
+        str | None, typer.Option(metavar="SPEC", help="Agent spec for description calls.")
+    ] = None,
+    reasoner: Annotated[str | None, typer.Option(metavar="SPEC", help="Agent spec for answer calls.")] = None,
+    author: Annotated[
+        str | None, typer.Option(metavar="SPEC", help="Agent spec writing concept probes (concept-probe).")
+    ] = None,
+    dataset: Annotated[
+        str | None, typer.Option(metavar="DATASET", help="Dataset name or FORMAT:PATH.")
+    ] = None,
+    problems: Annotated[
+        str | None, typer.Option(metavar="IDS", help="Problem ids, e.g. 1-20,31 (default: all).")
+    ] = None,
     sample: Annotated[
         int | None,
         typer.Option(
             min=1,
+            metavar="N",
             help="Draw this many problems with --seed (stored with the run), e.g. 100 of a test split.",
             show_default=False,
         ),
@@ -73,44 +84,73 @@ def run(
     stratify: Annotated[
         str | None,
         typer.Option(
+            metavar="LABEL",
             help="With --sample: keep the share of each concept (the left rule), group or metadata.KEY, "
             "as the case study samples Bongard-HOI and Bongard-OpenWorld.",
             show_default=False,
         ),
     ] = None,
-    attempts: Annotated[int, typer.Option(min=1)] = 1,
-    seed: int = 0,
+    attempts: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            metavar="N",
+            help="Attempts per problem, each with its own seed (Bongard in Wonderland runs open-ended "
+            "and multiple-choice 3 times); `--aggregate` of compare and analyze says how they count.",
+        ),
+    ] = 1,
+    seed: Annotated[
+        int,
+        typer.Option(
+            metavar="SEED",
+            help="Seed of --sample's draw and of the strategy's seeded choices (test image order, "
+            "distractors...; attempt k, from 0, uses SEED+k); the model's own seed is -M seed=N.",
+        ),
+    ] = 0,
     concurrency: Annotated[
-        int, typer.Option(min=1, help="Problems solved, and calls in flight, at once.")
+        int, typer.Option(min=1, metavar="N", help="Problems solved, and calls in flight, at once.")
     ] = 4,
     variant: Annotated[
         Variant, typer.Option(help="Image variant: plain, grey, square, square-grey.")
     ] = "plain",
     strategy_option: Annotated[
         list[str] | None,
-        typer.Option("--strategy-option", "-S", help="Strategy option KEY=VALUE, repeatable."),
+        typer.Option(
+            "--strategy-option",
+            "-S",
+            metavar="KEY=VALUE",
+            help="Strategy option KEY=VALUE, repeatable (`bongard strategies NAME` lists them).",
+        ),
     ] = None,
     rules_from: Annotated[
-        str | None, typer.Option(help="deductive-rule-learning: apply the rules of this earlier run.")
+        str | None,
+        typer.Option(metavar="RUN", help="deductive-rule-learning: apply the rules of this earlier run."),
     ] = None,
     descriptions_from: Annotated[
         str | None,
-        typer.Option(help="componential-analysis, D1S, D2S, CG: reason over this run's panel descriptions."),
+        typer.Option(
+            metavar="RUN",
+            help="componential-analysis, D1S, D2S, CG: reason over this run's panel descriptions.",
+        ),
     ] = None,
     probes_from: Annotated[
-        str | None, typer.Option(help="concept-probe: ask the probes this earlier run authored.")
+        str | None,
+        typer.Option(metavar="RUN", help="concept-probe: ask the probes this earlier run authored."),
     ] = None,
     no_cot: Annotated[
-        bool, typer.Option("--no-cot", help="direct-rule-learning: ask for the conclusion alone.")
+        bool, typer.Option("--no-cot", metavar="", help="direct-rule-learning: ask for the conclusion alone.")
     ] = False,
     judges: Annotated[
-        str | None, typer.Option(help="Judge the answers after the run: specs, comma-separated.")
+        str | None,
+        typer.Option(metavar="SPECS", help="Judge the answers after the run: judge specs, comma-separated."),
     ] = None,
     policy: PolicyOption = None,
     judge_style: StyleOption = None,
-    resume: Annotated[str | None, typer.Option(help="Complete a stored run (an id or `latest`).")] = None,
+    resume: Annotated[
+        str | None, typer.Option(metavar="RUN", help="Complete a stored run (an id or `latest`).")
+    ] = None,
     retry_errors: Annotated[
-        bool, typer.Option("--retry-errors", help="With --resume: retry failed items.")
+        bool, typer.Option("--retry-errors", metavar="", help="With --resume: retry failed items.")
     ] = False,
     param: ModelParams = None,
     agent_config: AgentConfigOption = None,
@@ -298,7 +338,12 @@ def _print_summary(summary: RunSummary) -> None:
 
 
 @runs_app.command("list")
-def list_runs(as_json: Annotated[bool, typer.Option("--json")] = False, home: HomeOption = None) -> None:
+def list_runs(
+    as_json: Annotated[
+        bool, typer.Option("--json", metavar="", help="Print each run's summary as JSON instead of a table.")
+    ] = False,
+    home: HomeOption = None,
+) -> None:
     """Every stored run with its counts."""
     store = open_store(home)
     summaries = [store.summary(run_id) for run_id in store.run_ids()]
@@ -326,7 +371,7 @@ def list_runs(as_json: Annotated[bool, typer.Option("--json")] = False, home: Ho
 @runs_app.command("delete")
 def delete_run(
     run_id: Annotated[str, typer.Argument(metavar="RUN", help="A run id or `latest`.")],
-    yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", metavar="", help="Do not ask for confirmation.")] = False,
     home: HomeOption = None,
 ) -> None:
     """Delete a run: its items, calls, verdicts and the checkpoints of its unfinished items."""
@@ -348,11 +393,16 @@ def delete_run(
 @runs_app.command("show")
 def show_run(
     run_id: Annotated[str, typer.Argument(metavar="RUN", help="A run id or `latest`.")],
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json", metavar="", help="Print the summary, judgings and provenance as JSON instead of text."
+        ),
+    ] = False,
     home: HomeOption = None,
 ) -> None:
     """One run's configuration, counts, provenance (code, packages, prompts, data) and judgings (the
-    last one counts unless `--judging` names another)."""
+    last one counts; `compare --judging NAME` counts by another)."""
     store = open_store(home)
     resolved = store.resolve_run(run_id)
     summary = store.summary(resolved)
@@ -378,11 +428,13 @@ def show_run(
 
 def judge(
     run_id: Annotated[str, typer.Argument(metavar="RUN", help="A run id or `latest`.")],
-    judges: Annotated[str, typer.Option(help="Judge specs, comma-separated; `embedding[:T]` is offline.")],
+    judges: Annotated[
+        str, typer.Option(metavar="SPECS", help="Judge specs, comma-separated; `embedding[:T]` is offline.")
+    ],
     policy: PolicyOption = None,
     style: StyleOption = None,
     human: Annotated[
-        Path | None, typer.Option(help="CSV of human verdicts: problem, answer, verdict.")
+        Path | None, typer.Option(metavar="CSV", help="CSV of human verdicts: problem, answer, verdict.")
     ] = None,
     agent_config: AgentConfigOption = None,
     home: HomeOption = None,
@@ -401,14 +453,17 @@ def judge(
         judge_run(store, resolved, dataset, judges.split(","), policy, style, home, human, config)
     )
     for line in report.lines():
-        console.print(line)
+        console.print(escape(line))  # plain text: a server's error message may hold [brackets]
 
 
 def compare(
     run_ids: Annotated[
-        list[str] | None, typer.Argument(metavar="[RUN ...]", help="Runs to compare (default: all).")
+        list[str] | None,
+        typer.Argument(metavar="RUN", help="Runs to compare, ids or `latest` (default: every stored run)."),
     ] = None,
-    out: Annotated[Path, typer.Option("--out", help="Folder for the tables and plots.")] = Path("report"),
+    out: Annotated[
+        Path, typer.Option("--out", metavar="DIR", help="Folder for the tables and plots.")
+    ] = Path("report"),
     aggregate: AggregateOption = "majority",
     judging: JudgingOption = None,
     figure_format: FigureFormatOption = FigureFormatChoice.png,
@@ -416,6 +471,7 @@ def compare(
         bool,
         typer.Option(
             "--include-incomplete",
+            metavar="",
             help="Count running, interrupted and failed runs too (left out by default, with the command "
             "that finishes each).",
         ),
@@ -424,6 +480,7 @@ def compare(
         bool,
         typer.Option(
             "--mixed-rows",
+            metavar="",
             help="Let runs of one strategy x model x dataset that differ in dataset options, variant, "
             "strategy options, attempts or agent parameters share a row (refused by default).",
         ),

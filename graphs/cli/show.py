@@ -3,7 +3,6 @@ every call behind it, in the terminal (the viewer's pages, as text)."""
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -18,11 +17,6 @@ if TYPE_CHECKING:
     from datasets_io.records import CallTrace
 
 PREVIEW = 80
-
-
-def natural(text: str) -> tuple[tuple[int, str], ...]:
-    """A sort key that puts problem 2 before problem 10."""
-    return tuple((int(part), "") if part.isdigit() else (0, part) for part in re.split(r"(\d+)", text))
 
 
 def verdict(status: str, solved: int, scored: int, parse_status: str | None) -> str:
@@ -40,16 +34,17 @@ def show(
     run_id: Annotated[str, typer.Argument(metavar="RUN", help="A run id or `latest`.")],
     problem: Annotated[
         str | None,
-        typer.Argument(metavar="[PROBLEM]", help="A problem id (`8`) or key (`bongard-classic/8`)."),
+        typer.Argument(metavar="PROBLEM", help="A problem id (`8`) or key (`bongard-classic/8`)."),
     ] = None,
     calls: Annotated[
-        bool, typer.Option("--calls", help="With PROBLEM: every call, prompt and reply.")
+        bool, typer.Option("--calls", metavar="", help="With PROBLEM: every call, prompt and reply.")
     ] = False,
     judging: JudgingOption = None,
     home: HomeOption = None,
 ) -> None:
     """A run's answers and verdicts; with PROBLEM, its answer, true concept, judges and calls."""
     from datasets_io.counting import Counting
+    from datasets_io.images import natural_key
     from datasets_io.report import items_frame
 
     store = open_store(home)
@@ -59,7 +54,7 @@ def show(
     errors = store.item_errors(resolved)
     if problem is None:
         table = Table("problem", "attempt", "outcome", "answer or error", title=f"{resolved}")
-        for row in sorted(items.itertuples(), key=lambda r: (natural(str(r.problem)), int(r.attempt))):
+        for row in sorted(items.itertuples(), key=lambda r: (natural_key(str(r.problem)), int(r.attempt))):
             item = (str(row.problem), int(row.attempt))
             answer = answers.get(item)
             text = errors.get(item, "") if answer is None else " ".join(answer.text.strip().splitlines()[:1])

@@ -17,10 +17,13 @@ if TYPE_CHECKING:  # the graphs room loads LangGraph: imported by the commands t
 def list_strategies(
     name: Annotated[
         str | None,
-        typer.Argument(metavar="[STRATEGY]", help="Show this strategy's protocol card and options."),
+        typer.Argument(metavar="STRATEGY", help="Show this strategy's protocol card and options."),
     ] = None,
     markdown: Annotated[
-        bool, typer.Option("--markdown", help="Print every protocol card as the README's Markdown table.")
+        bool,
+        typer.Option(
+            "--markdown", metavar="", help="Print every protocol card as the README's Markdown table."
+        ),
     ] = False,
 ) -> None:
     """Every registered strategy with its paper and section, roles, and calls per problem."""
@@ -62,7 +65,11 @@ def _show_strategy(info: StrategyInfo[Any]) -> None:
     console.print(options if info.options.model_fields else "options: none")
 
 
-def draw_graph(name: Annotated[str, typer.Argument(metavar="STRATEGY")]) -> None:
+def draw_graph(
+    name: Annotated[
+        str, typer.Argument(metavar="STRATEGY", help="Strategy name (see `bongard strategies`).")
+    ],
+) -> None:
     """Print the strategy's graph as a Mermaid diagram."""
     from graphs.registry import get_strategy
     from graphs.solve import compiled

@@ -33,7 +33,10 @@ def store_path(home: Path | None) -> Path:
 def view(
     home: HomeOption = None,
     port: Annotated[
-        int, typer.Option(min=0, max=65535, help="Port on 127.0.0.1 to serve on (0: any free one).")
+        int,
+        typer.Option(
+            min=0, max=65535, metavar="PORT", help="Port on 127.0.0.1 to serve on (0: any free one)."
+        ),
     ] = DEFAULT_PORT,
 ) -> None:
     """Browse the results store in a web page: runs, their problems, every call, verdicts, comparisons.

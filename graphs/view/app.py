@@ -38,6 +38,7 @@ from starlette.templating import Jinja2Templates
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from datasets_io.errors import BongardError
+from datasets_io.images import natural_key
 from datasets_io.render import VARIANTS, Variant
 from datasets_io.store import StoreError
 from graphs.provenance import provenance_lines
@@ -50,7 +51,6 @@ from graphs.view.data import (
     fingerprint,
     item_rows,
     judging_stats,
-    natural,
     open_run_dataset,
     problem_attempts,
     problem_verdicts,
@@ -346,7 +346,7 @@ def problem_page(request: Request) -> Response:
         problem = viewer.problem(config, key)
     except BongardError as error:
         dataset_error = str(error)
-    problems = sorted({row.problem for row in item_rows(store, run_id)}, key=natural)
+    problems = sorted({row.problem for row in item_rows(store, run_id)}, key=natural_key)
     at = problems.index(key)
     context = {
         "run_id": run_id,

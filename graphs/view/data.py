@@ -12,7 +12,6 @@ import dataclasses
 import hashlib
 import json
 import math
-import re
 import sqlite3
 import threading
 import time
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from datasets_io.errors import BongardError
+from datasets_io.images import natural_key
 from datasets_io.records import Answer, CallTrace, Verdict, VerdictLabel
 from datasets_io.store import (
     ITEM_SCORED,
@@ -73,11 +73,6 @@ class ReadOnlyStore(ResultsStore):
                     else "open it once with `bongard runs list` (which upgrades it), then view it"
                 )
             )
-
-
-def natural(text: str) -> list[Any]:
-    """A sort key that puts `x/2` before `x/10`."""
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text)]
 
 
 def _number(value: Any) -> float | None:
@@ -319,7 +314,7 @@ def item_rows(store: ResultsStore, run_id: str, problem: str | None = None) -> l
         )
         for p, a, status, text, parse_status, error, finished, solved, scored, calls, tokens, cost in rows
     ]
-    return sorted(items, key=lambda item: (natural(item.problem), item.attempt))
+    return sorted(items, key=lambda item: (natural_key(item.problem), item.attempt))
 
 
 @dataclass
@@ -542,7 +537,7 @@ def problem_verdicts(store: ResultsStore, run_ids: Sequence[str]) -> dict[str, d
         else:
             verdict = "wrong" if scored else "unjudged"
         table.setdefault(str(problem), {})[str(run_id)] = verdict
-    return {problem: table[problem] for problem in sorted(table, key=natural)}
+    return {problem: table[problem] for problem in sorted(table, key=natural_key)}
 
 
 def verdict_counts(rows: Sequence[ItemRow]) -> dict[str, int]:
