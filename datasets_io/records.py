@@ -35,6 +35,20 @@ class CallTrace(BaseModel):
     cost_usd: float | None = None
     latency_s: float = 0.0
     cache_hit: bool = False
+    attempts: int | None = 1
+    """Requests sent for this call: 1, plus one per retry (a 429, a timeout...) and per re-ask; 0
+    for a cache hit; None for a call stored before they were counted."""
+
+    @property
+    def requests_text(self) -> str:
+        """`1 request`, `2 requests (1 retry)`, `0 requests (cached)` or `requests not counted`."""
+        if self.attempts is None:
+            return "requests not counted"
+        retried = self.attempts - 1
+        retries = f" ({retried} retr{'y' if retried == 1 else 'ies'})" if retried > 0 else ""
+        if self.cache_hit:
+            retries = " (cached)"
+        return f"{self.attempts} request{'' if self.attempts == 1 else 's'}{retries}"
 
 
 class AnswerParts(BaseModel):

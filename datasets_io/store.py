@@ -126,6 +126,10 @@ MIGRATIONS: Sequence[str] = (
     """
     ALTER TABLE runs ADD COLUMN provenance TEXT NOT NULL DEFAULT '[]';
     """,
+    # Each call's requests (1 plus its retries); NULL for calls stored before they were counted.
+    """
+    ALTER TABLE calls ADD COLUMN attempts INTEGER;
+    """,
 )
 CALL_FIELDS = tuple(CallTrace.model_fields)
 """The `calls` columns that hold a `CallTrace`, in its field order."""

@@ -260,6 +260,7 @@ async def call_agent(
             cost_usd=reply.cost_usd,
             latency_s=reply.latency_s,
             cache_hit=reply.cache_hit,
+            attempts=reply.attempts,
         )
     )
     return reply

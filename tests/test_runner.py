@@ -103,6 +103,20 @@ def test_failed_items_are_recorded_and_retried_on_request(
     assert "complete, 1/1 items done, 0 failed" in retried.stdout
 
 
+def test_each_call_records_its_retries(server: StandInServer, tmp_path: Path, shared_data: Path) -> None:
+    """The third request meets a 429 and is sent again: that call says 2 requests, the others 1."""
+    server.fault_policy = lambda index: (
+        Fault(429, {"retry-after": "0"}, '{"error": {"message": "rate limited"}}') if index == 2 else None
+    )
+    ran = run_bongard(*run_args(server, tmp_path, shared_data, "--problems", "31", "--concurrency", "1"))
+    assert ran.returncode == 0, ran.stderr
+    store = ResultsStore(tmp_path / "store.sqlite")
+    calls = store.item_calls(store.resolve_run("latest"), "bongard-rwr/31", 0)
+    assert [call.attempts for call in calls] == [1, 1, 2] + [1] * 10
+    shown = run_bongard("show", "latest", "31", "--calls", "--home", tmp_path).stdout
+    assert shown.count("2 requests (1 retry)") == 1 and shown.count("1 request,") == 12
+
+
 def test_a_failed_item_keeps_the_calls_it_paid_for(
     server: StandInServer, tmp_path: Path, shared_data: Path
 ) -> None:

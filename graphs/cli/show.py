@@ -108,6 +108,6 @@ def _print_call(seq: int, call: CallTrace) -> None:
         f"[bold]call {seq}[/bold] {escape(call.role)} {escape(call.agent)} {call.task} {where} "
         f"images: {escape(images)}\n"
         f"  {call.input_tokens}+{call.output_tokens} tokens, {cost}, {call.latency_s:.2f} s{cached}, "
-        f"parse {call.parse_status}"
+        f"{call.requests_text}, parse {call.parse_status}"
     )
     console.print(f"  prompt:\n{escape(call.prompt)}\n  reply:\n{escape(call.reply)}")
