@@ -13,7 +13,7 @@ import json
 import time
 import weakref
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
@@ -29,19 +29,20 @@ from agents.images import ImageLimitError, ImagePolicy, prepare_messages
 from agents.limits import Endpoint, RateLimits, endpoint_slot
 from agents.pricing import Price
 from agents.provider import AgentParams, Provider
-from agents.retry import RetryPolicy, with_retries
+from agents.retry import AttemptTimeout, RetryPolicy, is_timeout, with_retries
 from agents.secrets import redact
 from agents.structured import (
     CUT_REPLY_ERROR,
     OutputSchema,
     ReplyParseError,
+    bounded,
+    constrained_model,
     cut_reply,
     is_truncated,
     message_text,
-    parse_reply,
+    parse_message,
     reask_message,
     schema_instructions,
-    validate_output,
 )
 from datasets_io.errors import BongardError
 
@@ -59,7 +60,7 @@ class AgentCallError(BongardError, RuntimeError):
 class _LoopModels:
     chat: BaseChatModel
     structured: dict[str, Runnable[Any, Any] | None] = field(default_factory=dict)
-    """Structured-output runnables by the canonical JSON of their schema."""
+    """Chat models bound to constrained output, by the canonical JSON of their schema."""
     inflight: dict[str, asyncio.Future[AgentReply]] = field(default_factory=dict)
     """Deterministic requests on their way, by cache key: an identical one waits instead of calling."""
 
@@ -229,39 +230,40 @@ class ManagedAgent(BaseChatModel):
         async def once() -> _Outcome:
             estimate = _estimate_tokens(messages)
             async with endpoint_slot(self.endpoint, self.rate_limits, estimate):
-                async with asyncio.timeout(self.params.timeout_s):
-                    return await self._invoke(messages, call)
+                try:
+                    async with asyncio.timeout(self.params.timeout_s):
+                        return await self._invoke(messages, call)
+                except Exception as error:
+                    if is_timeout(error):
+                        where = self.endpoint_url or self.provider.name
+                        raise AttemptTimeout(where, self.params.timeout_s) from error
+                    raise
 
-        outcome = await with_retries(once, self.retry_policy, count, self.provider.retryable)
+        policy = replace(self.retry_policy, max_retry_after_s=self.params.max_retry_after_s)
+        outcome = await with_retries(once, policy, count, self.provider.retryable)
         outcome.attempts = attempts
         return outcome
 
     async def _invoke(self, messages: list[BaseMessage], call: CallSpec) -> _Outcome:
         schema = call.output_schema
-        structured = self._structured_runnable(schema) if schema is not None else None
-        if schema is not None and structured is not None:
+        constrained = self._structured_runnable(schema) if schema is not None else None
+        if constrained is not None:
             try:
-                result = await structured.ainvoke(messages)
+                message = await constrained.ainvoke(messages)
             except Exception as refused:
                 cut = cut_reply(refused)
                 if cut is None:
                     raise
                 return _Outcome(cut, None, CUT_REPLY_ERROR, 0)
-            raw: AIMessage = result["raw"]
-            parsed, error = result["parsed"], result["parsing_error"]
-            if error is None and parsed is not None:
-                try:
-                    return _Outcome(raw, validate_output(parsed, schema), None, 0)
-                except ReplyParseError as invalid:
-                    return _Outcome(raw, None, str(invalid), 0)
-            return _Outcome(raw, None, redact(str(error or "the reply held no structured output")), 0)
-        kwargs: dict[str, Any] = {CALL_KWARG: call} if self.provider.reads_call_metadata else {}
-        message = await self._models().chat.ainvoke(messages, **kwargs)
+        else:
+            kwargs: dict[str, Any] = {CALL_KWARG: call} if self.provider.reads_call_metadata else {}
+            message = await self._models().chat.ainvoke(messages, **kwargs)
         assert isinstance(message, AIMessage)
+        message = bounded(message, self.params.max_reply_chars)
         if schema is None:
             return _Outcome(message, None, None, 0)
         try:
-            return _Outcome(message, parse_reply(message_text(message), schema), None, 0)
+            return _Outcome(message, parse_message(message, schema), None, 0)
         except ReplyParseError as error:
             return _Outcome(message, None, str(error), 0)
 
@@ -276,7 +278,8 @@ class ManagedAgent(BaseChatModel):
         return models
 
     def _structured_runnable(self, schema: OutputSchema) -> Runnable[Any, Any] | None:
-        """The backend's constrained-output runnable for `schema`, or None to ask in the prompt.
+        """The chat model bound to the backend's constrained output for `schema`, or None to ask in
+        the prompt; its reply is parsed in `_invoke`, not by the integration's parser.
 
         None for non-LLM agents, for providers set to "prompt", and for schemas
         the integration cannot turn into a constrained request.
@@ -291,7 +294,8 @@ class ManagedAgent(BaseChatModel):
                 kwargs["method"] = self.provider.structured_method
             try:
                 # A JSON schema, not a class: validation stays here, where a failure is re-asked.
-                runnable = models.chat.with_structured_output(schema_json(schema), **kwargs)
+                structured = models.chat.with_structured_output(schema_json(schema), **kwargs)
+                runnable = constrained_model(structured)
             except (NotImplementedError, KeyError, ValueError, TypeError):
                 runnable = None
             models.structured[key] = runnable

@@ -17,10 +17,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agents.images import ImageLimits
 from agents.limits import RateLimits
-from agents.retry import is_retryable
+from agents.retry import MAX_RETRY_AFTER_S, is_retryable
 from agents.secrets import key_is_set
 
 SAMPLING_KEYS = ("temperature", "max_tokens", "seed", "top_p")
+MAX_REPLY_CHARS = 262_144
+"""Above any reply a token limit allows (64k tokens of about 4 characters): only a runaway reply,
+megabytes of junk after its answer, is cut."""
 
 
 class AgentParams(BaseModel):
@@ -39,6 +42,16 @@ class AgentParams(BaseModel):
     seed: int | None = Field(default=None, description="sampling seed; a seeded request is cached")
     top_p: float | None = Field(default=None, description="nucleus sampling mass")
     timeout_s: float = Field(default=120.0, gt=0, description="seconds one attempt may take")
+    max_retry_after_s: float = Field(
+        default=MAX_RETRY_AFTER_S,
+        ge=0,
+        description="longest wait honoured when a server asks to retry later (Retry-After)",
+    )
+    max_reply_chars: int = Field(
+        default=MAX_REPLY_CHARS,
+        ge=1,
+        description="longest reply kept, in characters; a longer one is cut there and says so",
+    )
     base_url: str | None = Field(default=None, description="the server to talk to, instead of the default")
     concurrency: int | None = Field(
         default=None, ge=1, description="requests in flight at once (default: the provider's)"
@@ -72,12 +85,14 @@ class AgentParams(BaseModel):
     def sampling(self) -> dict[str, Any]:
         """What decides the reply's content: the part of the parameters a cache key needs.
 
-        The common sampling keys that are set, and the provider's own settings (a model
+        The common sampling keys that are set, a re-ask and a reply limit other than the
+        default (each changes the reply kept), and the provider's own settings (a model
         file, a context size, a distance).
         """
         chosen = {key: getattr(self, key) for key in SAMPLING_KEYS if getattr(self, key) is not None}
-        reask = {"reask_unparsed": True} if self.reask_unparsed else {}  # a re-asked reply is another reply
-        return {**chosen, **reask, **self.own_settings()}
+        reask = {"reask_unparsed": True} if self.reask_unparsed else {}
+        cut = {"max_reply_chars": self.max_reply_chars} if self.max_reply_chars != MAX_REPLY_CHARS else {}
+        return {**chosen, **reask, **cut, **self.own_settings()}
 
 
 StructuredMethod = Literal["json_schema", "function_calling", "json_mode", "prompt"]

@@ -2,8 +2,9 @@
 
 Rate limits (429), server errors (5xx), timeouts, dropped connections and
 response bodies that are not valid JSON (a proxy's glitch) are retried with
-exponential backoff and full jitter, honouring a server's Retry-After,
-bounded both in attempts and in total time. Everything else (a bad request,
+exponential backoff and full jitter, honouring a server's Retry-After up to
+a cap (a header that does not parse, such as `soon`, counts as none), bounded
+both in attempts and in total time. Everything else (a bad request,
 a refused key) fails at once. That is `is_retryable`, every provider's default;
 a provider whose server fails in its own ways names its own rule. The
 providers' SDKs are built with their own retries switched off so attempts are
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import email.utils
 import json
+import math
 import random
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -21,12 +23,15 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 import httpx
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, stop_after_delay
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, stop_before_delay
 
 T = TypeVar("T")
 HTTP_ERROR = 400
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
 TRANSIENT_NAME_PARTS = ("Timeout", "Connection", "Disconnected", "RemoteProtocol", "ReadError")
+MAX_RETRY_AFTER_S = 300.0
+"""The longest server-asked wait honoured by default: a quota reset minutes away is waited for; an
+hour's ask is cut to this, and the total-time bound still applies."""
 
 
 @dataclass(frozen=True)
@@ -35,6 +40,17 @@ class RetryPolicy:
     max_total_s: float = 600.0
     base_delay_s: float = 1.0
     max_delay_s: float = 60.0
+    """The longest backoff of our own."""
+    max_retry_after_s: float = MAX_RETRY_AFTER_S
+    """The longest wait a server's Retry-After is honoured for."""
+
+
+class AttemptTimeout(TimeoutError):
+    """One attempt that got no complete reply in time; unlike a bare `TimeoutError`, it says what
+    timed out and after how long."""
+
+    def __init__(self, what: str, after_s: float) -> None:
+        super().__init__(f"no complete reply from {what} within {after_s:g} s (timeout_s)")
 
 
 def _chain(error: BaseException) -> Iterator[BaseException]:
@@ -71,30 +87,49 @@ def is_retryable(error: BaseException) -> bool:
     )
 
 
+def is_timeout(error: BaseException) -> bool:
+    """Whether the failure is a timeout, ours or an SDK's (which need not subclass `TimeoutError`)."""
+    return any(
+        isinstance(item, TimeoutError | httpx.TimeoutException) or "Timeout" in type(item).__name__
+        for item in _chain(error)
+    )
+
+
+def _seconds(value: str) -> float | None:
+    """Retry-After as seconds or an HTTP date; None for anything else (`soon`, `inf`, garbage)."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            seconds = email.utils.parsedate_to_datetime(value).timestamp() - time.time()
+        except (TypeError, ValueError, OverflowError):
+            return None
+    return max(0.0, seconds) if math.isfinite(seconds) else None
+
+
 def retry_after_s(error: BaseException) -> float | None:
-    """Seconds the server asked us to wait (Retry-After as seconds or an HTTP date)."""
+    """Seconds the server asked us to wait, or None when it asked nothing we can read."""
     for item in _chain(error):
         headers = getattr(getattr(item, "response", None), "headers", None)
-        if headers is None:
-            continue
-        value = headers.get("retry-after")
-        if value is None:
-            continue
-        try:
-            return max(0.0, float(value))
-        except ValueError:
-            parsed = email.utils.parsedate_to_datetime(value)
-            return max(0.0, parsed.timestamp() - time.time())
+        value = headers.get("retry-after") if headers is not None else None
+        if value is not None:
+            return _seconds(value)
     return None
+
+
+def retry_delay_s(policy: RetryPolicy, attempt: int, error: BaseException | None) -> float:
+    """The wait before the next attempt: the server's Retry-After up to the policy's cap, else our
+    own exponential backoff with full jitter."""
+    asked = retry_after_s(error) if error is not None else None
+    if asked is not None:
+        return min(policy.max_retry_after_s, asked)
+    return random.uniform(0, min(policy.max_delay_s, policy.base_delay_s * 2 ** (attempt - 1)))
 
 
 def _wait(policy: RetryPolicy) -> Callable[[RetryCallState], float]:
     def wait(state: RetryCallState) -> float:
-        backoff = min(policy.max_delay_s, policy.base_delay_s * 2 ** (state.attempt_number - 1))
-        jittered = random.uniform(0, backoff)
         error = state.outcome.exception() if state.outcome else None
-        asked = retry_after_s(error) if error else None
-        return min(policy.max_delay_s, asked) if asked is not None else jittered
+        return retry_delay_s(policy, state.attempt_number, error)
 
     return wait
 
@@ -107,7 +142,7 @@ async def with_retries(
 ) -> T:
     """Run `attempt` until it succeeds, a failure is not `retryable`, or the policy's bounds are hit."""
     retrying = AsyncRetrying(
-        stop=stop_after_attempt(policy.max_attempts) | stop_after_delay(policy.max_total_s),
+        stop=stop_after_attempt(policy.max_attempts) | stop_before_delay(policy.max_total_s),
         wait=_wait(policy),
         retry=retry_if_exception(retryable),
         reraise=True,

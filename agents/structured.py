@@ -2,26 +2,37 @@
 
 Where a backend constrains decoding (OpenAI / vLLM / llama.cpp JSON schema,
 Gemini response schema, Anthropic forced tool use) its LangChain integration
-does it through `with_structured_output`; these helpers serve the rest, and
-the one re-ask every backend gets after an invalid reply.
+sets the request up through `with_structured_output`; every reply, constrained
+or not, is read here, in time linear in its length, after being cut to the
+agent's reply limit. LangChain's own JSON parser is not used: it repairs
+partial JSON in quadratic time (68 s for a 128 KiB reply of JSON and junk) in a
+worker thread that no timeout stops.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from itertools import islice
 from typing import Any
 
 import jsonschema
 from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ValidationError
 
 from agents.call import schema_json
 from datasets_io.errors import BongardError, describe_validation_error
 
 FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+JSON_OPENING = re.compile(r"[{\[]")
+OPENINGS_TRIED = 8
+"""Openings (`{` or `[`) tried per candidate text: a reply's JSON starts at one of its first few
+(after a word in brackets, say), and each try may read to the end, so a bound keeps the parse linear."""
 OutputSchema = type[BaseModel] | dict[str, Any]
 TRUNCATION_REASONS = {"length", "max_tokens", "MAX_TOKENS", "model_length"}
+CUT_CHARS = "bongard_cut_from_chars"
+"""Response metadata of a reply cut at the agent's reply limit: how long it was."""
 
 
 class ReplyParseError(BongardError, ValueError):
@@ -29,17 +40,17 @@ class ReplyParseError(BongardError, ValueError):
 
 
 def extract_json(text: str) -> Any:
-    """The first JSON object or array in `text`, inside a code fence or bare."""
+    """The first complete JSON object or array in `text`, inside a code fence or bare; whatever
+    follows it is ignored."""
     candidates = [match.group(1) for match in FENCE.finditer(text)] + [text]
     decoder = json.JSONDecoder()
     for candidate in candidates:
-        for start, char in enumerate(candidate):
-            if char in "{[":
-                try:
-                    value, _ = decoder.raw_decode(candidate, start)
-                except json.JSONDecodeError:
-                    continue
-                return value
+        for opening in islice(JSON_OPENING.finditer(candidate), OPENINGS_TRIED):
+            try:
+                value, _ = decoder.raw_decode(candidate, opening.start())
+            except (json.JSONDecodeError, RecursionError):  # RecursionError: nested past the stack
+                continue
+            return value
     raise ReplyParseError("the reply contains no JSON object")
 
 
@@ -64,6 +75,14 @@ def parse_reply(text: str, schema: OutputSchema) -> dict[str, Any]:
     return validate_output(extract_json(text), schema)
 
 
+def parse_message(message: AIMessage, schema: OutputSchema) -> dict[str, Any]:
+    """A reply's structured output validated: the arguments of its first tool call when it answered
+    through a tool (as forced tool use does), else the first JSON value in its text."""
+    if message.tool_calls:
+        return validate_output(message.tool_calls[0]["args"], schema)
+    return parse_reply(message_text(message), schema)
+
+
 def schema_instructions(schema: OutputSchema) -> str:
     """What a prompt adds when the backend cannot constrain its output itself."""
     return (
@@ -84,10 +103,34 @@ def reask_message(error: str) -> HumanMessage:
 
 
 def is_truncated(message: AIMessage) -> bool:
-    """Whether the provider says the reply stopped at the token limit."""
+    """Whether the reply stopped at the token limit (as the provider says) or was cut at the reply limit."""
     metadata = message.response_metadata or {}
     reason = metadata.get("finish_reason") or metadata.get("stop_reason") or metadata.get("done_reason")
-    return str(reason) in TRUNCATION_REASONS
+    return str(reason) in TRUNCATION_REASONS or CUT_CHARS in metadata
+
+
+def bounded(message: AIMessage, limit: int) -> AIMessage:
+    """The reply cut to its first `limit` characters, ending with a line that says so; the reply
+    itself when it fits. Whatever comes after is stored, cached, parsed and judged at this size."""
+    text = message_text(message)
+    if len(text) <= limit:
+        return message
+    note = f"\n[reply cut: its first {limit} of {len(text)} characters kept (max_reply_chars)]"
+    return AIMessage(
+        content=text[:limit] + note,
+        tool_calls=message.tool_calls,
+        response_metadata={**message.response_metadata, CUT_CHARS: len(text)},
+        usage_metadata=message.usage_metadata,
+    )
+
+
+def constrained_model(structured: Runnable[Any, Any]) -> Runnable[Any, Any] | None:
+    """The chat model bound to constrained decoding inside `with_structured_output(..., include_raw=True)`,
+    which every LangChain integration builds as `{"raw": bound model} | parser`; None when it is
+    built some other way. Calling it alone leaves the parse to `parse_message`."""
+    steps = getattr(getattr(structured, "first", None), "steps__", None)
+    raw = steps.get("raw") if isinstance(steps, dict) else None
+    return raw if isinstance(raw, Runnable) else None
 
 
 CUT_REPLY_ERROR = (

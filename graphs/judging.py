@@ -4,7 +4,8 @@ An answer holding hypotheses (Task 3) is judged one hypothesis at a time until
 one is accepted; the verdicts kept are those of the accepted one, or of the last.
 Separate from solving, so a run can be judged again with other judges without
 re-solving; judges run at temperature 0, so judging again with the same judges
-is served from the response cache.
+is served from the response cache. A judge call that fails for good (after its
+retries) leaves that one answer undecided and named; every other decision is saved.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agents.managed import AgentCallError
 from agents.registry import AgentConfig
 from datasets_io.catalog import Dataset
 from datasets_io.store import ResultsStore
@@ -45,6 +47,8 @@ class JudgingReport:
     judges: list[str]
     decisions: dict[tuple[str, int], Decision] = field(default_factory=dict)
     not_judged: int = 0
+    failed: dict[tuple[str, int], str] = field(default_factory=dict)
+    """Answers left undecided because a judge call failed for good, with the error."""
     human_agreement: dict[str, float] | None = None
 
     def per_judge(self) -> dict[str, Counter[str]]:
@@ -66,6 +70,12 @@ class JudgingReport:
         ]
         if self.decisions:
             lines.append(f"  judging {self.name}: the run's latest, the one its counts use now")
+        if self.failed:
+            lines.append(
+                f"  undecided, a judge call failed for good: {len(self.failed)} answer(s); judge again to "
+                "retry them (verdicts already given come from the cache)"
+            )
+            lines.extend(f"    {p} attempt {a}: {error}" for (p, a), error in self.failed.items())
         for name, counts in self.per_judge().items():
             lines.append(f"  {name}: {counts['ok']} ok, {counts['wrong']} wrong, {counts['abstain']} abstain")
         lines.append("  accepted: " + ", ".join(f"{p} {n}" for p, n in self.policies().items()))
@@ -116,10 +126,14 @@ async def judge_run(
             report.not_judged += 1
             return
         async with slots:
-            for text in candidates:  # hypotheses: one by one, until one is accepted
-                decision = await ensemble.judge(concept, text)
-                if decision.ok:
-                    break
+            try:
+                for text in candidates:  # hypotheses: one by one, until one is accepted
+                    decision = await ensemble.judge(concept, text)
+                    if decision.ok:
+                        break
+            except AgentCallError as error:
+                report.failed[(problem, attempt)] = str(error)
+                return
         store.save_judging(run_id, problem, attempt, judging, policy, decision.ok, decision.verdicts)
         report.decisions[(problem, attempt)] = decision
 

@@ -113,7 +113,8 @@ def test_a_config_file_sets_parameters_per_spec(tmp_path: Path, monkeypatch: pyt
 
 
 def test_keys_are_read_from_a_dot_env_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "recorded, so that the key read below is removed after the test")
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
     monkeypatch.setenv("BONGARD_HOME", str(tmp_path / "home"))
     monkeypatch.chdir(tmp_path)
     (tmp_path / ".env").write_text("ANTHROPIC_API_KEY=sk-ant-from-dot-env-000\n", "utf-8")

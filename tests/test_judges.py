@@ -12,9 +12,10 @@ import pytest
 from agents.prompt_library import PromptLibrary
 from agents.provider import AgentParams
 from datasets_io.problem import Concept
+from judges.answer_data import FENCE_CLOSE, FENCE_OPEN
 from judges.ensemble import JudgeEnsemble
 from judges.errors import JudgeError
-from judges.llm_judge import FENCE_CLOSE, FENCE_OPEN, JUDGES, LLMJudge
+from judges.llm_judge import JUDGES, LLMJudge
 from judges.specs import JUDGE_PARAMS
 from judges.styles import JudgeStyle
 from judges.verdict import Verdict, decide
@@ -53,7 +54,7 @@ def test_the_strict_request_holds_the_rules_the_examples_and_the_fenced_answer()
     assert (
         text.count("EVALUATION: WRONG") >= 1 and text.count("EVALUATION: OK") >= 1
     )  # the two worked examples
-    assert f"{FENCE_OPEN}\nLeft: circles\nRight: triangles\n{FENCE_CLOSE}" in text
+    assert f'{FENCE_OPEN})\n"Left: circles\\nRight: triangles"\n{FENCE_CLOSE}' in text  # one JSON string
     assert (verdict.judge, verdict.label, verdict.raw_text) == (
         "scripted:judge",
         "ok",
