@@ -8,6 +8,7 @@ import warnings
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from datasets_io.report import write_report
@@ -46,6 +47,15 @@ def two_runs(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> tup
     return ResultsStore(home / "store.sqlite"), [sides, free_form]
 
 
+@pytest.fixture(scope="module")
+def svg_report(
+    two_runs: tuple[ResultsStore, list[str]], tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, pd.DataFrame]:
+    """The comparison of the two runs with its figures as SVG, and its table."""
+    out = tmp_path_factory.mktemp("svg")
+    return out, write_report(*two_runs, out, fmt="svg")
+
+
 def svg_texts(path: Path) -> list[str]:
     """The text of an SVG figure in drawing order (text stays text: `svg.fonttype` none)."""
     return ["".join(node.itertext()).strip() for node in ET.parse(path).getroot().iter(f"{SVG}text")]
@@ -66,40 +76,33 @@ def test_every_figure_is_written_in_each_format_without_a_library_warning(
 
 
 def test_coverage_runs_in_numeric_order_and_tells_unattempted_and_unjudged_from_unsolved(
-    two_runs: tuple[ResultsStore, list[str]], tmp_path: Path
+    svg_report: tuple[Path, pd.DataFrame],
 ) -> None:
-    store, run_ids = two_runs
-    write_report(store, run_ids, tmp_path, fmt="svg")
-    texts = svg_texts(tmp_path / "coverage.svg")
+    texts = svg_texts(svg_report[0] / "coverage.svg")
     assert [t for t in texts if t.isdigit()] == ["1", "2", "3", "10", "11", "100"]
     assert {"solved", "not solved", "unjudged", "not attempted", "M1 = perception"} <= set(texts)
     assert "Which problems each strategy and model solved" in texts
 
 
 def test_accuracy_bars_carry_interval_value_and_n_and_an_unjudged_run_no_bar(
-    two_runs: tuple[ResultsStore, list[str]], tmp_path: Path
+    svg_report: tuple[Path, pd.DataFrame],
 ) -> None:
-    store, run_ids = two_runs
-    table = write_report(store, run_ids, tmp_path, fmt="svg")
-    root = ET.parse(tmp_path / "accuracy.svg").getroot()
+    out, table = svg_report
+    root = ET.parse(out / "accuracy.svg").getroot()
     intervals = [g for g in root.iter(f"{SVG}g") if g.get("id", "").startswith(INTERVAL_GID)]
     assert intervals, "no interval bars drawn"
-    text = " ".join(svg_texts(tmp_path / "accuracy.svg"))
+    text = " ".join(svg_texts(out / "accuracy.svg"))
     sides = table[table["strategy"] == "images-to-sides"].iloc[0]
     assert f"{sides['accuracy']:.2f}" in text and "n=5" in text
     assert "M1 unjudged" in text  # the descriptive run: no bar, the word
     assert "M1  perception" in text  # the legend gives the alias's full spec
 
 
-def test_cost_is_plotted_in_dollars_and_tokens_apart(
-    two_runs: tuple[ResultsStore, list[str]], tmp_path: Path
-) -> None:
-    store, run_ids = two_runs
-    write_report(store, run_ids, tmp_path, fmt="svg")
-    cost = svg_texts(tmp_path / "cost_per_solved.svg")
+def test_cost_is_plotted_in_dollars_and_tokens_apart(svg_report: tuple[Path, pd.DataFrame]) -> None:
+    cost = svg_texts(svg_report[0] / "cost_per_solved.svg")
     assert "US dollars per solved problem" in cost
     assert any(re.fullmatch(r"\$\d+\.\d\d", t) for t in cost)  # a dollar axis
-    tokens = svg_texts(tmp_path / "tokens_per_solved.svg")
+    tokens = svg_texts(svg_report[0] / "tokens_per_solved.svg")
     assert "model tokens per solved problem" in tokens
     assert any("no tokens" in t for t in tokens)  # the offline agent reports none: not a zero bar
 
