@@ -6,7 +6,8 @@ it takes no interpreter time from the run it serves. Every answered request is
 appended to the log as `<sha256 of the body>\t<unix time answered>`, which the
 benchmarks read to count model calls and repeated calls. A request whose image
 list is empty gets a `Left: ...` / `Right: ...` answer, one with images a
-description: enough for every case-study strategy to finish.
+description, and one asking for structured output the least instance of its
+schema (`tests.standins.schema_replies`): enough for every strategy to finish.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.standins.protocols import OpenAIChat
+from tests.standins.schema_replies import minimal_reply, output_schema
 from tests.standins.server import StandInServer
 
 
@@ -45,6 +47,8 @@ def main() -> None:
         digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
         with lock:
             log.write(f"{digest}\t{time.time()}\n")
+        if output_schema(body) is not None:
+            return minimal_reply(body)
         return "a figure made of one line" if has_image(body) else "Left: one line\nRight: two lines"
 
     with StandInServer(OpenAIChat(), responder=respond) as server:
