@@ -42,4 +42,3 @@ def figure_file(path: Path, size: tuple[float, float]) -> Iterator[Axes]:
             figure.savefig(path, dpi=DPI, bbox_inches="tight")
         finally:
             plt.close(figure)
-

@@ -216,7 +216,7 @@ def test_a_problem_page_holds_every_call_the_answer_beside_the_concept_and_each_
     for call in stored.trace:
         assert str(escape(call.prompt)) in html and str(escape(call.reply)) in html
         assert str(escape(call.agent)) in html and call.task in html
-    assert html.count("<th>requests</th><td colspan=\"5\">1 request</td>") == len(stored.trace)
+    assert html.count('<th>requests</th><td colspan="5">1 request</td>') == len(stored.trace)
     concept = open_dataset("bongard-classic", shared_data).problem("2").concept
     assert concept is not None
     assert str(escape(concept.left)) in html and str(escape(concept.stated_right)) in html
