@@ -9,10 +9,11 @@ metadata: the panels behind the images, or `extra["descriptions"]` for the
 description forms, and `extra["test_panels"]`; the sides of test panels are
 never read.
 
-A call with two test inputs (I2S, D2S: one test from each side) is decided
-jointly by default, as the paper's public code does: the pair goes the way
-(first left and second right, or the swap) whose two aggregates sum lower, so
-one test always lands on each side. `independent` decides each test on its own.
+A call whose two test inputs belong to different sides (I2S, D2S: the call says
+so with `extra["opposite_sides"]`) is decided jointly by default, as the paper's
+public code does: the pair goes the way (first left and second right, or the
+swap) whose two aggregates sum lower, so one test always lands on each side.
+`independent`, or a call that does not say so, decides each test on its own.
 Image features are compared as the embedder gives them or scaled to unit length;
 the paper's code compares raw CLIP features.
 """
@@ -80,9 +81,18 @@ def joint_sides(first: Mapping[Side, float], second: Mapping[Side, float]) -> tu
     return ("left", "right") if straight <= swapped else ("right", "left")
 
 
-def assign_sides(scores: Sequence[Mapping[Side, float]], assignment: Assignment) -> list[Side]:
-    """A side per test input: jointly for a pair unless `independent`, each on its own otherwise."""
-    if assignment == "joint" and len(scores) == 2:
+OPPOSITE_SIDES = "opposite_sides"
+"""The `extra` key by which a call says its two test inputs belong to different sides."""
+
+
+def joint(call: CallSpec, assignment: Assignment, tests: int) -> bool:
+    """Whether to decide the call's tests jointly: a pair the call says is split, unless `independent`."""
+    return assignment == "joint" and tests == 2 and bool(call.extra.get(OPPOSITE_SIDES))
+
+
+def assign_sides(scores: Sequence[Mapping[Side, float]], jointly: bool) -> list[Side]:
+    """A side per test input: jointly for a pair (one on each side), each on its own otherwise."""
+    if jointly and len(scores) == 2:
         return list(joint_sides(*scores))
     return [nearer_side(found) for found in scores]
 
@@ -170,9 +180,9 @@ def classify(
     scale = "unit-length" if normalise else "raw"
     what = "descriptions (MiniLM)" if descriptions is not None else f"{scale} images ({embedder.spec})"
     scores = [side_scores(context, test, distance, aggregate) for test in tests.values()]
-    sides = assign_sides(scores, assignment)
-    joint = assignment == "joint" and len(scores) == 2
-    why = "jointly, one test on each side, by the lower sum over the pair" if joint else "on its own"
+    jointly = joint(call, assignment, len(scores))
+    sides = assign_sides(scores, jointly)
+    why = "jointly, one test on each side, by the lower sum over the pair" if jointly else "on its own"
     concept = "none: the similarity classifier compares embeddings and states no concept"
     decisions = []
     for found, side in zip(scores, sides, strict=True):

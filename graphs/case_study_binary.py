@@ -181,13 +181,13 @@ async def _images_to_sides(state: SolveState, runtime: Ctx) -> SolveState:
     chat = Conversation(item, "reasoner", "classify")
     reply = await chat.ask(
         with_intro(item, "images_to_sides"), [sheet_source(item), *panel_sources(item, tests)],
-        task="classify", schema=TwoTestImages, extra={"test_panels": refs},
+        task="classify", schema=TwoTestImages, extra={"test_panels": refs, "opposite_sides": True},
     )  # fmt: skip
     given = _two_sides(reply.parsed)
     if item.inputs["retry_same_side"] and given[0] is not None and given[0] == given[1]:
         reply = await chat.ask(
             item.prompts.fill(CASE_STUDY, "images_to_sides_retry"), task="classify", schema=TwoTestImages,
-            extra={"test_panels": refs, "retry": True},
+            extra={"test_panels": refs, "opposite_sides": True, "retry": True},
         )  # fmt: skip
         given = _two_sides(reply.parsed)
     sides = {panel.ref: side for panel, side in zip(tests, given, strict=True)}

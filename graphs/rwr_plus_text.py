@@ -194,7 +194,7 @@ async def _two_descriptions(state: DescribedSidesState, runtime: Ctx) -> Describ
     reply = await ask(
         item, "reasoner", item.prompts.fill(FAMILY, "descriptions_to_sides", request=request),
         task="classify", conversation="classify", schema=TwoDescriptions,
-        extra=_classify_extra(item.problem, panels, [first, second]),
+        extra={**_classify_extra(item.problem, panels, [first, second]), "opposite_sides": True},
     )  # fmt: skip
     parsed = reply.parsed or {}
     concept = parsed.get("concept", "")

@@ -1,5 +1,6 @@
-"""The offline perception agent: measurements on drawings made here, rule induction on constructed
-tables, the agent inside real strategy graphs, and the embedded default run on real problems."""
+"""The offline perception agent: measurements on drawings made here, rule induction and decisions by
+separability on constructed tables, descriptions of the real classic panels, the agent inside real
+strategy graphs, and the embedded default run on real problems."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from PIL import Image, ImageDraw
 from agents.call import CallSpec, ImageSource
 from agents.perception.agent import FEATURES_MARK, perception_reply
 from agents.perception.features import PanelPerception, perceive
-from agents.perception.rules import induce_rule, nearest_side
+from agents.perception.rules import induce_rule
+from agents.perception.sentences import describe
+from agents.perception.separability import pair_sides, single_side
 from agents.perception.table import COLUMNS
 from agents.registry import resolve_agent
 from datasets_io.catalog import open_dataset
@@ -125,23 +128,79 @@ def test_the_larger_margin_wins_and_a_conjunction_is_used_only_when_needed() -> 
     assert pair.side == "left" and " and " in pair.sentences()["left"] and " or " in pair.sentences()["right"]
 
 
-def test_a_single_condition_with_one_exception_comes_before_a_conjunction() -> None:
+def test_an_exact_conjunction_comes_before_a_single_condition_with_exceptions() -> None:
     left = [row(figures=1, ink=0.1 + 0.01 * n) for n in range(4)] + [row(figures=3, ink=0.14)]
     right = [row(figures=2 + n % 2, ink=0.5 + 0.01 * n) for n in range(4)] + [row(figures=3, ink=0.01)]
     rule = induce_rule(left, right)
-    assert rule is not None and rule.exceptions == 1 and len(rule.conditions) == 1
-    assert rule.conditions[0].column.name == "ink"  # one exception each; ink's gap is the wider
+    assert rule is not None and rule.exceptions == 0 and len(rule.conditions) == 2
+    assert {c.column.name for c in rule.conditions} == {"ink"}  # ink in a band: above 0.075 and at most 0.32
+    loose = induce_rule(left, right, max_conditions=1)
+    assert loose is not None and loose.exceptions == 1 and loose.conditions[0].column.name == "ink"
     said = "the share of the panel covered in ink is"
-    assert rule.text() == f"Left: {said} at most 0.32\nRight: {said} above 0.32"
-    assert induce_rule(left, right, max_exceptions=0) is not None  # exact, but only with two conditions
+    assert loose.text() == f"Left: {said} at most 0.32\nRight: {said} above 0.32"
 
 
-def test_no_rule_separates_identical_sides_and_the_guess_is_the_nearer_side() -> None:
+def test_two_tests_on_one_side_of_the_rule_still_go_to_different_sides_ordered_by_margin() -> None:
+    left = [row(ink=0.10 + 0.02 * n, figures=1 + n % 2) for n in range(5)]
+    right = [row(ink=0.50 + 0.02 * n, figures=1 + (n + 1) % 2) for n in range(5)]
+    rule = induce_rule(left, right)
+    assert rule is not None and rule.conditions[0].column.name == "ink"
+    nearer, farther = row(ink=0.40, figures=1), row(ink=0.56, figures=1)
+    assert rule.side_of(nearer) == rule.side_of(farther) == "right"  # the threshold alone: both right
+    assert pair_sides(left, right, farther, nearer).sides == ("right", "left")
+    assert pair_sides(left, right, nearer, farther).sides == ("left", "right")
+    decision = pair_sides(left, right, nearer, farther)
+    assert decision.deciding[0].name == "ink"
+    assert single_side(left, right, nearer).sides == ("right",)  # alone, it is nearer the right panels
+
+
+def test_tests_that_measure_alike_go_to_the_sides_of_their_nearest_panels() -> None:
     left = [row(figures=1, ink=0.1), row(figures=2, ink=0.2)]
     right = [row(figures=1, ink=0.1), row(figures=3, ink=0.9)]
     assert induce_rule(left, right, max_exceptions=0) is None
-    assert nearest_side(left, right, row(figures=2, ink=0.25)) == "left"
-    assert nearest_side(left, right, row(figures=3, ink=0.8)) == "right"
+    decision = single_side(left, right, row(figures=3, ink=0.8))
+    assert decision.sides == ("right",)
+
+
+def test_the_pair_goes_one_on_each_side_in_the_agent(tmp_path: Path) -> None:
+    def disc(radius: int, x: int) -> Draw:
+        return lambda d: d.ellipse((x - radius, 50 - radius, x + radius, 50 + radius), fill=0)
+
+    small = [drawing(tmp_path, f"s{n}", disc(6 + n, 30 + 10 * n)) for n in range(5)]
+    large = [drawing(tmp_path, f"l{n}", disc(30 + n, 40 + 4 * n)) for n in range(5)]
+    context = [Panel(path=p, side="left", index=n) for n, p in enumerate(small)] + [
+        Panel(path=p, side="right", index=n) for n, p in enumerate(large)
+    ]
+    tests = [
+        Panel(path=drawing(tmp_path, "t28", disc(28, 50)), side="right", index=6, role="test"),
+        Panel(path=drawing(tmp_path, "t24", disc(24, 50)), side="left", index=6, role="test"),
+    ]
+    images = [ImageSource(path=context[0].path, panels=context, layout="sheet")]
+    images += [ImageSource(path=t.path, panels=[t]) for t in tests]
+    refs = [t.ref for t in tests]
+    rule = perception_reply(CallSpec(task="answer", images=images[:1])).splitlines()[0]
+    assert rule.startswith("Left:") and "at most" in rule  # both tests are larger than the threshold
+    paired = CallSpec(task="classify", images=images, extra={"test_panels": refs, "opposite_sides": True})
+    reply = perception_reply(paired).splitlines()
+    assert [line.split(":")[0] for line in reply] == ["RIGHT", "LEFT"]
+    assert all("different sides" in line and "puts this panel right" in line for line in reply)
+
+
+def test_descriptions_of_the_classic_panels_are_short_and_name_shapes_rightly(shared_data: Path) -> None:
+    longest = 0
+    for number in range(1, 101):
+        for panel in classic_panels(shared_data, number):
+            perception = perceive(panel.path)
+            longest = max(longest, len(describe(perception).split()))
+            for figure in perception.figures:
+                if figure.shape in ("circle", "oval"):
+                    assert figure.corners == 0 and not figure.straight, (panel.path, figure)
+    assert longest <= 120
+    problem = open_dataset("bongard-classic", shared_data, {}).problem("5")  # polygons vs curves
+    assert all(f.straight for p in problem.left for f in perceive(p.path).figures)
+    assert not any(f.straight for p in problem.right for f in perceive(p.path).figures)
+    circle = describe(perceive(problem.right[0].path))  # panel 6 of problem 5: one outline circle
+    assert "outline circle" in circle and "corner" not in circle
 
 
 def classic_panels(shared_data: Path, number: int) -> list[Panel]:

@@ -67,9 +67,10 @@ class GivenEmbedder:
         return unit_rows(self.features(paths))
 
 
-def given_call(tmp_path: Path, vectors: Vectors, tests: list[str]) -> CallSpec:
+def given_call(tmp_path: Path, vectors: Vectors, tests: list[str], opposite: bool = True) -> CallSpec:
     """A classify call over panels `left0`, `right1`, ... and the test panels named (`left` or `right`,
-    their true side), each image file standing for the vector of its name."""
+    their true side), each image file standing for the vector of its name; a pair is said to belong to
+    different sides unless `opposite` is False."""
     context = [
         Panel(path=make_image(tmp_path / f"{name}.png", (9, 9, 9)), side=name[:-1], index=int(name[-1]))
         for name in vectors
@@ -86,7 +87,7 @@ def given_call(tmp_path: Path, vectors: Vectors, tests: list[str]) -> CallSpec:
     schema = TwoTestImages if len(tests) == 2 else OneTestImage
     return CallSpec(
         task="classify", output_schema=schema, images=images,
-        extra={"test_panels": [panels[side].ref for side in tests]},
+        extra={"test_panels": [panels[side].ref for side in tests], "opposite_sides": opposite},
     )  # fmt: skip
 
 
@@ -109,6 +110,8 @@ def test_a_pair_is_split_jointly_where_independent_decisions_put_both_on_one_sid
     # jointly: 0.5 (left test, left) + 2.6 (right test, right) = 3.1 beats the swap's 4.5 + 2.4 = 6.9
     assert sides_of(straight, vectors) == ["LEFT", "RIGHT"]
     assert sides_of(given_call(tmp_path, vectors, ["right", "left"]), vectors) == ["RIGHT", "LEFT"]
+    unsaid = given_call(tmp_path, vectors, ["left", "right"], opposite=False)
+    assert sides_of(unsaid, vectors) == ["LEFT", "LEFT"]  # joint only when the call says the pair is split
     one = given_call(tmp_path, vectors, ["right"])
     assert sides_of(one, vectors) == ["LEFT"]  # a single test input is decided on its own
     second = classify(straight, GivenEmbedder(vectors), "euclidean", "max", "joint", False)[1]
@@ -206,7 +209,7 @@ def test_images_go_to_the_side_they_resemble_whatever_side_the_panel_claims(tmp_
     both = CallSpec(
         task="classify", output_schema=TwoTestImages,
         images=[sheet, *(ImageSource(path=t.path, panels=[t]) for t in (blue, red))],
-        extra={"test_panels": [blue.ref, red.ref]},
+        extra={"test_panels": [blue.ref, red.ref], "opposite_sides": True},
     )  # fmt: skip
     parsed = call_reply(agent, both)
     assert (parsed["first"]["answer"], parsed["second"]["answer"]) == ("RIGHT", "LEFT")
@@ -227,7 +230,11 @@ def test_descriptions_are_classified_by_minilm_embeddings() -> None:
     }
     call = CallSpec(
         task="classify", output_schema=TwoTestImages,
-        extra={"test_panels": ["left-test-6", "right-test-6"], "descriptions": descriptions},
+        extra={
+            "test_panels": ["left-test-6", "right-test-6"],
+            "descriptions": descriptions,
+            "opposite_sides": True,
+        },
     )  # fmt: skip
     parsed = call_reply(similarity_agent(), call)
     assert (parsed["first"]["answer"], parsed["second"]["answer"]) == ("LEFT", "RIGHT")

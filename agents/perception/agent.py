@@ -9,12 +9,14 @@ itself (`features.py`) and answers:
   drawings in black and white, one object per figure, nothing living, no weather;
   a drawing prompt (`positive`) names its figures, and it leaves `negative` empty;
 - compare: what differs between the two panels of a pair, then both panels' JSON;
-- answer: the simplest induced rule, as `Left: ...` / `Right: ...` lines; with a
+- answer: the simplest induced rule (exact if one exists, else said not to be),
+  as `Left: ...` / `Right: ...` lines; with a
   schema, the rule, a one-line summary of the left (positive) side and what was measured;
-- classify: the induced rule applied to the test images, in the call's schema;
-  with no rule, the nearer side by feature distance, marked as a guess; with no
-  context panels, the rule of `extra["rule_summary"]` applied, if it is in the
-  agent's own wording (deductive rule application);
+- classify: the test images' sides by separability (`separability.py`), two
+  test images the call says belong to different sides one on each, with the
+  induced rule as the explanation; with no context panels, the rule of
+  `extra["rule_summary"]` applied, if it is in the agent's own wording
+  (deductive rule application);
 - probe: which of two worded concepts fits a panel, a guess by word overlap with
   its description of the panel;
 - select: which worded option is the problem's concept, a guess by word overlap

@@ -76,7 +76,7 @@ def hypothesize(call: CallSpec) -> tuple[dict[str, Any], str]:
     rules = candidate_rules(rows.side("left"), rows.side("right"), count)
     hypotheses = [{"set_a_rule": r.sentences()["left"], "set_b_rule": r.sentences()["right"]} for r in rules]
     analysis = (
-        f"{len(hypotheses)} threshold rules on the measured features, best first: single conditions with "
-        "0, 1, then 2 exceptions, then exact pairs of conditions."
+        f"{len(hypotheses)} threshold rules on the measured features, best first: exact single conditions, "
+        "exact pairs of conditions, then single conditions wrong on 1 or 2 context panels."
     )
     return {"hypotheses": hypotheses, "analysis": analysis}, analysis

@@ -15,10 +15,13 @@ from pathlib import Path
 
 import cv2
 import numpy as np
+from cv2.typing import MatLike
 from numpy.typing import NDArray
 from pydantic import BaseModel
 from skimage.morphology import skeletonize
 
+from agents.perception.gestalt import Whole, whole
+from agents.perception.outline import corners as outline_corners
 from datasets_io.images import open_image
 
 INK_THRESHOLD = 128
@@ -33,6 +36,8 @@ SOLID_INK_RATIO = 0.75
 MIN_SOLID_RADIUS_PX = 2.5
 """A solid part must be thicker than a stroke, or it is a line (a straight segment encloses nothing)."""
 ROUND_CIRCULARITY = 0.85
+CONVEX_SOLIDITY = 0.95
+POLYGONS = {3: "triangle", 4: "quadrilateral", 5: "pentagon", 6: "hexagon"}
 TOUCH_DISTANCE_PX = 2
 RELATION_MARGIN = 0.05
 """Centroids closer than this (in panel sides) are neither above nor left of each other."""
@@ -65,23 +70,29 @@ class Figure(BaseModel):
     """Enclosed area / convex hull area (1 when convex)."""
     holes: int
     corners: int
-    """Vertices of its outline simplified to a polygon."""
+    """Sharp corners of its outline: a polygon's vertices, none on a circle (for an open line, the
+    vertices of its outline simplified to a polygon)."""
+    straight: bool
+    """A closed figure whose outline is straight-sided (a polygon); False for curves and open lines."""
     circularity: float
     """4 pi area / perimeter^2 (1 for a circle)."""
     symmetry: float
     """Best overlap of its shape with its mirror image about either principal axis (1 = symmetric)."""
     line_ends: int
     junctions: int
+    ends_apart: float = 0.0
+    """The largest distance between two of its line ends, in panel sides (0 with fewer than two)."""
 
     @property
     def shape(self) -> str:
+        """Its name: a polygon by its corners, a curve by its roundness, or a line."""
         if not self.closed:
             return "line"
-        if self.circularity >= ROUND_CIRCULARITY and self.corners > 4:
+        if self.straight:
+            return POLYGONS.get(self.corners, "polygon")
+        if self.circularity >= ROUND_CIRCULARITY and self.corners == 0:
             return "circle"
-        return {3: "triangle", 4: "quadrilateral"}.get(
-            self.corners, "polygon" if self.corners < 9 else "curve"
-        )
+        return "oval" if self.corners == 0 and self.solidity >= CONVEX_SOLIDITY else "curved shape"
 
 
 class Relation(BaseModel):
@@ -98,6 +109,12 @@ class PanelPerception(BaseModel):
     relations: list[Relation]
     ink: float
     """Share of the panel that is ink."""
+    whole: Whole
+    """The ink taken as one shape (`gestalt.py`)."""
+    nearest_gap: float = 0.0
+    """The smallest gap between two figures, in panel sides (0 with fewer than two)."""
+    widest_gap: float = 0.0
+    """The gap around the most isolated figure: its distance to the nearest other figure."""
 
 
 def ink_mask(path: Path) -> Mask:
@@ -124,13 +141,24 @@ def _symmetry(filled: Mask, angle: float) -> float:
     return max(scores)
 
 
-def _skeleton_points(component: Mask) -> tuple[int, int, int]:
-    """Skeleton length in pixels, its line ends and its junctions (touching junction pixels are one)."""
+def _skeleton_points(component: Mask) -> tuple[int, int, int, float]:
+    """Skeleton length in pixels, its line ends, its junctions (touching junction pixels are one) and
+    the largest distance between two line ends in pixels."""
     skeleton = skeletonize(component)  # type: ignore[no-untyped-call]
     on = skeleton.astype(bool)
     neighbours = cv2.filter2D(on.astype(np.uint8), -1, np.ones((3, 3), np.float32)) - 1
     junction_count, _ = cv2.connectedComponents((on & (neighbours >= 3)).astype(np.uint8), connectivity=8)
-    return int(on.sum()), int(np.sum(on & (neighbours == 1))), junction_count - 1
+    ends = np.argwhere(on & (neighbours == 1)).astype(np.float32)
+    apart = 0.0
+    if len(ends) > 1:  # the farthest two lie on the ends' convex hull: few points even in a photograph
+        hull = cv2.convexHull(ends).reshape(-1, 2)
+        apart = float(np.linalg.norm(hull[:, None] - hull[None], axis=2).max())
+    return int(on.sum()), len(ends), junction_count - 1, apart
+
+
+def _simplified(outline: MatLike, perimeter: float) -> int:
+    """Vertices of an outline simplified to a polygon (an open line's outline has no true corners)."""
+    return len(cv2.approxPolyDP(outline, 0.04 * perimeter, closed=True))
 
 
 def measure_figure(component: Mask, side: float) -> tuple[Figure, Mask]:
@@ -161,8 +189,11 @@ def measure_figure(component: Mask, side: float) -> tuple[Figure, Mask]:
     angle = 0.5 * math.degrees(math.atan2(2 * moments["mu11"], moments["mu20"] - moments["mu02"]))
     (_, _), (w, h), _ = cv2.minAreaRect(outer)
     hull_area = cv2.contourArea(cv2.convexHull(outer))
-    corners = len(cv2.approxPolyDP(outer, 0.04 * perimeter, closed=True))
-    skeleton_px, ends, junctions = _skeleton_points(component)
+    circularity = min(1.0, 4 * math.pi * enclosed / perimeter**2) if perimeter > 0 else 0.0
+    corners, straight = (
+        outline_corners(outer, circularity) if closed else (_simplified(outer, perimeter), False)
+    )
+    skeleton_px, ends, junctions, ends_apart = _skeleton_points(component)
     ys, xs = np.nonzero(region)
     figure = Figure(
         closed=bool(closed),
@@ -178,9 +209,11 @@ def measure_figure(component: Mask, side: float) -> tuple[Figure, Mask]:
         solidity=min(1.0, float(cv2.contourArea(outer)) / hull_area) if hull_area > 0 else 1.0,
         holes=holes,
         corners=corners,
-        circularity=min(1.0, 4 * math.pi * enclosed / perimeter**2) if perimeter > 0 else 0.0,
+        straight=straight,
+        circularity=circularity,
         symmetry=_symmetry(region, angle),
         line_ends=ends,
+        ends_apart=ends_apart / side,
         junctions=junctions,
     )
     return figure, region
@@ -204,6 +237,18 @@ def _relations(regions: list[Mask], components: list[Mask], figures: list[Figure
     return relations
 
 
+def _gaps(components: list[Mask], side: float) -> tuple[float, float]:
+    """The smallest gap between two figures, and the largest distance from a figure to its nearest other."""
+    if len(components) < 2:
+        return 0.0, 0.0
+    ink = np.logical_or.reduce(components)
+    nearest = []
+    for component in components:
+        distance = cv2.distanceTransform((~component).astype(np.uint8), cv2.DIST_L2, 3)
+        nearest.append(float(distance[ink & ~component].min()))
+    return min(nearest) / side, max(nearest) / side
+
+
 def perceive_mask(ink: Mask) -> PanelPerception:
     height, width = ink.shape
     side = float(max(width, height))
@@ -219,12 +264,16 @@ def perceive_mask(ink: Mask) -> PanelPerception:
     figures = [measured[k][0] for k in order]
     regions = [measured[k][1] for k in order]
     ordered_components = [components[k] for k in order]
+    nearest_gap, widest_gap = _gaps(ordered_components, side)
     return PanelPerception(
         width=width,
         height=height,
         figures=figures,
         relations=_relations(regions, ordered_components, figures),
         ink=float(ink.mean()),
+        whole=whole(ink),
+        nearest_gap=nearest_gap,
+        widest_gap=widest_gap,
     )
 
 

@@ -1,16 +1,15 @@
 """Rule induction over feature rows: the simplest threshold rule that separates the two sides.
 
 A condition is `column <= t` or `column > t`. A rule holds on every panel of
-one side and on no panel of the other; the search goes from simple to complex:
-one condition, then one condition allowed one exception, then two exceptions
-(perception of a drawing is sometimes wrong, and on the classic problems a
-single condition with an exception generalises better than two exact ones),
-then a conjunction of two conditions. Among equals the larger margin (the gap
-around the threshold, relative to the column's range) wins, then the simpler
-column (the order of `table.COLUMNS`). Thresholds sit in the middle of a gap,
-so a new panel is judged by the nearer side of it. `candidate_rules` lists the
-search's rules in this order (hypotheses); `induce_rule` is its first. When
-nothing separates the sides, `nearest_side` gives a guess by distance.
+one side and on no panel of the other; the search goes from simple to complex,
+exact rules first: one condition, then a conjunction of two; only then one
+condition allowed one exception, then two (an exact rule is a statement about
+every panel; a rule with exceptions is a weaker one, and says so). Among equals
+the larger margin (the gap around the threshold, relative to the column's
+range) wins, then the simpler column (the order of `table.COLUMNS`). Thresholds
+sit in the middle of a gap. `candidate_rules` lists the search's rules in this
+order (hypotheses); `induce_rule` is its first. The rule explains; the sides of
+test images are decided by separability (`separability.py`).
 """
 
 from __future__ import annotations
@@ -148,10 +147,11 @@ def _exact_conjunctions(left: Sequence[Row], right: Sequence[Row], size: int) ->
 def _ranked(
     left: Sequence[Row], right: Sequence[Row], max_conditions: int, max_exceptions: int
 ) -> Iterator[Rule]:
-    """All rules of the allowed forms, simplest and best first; conjunctions searched only when reached."""
-    yield from _single_conditions(left, right, max_exceptions)
+    """All rules of the allowed forms, exact and simplest first; each form searched only when reached."""
+    yield from _single_conditions(left, right, 0)
     for size in range(2, max_conditions + 1):
         yield from _exact_conjunctions(left, right, size)
+    yield from (rule for rule in _single_conditions(left, right, max_exceptions) if rule.exceptions)
 
 
 def candidate_rules(
@@ -171,21 +171,3 @@ def induce_rule(
 ) -> Rule | None:
     """The simplest rule separating the sides, or None when none of the allowed forms does."""
     return next(iter(candidate_rules(left, right, 1, max_conditions, max_exceptions)), None)
-
-
-def _standardised(rows: Sequence[Row]) -> tuple[np.ndarray, np.ndarray]:
-    table = np.array([[row[c.name] for c in COLUMNS] for row in rows], dtype=float)
-    scale = table.std(axis=0)
-    return table.mean(axis=0), np.where(scale > 0, scale, 1.0)
-
-
-def nearest_side(left: Sequence[Row], right: Sequence[Row], row: Row) -> Side:
-    """The side whose nearest panel is closer to `row` (features standardised over the context)."""
-    centre, scale = _standardised([*left, *right])
-
-    def distance(panel: Row) -> float:
-        a = (np.array([panel[c.name] for c in COLUMNS]) - centre) / scale
-        b = (np.array([row[c.name] for c in COLUMNS]) - centre) / scale
-        return float(np.linalg.norm(a - b))
-
-    return "left" if min(map(distance, left)) <= min(map(distance, right)) else "right"
