@@ -10,16 +10,15 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any, TypedDict
 
+from agents.call import ImageSource
 from datasets_io.problem import Side
 from graphs.nodes import (
     CASE,
     CASE_STUDY,
-    Conversation,
     Ctx,
     FanOut,
     Item,
     Node,
-    SolveState,
     ask,
     fan_out_graph,
     free_answer,
@@ -29,10 +28,10 @@ from graphs.nodes import (
     panel_sources,
     send_each,
     sheet_source,
-    turn_by_turn,
     with_intro,
 )
 from graphs.registry import Graph, ProtocolCard, strategy
+from graphs.turns import Dialogue, TurnsState, dialogues_graph, shown_then_asked
 
 
 class PanelText(TypedDict):
@@ -49,11 +48,9 @@ class SideText(TypedDict):
     text: str
 
 
-class CaseStudyState(SolveState, total=False):
+class CaseStudyState(TurnsState, total=False):
     panel: str
     """A describe branch's panel ref."""
-    side: Side
-    """A side conversation's side."""
     pair: int
     """A compare branch's pair index."""
     descriptions: Annotated[list[PanelText], operator.add]
@@ -208,16 +205,20 @@ def descriptive_direct() -> Graph:
     return _descriptive(with_sheet=True)
 
 
-async def _side_conversation(state: CaseStudyState, runtime: Ctx) -> CaseStudyState:
+def _side_conversation(side: Side) -> Dialogue:
     """One side's panels, one per turn in one conversation, refining the shared concept."""
-    item, side = runtime.context, state["side"]
-    panels = item.problem.left if side == "left" else item.problem.right
-    chat = Conversation(item, "describer", f"{side} side", system=_system(item, "side_iterative"))
-    reply = await turn_by_turn(
-        chat, [[panel_source(item, panel)] for panel in panels], "side_iterative_step",
-        "side_iterative_closing", task="describe", closing_task="describe",
+
+    def panels(item: Item[Any]) -> list[list[ImageSource]]:
+        shown = item.problem.left if side == "left" else item.problem.right
+        return [[panel_source(item, panel)] for panel in shown]
+
+    return Dialogue(
+        f"{side} side", "describer",
+        shown_then_asked(panels, "side_iterative_step", "side_iterative_closing", task="describe",
+                         closing_task="describe"),
+        finish=lambda item, reply: {"side_descriptions": [{"side": side, "text": reply.text}]},
+        system=lambda item: _system(item, "side_iterative"),
     )  # fmt: skip
-    return {"side_descriptions": [{"side": side, "text": reply.text}]}
 
 
 def _side_descriptions(state: CaseStudyState) -> dict[str, str]:
@@ -242,11 +243,9 @@ def _side_descriptions(state: CaseStudyState) -> dict[str, str]:
     judged=True,
 )
 def descriptive_iterative() -> Graph:
-    return _fan_out_then_answer(
-        send_each("side_conversation", "side", lambda item: ["left", "right"]),
-        ("side_conversation", _side_conversation), "answer_from_sides", _side_descriptions,
-        "side_descriptions", with_sheet=False,
-    )  # fmt: skip
+    answer = _answer_node("answer_from_sides", _side_descriptions, "side_descriptions", with_sheet=False)
+    sides = [_side_conversation("left"), _side_conversation("right")]
+    return dialogues_graph(CaseStudyState, sides, then=("finish", answer))
 
 
 # --- contrastive family --------------------------------------------------------------------------
@@ -327,17 +326,19 @@ def contrastive_direct() -> Graph:
     return _contrastive(with_sheet=True)
 
 
-async def _contrastive_conversation(state: CaseStudyState, runtime: Ctx) -> CaseStudyState:
-    """All pairs in one conversation, refining after each; the answer asked in the same one."""
-    item = runtime.context
+def _pairs(item: Item[Any]) -> list[list[ImageSource]]:
     problem = item.problem
-    chat = Conversation(item, "reasoner", "pairs", system=_system(item, "contrastive_iterative"))
-    pairs = [panel_sources(item, [problem.left[i], problem.right[i]]) for i in range(_pair_count(item))]
-    reply = await turn_by_turn(
-        chat, pairs, "contrastive_iterative_step", "contrastive_iterative_closing",
-        task="compare", closing_task="answer",
-    )  # fmt: skip
-    return {"answer": free_answer(reply)}
+    return [panel_sources(item, [problem.left[i], problem.right[i]]) for i in range(_pair_count(item))]
+
+
+PAIRS = Dialogue(
+    "pairs", "reasoner",
+    shown_then_asked(_pairs, "contrastive_iterative_step", "contrastive_iterative_closing", task="compare",
+                     closing_task="answer"),
+    finish=lambda item, reply: {"answer": free_answer(reply)},
+    system=lambda item: _system(item, "contrastive_iterative"),
+)  # fmt: skip
+"""All pairs in one conversation, refining after each; the answer asked in the same one."""
 
 
 @strategy(
@@ -357,4 +358,4 @@ async def _contrastive_conversation(state: CaseStudyState, runtime: Ctx) -> Case
     judged=True,
 )
 def contrastive_iterative() -> Graph:
-    return linear_graph(CaseStudyState, ("conversation", _contrastive_conversation))
+    return dialogues_graph(CaseStudyState, [PAIRS])

@@ -10,13 +10,14 @@ from typing import Any, Literal, TypedDict
 
 from pydantic import BaseModel, Field
 
-from datasets_io.problem import BongardProblem, Concept, Side
+from agents.call import AgentReply
+from datasets_io.problem import BongardProblem, Concept, Panel, Side
 from graphs.answer import AnswerParts
 from graphs.nodes import (
     CASE,
     CASE_STUDY,
-    Conversation,
     Ctx,
+    Item,
     SolveState,
     ask,
     label_answer,
@@ -38,6 +39,7 @@ from graphs.registry import (
     strategy,
 )
 from graphs.sides import SideLabel
+from graphs.turns import Dialogue, Question, Turn, TurnsState, dialogues_graph
 
 INCORRECT_LABEL_OFFSET = 20
 
@@ -174,22 +176,28 @@ def _prepare_images_to_sides(given: Preparation[ImagesToSidesOptions]) -> TestOr
     return {"order": order, "retry_same_side": given.options.retry_same_side}
 
 
-async def _images_to_sides(state: SolveState, runtime: Ctx) -> SolveState:
-    item = runtime.context
-    tests = [item.panel(ref) for ref in item.inputs["order"]]
-    refs = [p.ref for p in tests]
-    chat = Conversation(item, "reasoner", "classify")
-    reply = await chat.ask(
-        with_intro(item, "images_to_sides"), [sheet_source(item), *panel_sources(item, tests)],
-        task="classify", schema=TwoTestImages, extra={"test_panels": refs, "opposite_sides": True},
-    )  # fmt: skip
+def _tests(item: Item[TestOrder]) -> list[Panel]:
+    return [item.panel(ref) for ref in item.inputs["order"]]
+
+
+def _classify_script(item: Item[TestOrder], finished: list[Turn]) -> Question | None:
+    """The sheet and both test images; with -S retry_same_side, one re-ask in the same conversation
+    when both went to one side."""
+    tests = _tests(item)
+    extra = {"test_panels": [p.ref for p in tests], "opposite_sides": True}
+    if not finished:
+        images = [sheet_source(item), *panel_sources(item, tests)]
+        return Question(with_intro(item, "images_to_sides"), "classify", images, TwoTestImages, extra)
+    first, second = _two_sides(finished[0]["parsed"])
+    if len(finished) == 1 and item.inputs["retry_same_side"] and first is not None and first == second:
+        retry = item.prompts.fill(CASE_STUDY, "images_to_sides_retry")
+        return Question(retry, "classify", schema=TwoTestImages, extra={**extra, "retry": True})
+    return None
+
+
+def _sides_answer(item: Item[TestOrder], reply: AgentReply) -> SolveState:
+    tests = _tests(item)
     given = _two_sides(reply.parsed)
-    if item.inputs["retry_same_side"] and given[0] is not None and given[0] == given[1]:
-        reply = await chat.ask(
-            item.prompts.fill(CASE_STUDY, "images_to_sides_retry"), task="classify", schema=TwoTestImages,
-            extra={"test_panels": refs, "opposite_sides": True, "retry": True},
-        )  # fmt: skip
-        given = _two_sides(reply.parsed)
     sides = {panel.ref: side for panel, side in zip(tests, given, strict=True)}
     expected = {panel.ref: panel.side for panel in tests}
     answer = AnswerParts(
@@ -201,6 +209,9 @@ async def _images_to_sides(state: SolveState, runtime: Ctx) -> SolveState:
         parse_error=reply.parse_error,
     )
     return {"answer": answer}
+
+
+CLASSIFY = Dialogue("classify", "reasoner", _classify_script, _sides_answer)
 
 
 def _two_sides(parsed: dict[str, Any] | None) -> tuple[Side | None, Side | None]:
@@ -230,4 +241,4 @@ def _two_sides(parsed: dict[str, Any] | None) -> tuple[Side | None, Side | None]
     options=ImagesToSidesOptions,
 )
 def images_to_sides() -> Graph:
-    return linear_graph(SolveState, ("classify", _images_to_sides))
+    return dialogues_graph(TurnsState, [CLASSIFY])

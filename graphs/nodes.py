@@ -319,23 +319,6 @@ async def ask(
     )
 
 
-async def turn_by_turn(
-    chat: Conversation,
-    turns: Sequence[Sequence[ImageSource]],
-    step_prompt: str,
-    closing_prompt: str,
-    *,
-    family: str = CASE_STUDY,
-    task: TaskKind,
-    closing_task: TaskKind,
-) -> AgentReply:
-    """Show `turns` one by one (numbered step prompts), then ask the closing question."""
-    for number, images in enumerate(turns, 1):
-        text = chat.item.run.prompts.fill(family, step_prompt, number=number, count=len(turns))
-        await chat.ask(text, images, task=task)
-    return await chat.ask(chat.item.run.prompts.fill(family, closing_prompt), task=closing_task)
-
-
 def free_answer(reply: AgentReply) -> AnswerParts:
     """A natural-language answer with its `Left:` / `Right:` rules parsed where present."""
     left, right = parse_rules(reply.text)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any, Required, TypedDict, cast
 
+from langgraph.graph import END, START
 from pydantic import BaseModel, Field
 
 from agents.call import AgentReply, ImageSource
@@ -29,7 +30,7 @@ from graphs.describe_first import (
     described_details,
     descriptions_of,
 )
-from graphs.nodes import Conversation, Ctx, Item, ask, fan_out_graph, panel_source, panel_sources
+from graphs.nodes import Ctx, Item, ask, fan_out_graph, graph_of, panel_source, panel_sources
 from graphs.queries import (
     QueryConclusion,
     QueryInputs,
@@ -42,6 +43,7 @@ from graphs.queries import (
     query_result,
 )
 from graphs.registry import Graph, Preparation, ProtocolCard, StrategyOptions, strategy
+from graphs.turns import Dialogue, Question, Turn, TurnsState, add_dialogue
 
 PARADIGMS = "Vaishnav & Tammet (cognitive paradigms)"
 PARADIGMS_DECODING = {"temperature": 0}
@@ -170,7 +172,7 @@ class DeductiveInputs(QueryInputs):
     cut_long_summary: bool
 
 
-class DeductiveState(QueryState, total=False):
+class DeductiveState(QueryState, TurnsState, total=False):
     rule: Rule
 
 
@@ -191,25 +193,30 @@ def _prepare_deductive(given: Preparation[DeductiveOptions]) -> DeductiveInputs:
     }
 
 
-def _summary(reply: AgentReply) -> str:
-    return str((reply.parsed or {}).get("summary") or reply.text)
+def _summary(reply: str, parsed: dict[str, Any] | None) -> str:
+    return str((parsed or {}).get("summary") or reply)
 
 
-async def _extract_rule(state: DeductiveState, runtime: Ctx) -> DeductiveState:
-    """Stage 1: the rule of the positives. The summary is kept as written, however long (Sec. 5.2,
-    App. A.5.2.1 ask for 20 words and do nothing when a model writes more); the re-ask and the cut
-    are options beyond the paper."""
-    item = runtime.context
+def _rule_script(item: Item[DeductiveInputs], finished: list[Turn]) -> Question | None:
+    """Stage 1: the rule of the positives (nothing to ask when it comes from an earlier run); with
+    -S reask_long_summary, one re-ask in the same conversation when the summary runs over 20 words."""
     if item.inputs["rule"] is not None:
-        return {}  # taken from an earlier run
-    images = _context_images(item)
-    chat = Conversation(item, "reasoner", "rule")
-    text = item.prompts.fill(FAMILY, "rule_extraction", total=len(images), **_counts(item.problem))
-    reply = await chat.ask(text, images, task="answer", schema=RuleExtraction, extra={"retry": False})
-    if item.inputs["reask_long_summary"] and word_count(_summary(reply)) > SUMMARY_WORDS:
-        shorter = item.prompts.fill(FAMILY, "rule_extraction_shorter", words=word_count(_summary(reply)))
-        reply = await chat.ask(shorter, task="answer", schema=RuleExtraction, extra={"retry": True})
-    written = _summary(reply)
+        return None
+    if not finished:
+        images = _context_images(item)
+        text = item.prompts.fill(FAMILY, "rule_extraction", total=len(images), **_counts(item.problem))
+        return Question(text, "answer", images, RuleExtraction, {"retry": False})
+    words = word_count(_summary(finished[0]["reply"], finished[0]["parsed"]))
+    if len(finished) == 1 and item.inputs["reask_long_summary"] and words > SUMMARY_WORDS:
+        shorter = item.prompts.fill(FAMILY, "rule_extraction_shorter", words=words)
+        return Question(shorter, "answer", schema=RuleExtraction, extra={"retry": True})
+    return None
+
+
+def _extracted_rule(item: Item[DeductiveInputs], reply: AgentReply) -> DeductiveState:
+    """The summary is kept as written, however long (Sec. 5.2, App. A.5.2.1 ask for 20 words and do
+    nothing when a model writes more); the re-ask and the cut are options beyond the paper."""
+    written = _summary(reply.text, reply.parsed)
     words = word_count(written)
     rule: Rule = {
         "summary": written,
@@ -221,6 +228,9 @@ async def _extract_rule(state: DeductiveState, runtime: Ctx) -> DeductiveState:
     if item.inputs["cut_long_summary"] and words > SUMMARY_WORDS:
         rule |= {"summary": " ".join(written.split()[:SUMMARY_WORDS]), "written": written}
     return {"rule": rule}
+
+
+RULE = Dialogue("rule", "reasoner", _rule_script, _extracted_rule)
 
 
 def _stage_rule(item: Item[DeductiveInputs], state: DeductiveState) -> Rule:
@@ -276,13 +286,13 @@ async def _deductive_answer(state: DeductiveState, runtime: Ctx) -> DeductiveSta
     reuses={"rules_from": ("rule_extraction", "reasoner")},
 )
 def deductive_rule_learning() -> Graph:
-    return fan_out_graph(
-        DeductiveState,
-        each_query("apply"),
-        ("apply", _apply_rule),
-        _deductive_answer,
-        before=("extract", _extract_rule),
-    )
+    """START -> the rule conversation, one turn per step -> each query applied -> the answer -> END."""
+    graph = graph_of(DeductiveState, ("apply", _apply_rule), ("finish", _deductive_answer))
+    add_dialogue(graph, RULE, each_query("apply"), ["apply"])
+    graph.add_edge(START, RULE.node)
+    graph.add_edge("apply", "finish")
+    graph.add_edge("finish", END)
+    return graph.compile()
 
 
 # --- componential analysis -----------------------------------------------------------------------
