@@ -3,7 +3,8 @@
 Only deterministic requests are cached (temperature 0 or a fixed seed, or an
 agent that is deterministic by nature), only successful replies are stored,
 and every write is one transaction, so a process killed mid-write leaves a
-readable cache that simply lacks that row.
+readable cache that simply lacks that row. A fault of the file (full disk, corrupt,
+locked, read-only) is a `SQLiteFileError` naming it.
 """
 
 from __future__ import annotations
@@ -13,9 +14,13 @@ import json
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from datasets_io.sqlite_errors import CACHE, SQLiteFileError, writable
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -45,17 +50,38 @@ class CacheStats:
 
 
 class ResponseCache:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, read_only: bool = False, busy_timeout_s: float = 30.0) -> None:
+        """Open (creating) the cache; `read_only` opens it only to read (`cache stats`), so a cache in
+        a folder no one can write is still read: without the lock files WAL mode writes beside it, as
+        nothing can be writing it there."""
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._connection = sqlite3.connect(path, check_same_thread=False, timeout=30, isolation_level=None)
-        self._connection.execute("PRAGMA journal_mode=WAL")
-        self._connection.execute("PRAGMA synchronous=NORMAL")
-        self._connection.executescript(SCHEMA)
+        with self._failing():
+            if read_only:
+                immutable = "" if writable(path) else "&immutable=1"
+                uri = f"{path.resolve().as_uri()}?mode=ro{immutable}"
+                self._connection = sqlite3.connect(
+                    uri, uri=True, check_same_thread=False, isolation_level=None
+                )
+                return
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._connection = sqlite3.connect(
+                path, check_same_thread=False, timeout=busy_timeout_s, isolation_level=None
+            )
+            self._connection.execute("PRAGMA journal_mode=WAL")
+            self._connection.execute("PRAGMA synchronous=NORMAL")
+            self._connection.executescript(SCHEMA)
+
+    @contextmanager
+    def _failing(self) -> Iterator[None]:
+        """Any fault of the file as one error naming it; SQLite has rolled the statement back."""
+        try:
+            yield
+        except (sqlite3.Error, OSError) as error:
+            raise SQLiteFileError(CACHE, self.path, error) from None
 
     def get(self, key: str) -> dict[str, Any] | None:
-        with self._lock:
+        with self._lock, self._failing():
             row = self._connection.execute("SELECT reply FROM responses WHERE key = ?", (key,)).fetchone()
             if row is None:
                 return None
@@ -64,14 +90,14 @@ class ResponseCache:
         return reply
 
     def put(self, key: str, agent: str, reply: dict[str, Any]) -> None:
-        with self._lock:
+        with self._lock, self._failing():
             self._connection.execute(
                 "INSERT OR REPLACE INTO responses (key, agent, created_at, reply) VALUES (?, ?, ?, ?)",
                 (key, agent, time.time(), json.dumps(reply, ensure_ascii=False)),
             )
 
     def stats(self) -> CacheStats:
-        with self._lock:
+        with self._lock, self._failing():
             entries, hits = self._connection.execute(
                 "SELECT COUNT(*), COALESCE(SUM(hits), 0) FROM responses"
             ).fetchone()
@@ -85,7 +111,7 @@ class ResponseCache:
 
     def clear(self, agent: str | None = None) -> int:
         """Delete every entry (or one agent's); returns how many went."""
-        with self._lock:
+        with self._lock, self._failing():
             if agent is None:
                 cursor = self._connection.execute("DELETE FROM responses")
             else:

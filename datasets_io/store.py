@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from datasets_io.errors import BongardError
 from datasets_io.records import Answer, CallTrace, Verdict
+from datasets_io.sqlite_errors import STORE, SQLiteFileError
 
 STORE_FILE = "store.sqlite"
 MIGRATIONS: Sequence[str] = (
@@ -175,27 +176,27 @@ class Judging:
 
 
 class StoreError(BongardError):
-    """The store cannot be opened or written (locked, corrupt, disk full); nothing is half-written."""
+    """The store cannot give what was asked (no such run, a run being run elsewhere), or its file
+    fails (`StoreFileError`)."""
 
 
-def explain(path: Path, error: sqlite3.Error) -> StoreError:
-    """A store error that says what happened to which file and what to do, for the common causes."""
-    text = str(error)
-    if "locked" in text or "busy" in text:
-        hint = "it is locked by another process writing it (another bongard run?); try again when it ends"
-    elif "full" in text:
-        hint = "the disk is full; the items saved so far are intact: free space, then resume the run"
-    elif "not a database" in text or "malformed" in text:
-        hint = (
-            "it is not a readable SQLite store (corrupt?); it was left untouched: move it aside or use --home"
-        )
-    else:
-        hint = "nothing was half-written"
-    return StoreError(f"results store {path}: {text}: {hint}")
+class StoreFileError(SQLiteFileError, StoreError):
+    """The store's file cannot be opened, read or written (locked, corrupt, disk full, read-only);
+    nothing is half-written."""
+
+
+def explain(path: Path, error: sqlite3.Error | OSError) -> StoreFileError:
+    """A store error that says what happened to which file and what to do."""
+    return StoreFileError(STORE, path, error)
 
 
 RunStatus = Literal["running", "interrupted", "complete", "failed"]
 RESUME_HINT = "bongard run --resume {run_id}"
+
+
+def this_process() -> str:
+    """The owner name a run holds while this process runs it: `host:pid`."""
+    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 def process_alive(owner: str | None) -> bool:
@@ -284,10 +285,8 @@ class ResultsStore:
             )
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA foreign_keys=ON")
-        except sqlite3.Error as error:
+        except (sqlite3.Error, OSError) as error:
             raise explain(path, error) from None
-        except OSError as error:
-            raise StoreError(f"results store {path}: {error.strerror or error}") from None
         self._migrate()
 
     def _migrate(self) -> None:
@@ -341,16 +340,26 @@ class ResultsStore:
             )
         return run_id
 
-    def resolve_run(self, run: str) -> str:
-        """A run id, accepting `latest` for the newest run."""
+    def resolve_run(self, run: str, *, resumable: bool = False) -> str:
+        """A run id, accepting `latest` for the newest run. `resumable`: a run no other live process
+        holds, so `latest` skips the runs being run and a named one being run is refused."""
         with self.reading() as db:
             if run == "latest":
-                row = db.execute("SELECT id FROM runs ORDER BY created_at DESC LIMIT 1").fetchone()
+                rows = db.execute("SELECT id, owner FROM runs ORDER BY created_at DESC").fetchall()
             else:
-                row = db.execute("SELECT id FROM runs WHERE id = ?", (run,)).fetchone()
-        if row is None:
+                rows = db.execute("SELECT id, owner FROM runs WHERE id = ?", (run,)).fetchall()
+        if not rows:
             raise StoreError(f"no run {run!r} in {self.path}" + (" (no runs yet)" if run == "latest" else ""))
-        return str(row[0])
+        if not resumable:
+            return str(rows[0][0])
+        free = [str(run_id) for run_id, owner in rows if not _held_elsewhere(owner)]
+        if not free:
+            run_id, owner = rows[0]
+            raise StoreError(
+                _held_message(str(run_id), str(owner))
+                + ("; every stored run is being run" if run == "latest" else "")
+            )
+        return free[0]
 
     def run_config(self, run_id: str) -> dict[str, Any]:
         with self.reading() as db:
@@ -413,17 +422,38 @@ class ResultsStore:
             )
 
     def hold_run(self, run_id: str, planned: int) -> None:
-        """This process runs the run now, planning `planned` items in all."""
-        owner = f"{socket.gethostname()}:{os.getpid()}"
+        """This process runs the run now, planning `planned` items in all. One process at a time: a
+        run another live process holds is refused, naming it; a killed holder's run is taken over.
+        Checked and taken in one write transaction, so two processes cannot both take it."""
         with self.transaction() as db:
-            db.execute("UPDATE runs SET planned = ?, owner = ? WHERE id = ?", (planned, owner, run_id))
+            row = db.execute("SELECT owner FROM runs WHERE id = ?", (run_id,)).fetchone()
+            if row is None:
+                raise StoreError(f"no run {run_id!r} in {self.path}")
+            if _held_elsewhere(row[0]):
+                raise StoreError(_held_message(run_id, row[0]))
+            db.execute(
+                "UPDATE runs SET planned = ?, owner = ? WHERE id = ?", (planned, this_process(), run_id)
+            )
 
     def release_run(self, run_id: str, *, finished: bool) -> None:
-        """No process holds the run any more; `finished`: its pass over the pending items ended."""
+        """This process holds the run no more; `finished`: its pass over the pending items ended.
+        A run another process has taken over since is left to it."""
         with self.transaction() as db:
-            db.execute("UPDATE runs SET owner = NULL WHERE id = ?", (run_id,))
-            if finished:
-                db.execute("UPDATE runs SET finished_at = ? WHERE id = ?", (time.time(), run_id))
+            db.execute(
+                "UPDATE runs SET owner = NULL, finished_at = CASE WHEN ? THEN ? ELSE finished_at END "
+                "WHERE id = ? AND (owner IS NULL OR owner = ?)",
+                (finished, time.time(), run_id, this_process()),
+            )
+
+    def exclude_problems(self, run_id: str, config: dict[str, Any], problems: Sequence[str]) -> None:
+        """Drop `problems` (items' problem keys) from a run for good: its configuration becomes `config`
+        (which names them, so later resumes plan without them) and their stored items leave its counts;
+        the calls they paid for stay in its cost."""
+        with self.transaction() as db:
+            db.execute("UPDATE runs SET config = ? WHERE id = ?", (json.dumps(config), run_id))
+            db.executemany(
+                "DELETE FROM items WHERE run_id = ? AND problem = ?", [(run_id, key) for key in problems]
+            )
 
     def provenance(self, run_id: str) -> list[dict[str, Any]]:
         """The run's sessions, oldest first: code, packages, prompts and data (`graphs.provenance`)."""
@@ -609,6 +639,19 @@ class ResultsStore:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def _held_elsewhere(owner: str | None) -> bool:
+    """Whether another live process holds a run (this process's own hold is no obstacle to it)."""
+    return owner != this_process() and process_alive(owner)
+
+
+def _held_message(run_id: str, owner: str) -> str:
+    host, _, pid = owner.rpartition(":")
+    return (
+        f"run {run_id} is being run by process {pid} on host {host}: wait for it to end or stop it "
+        "(a run whose process was killed is taken over)"
+    )
 
 
 def _insert(table: str, columns: Sequence[str], replace: bool = False) -> str:

@@ -150,7 +150,7 @@ def ask(
 @cache_app.command("stats")
 def cache_stats(home: HomeOption = None) -> None:
     """Entries, hits and size of the response cache, per agent."""
-    stats = _cache(home).stats()
+    stats = _cache(home, reading=True).stats()
     console.print(
         f"{stats.path}: {stats.entries} replies, {stats.hits} hits, {stats.size_bytes / 1e6:.1f} MB"
     )
@@ -158,11 +158,14 @@ def cache_stats(home: HomeOption = None) -> None:
         console.print(f"  {agent}: {count}")
 
 
-def _cache(home: Path | None) -> ResponseCache:
+def _cache(home: Path | None, reading: bool = False) -> ResponseCache:
+    """The workspace's cache; `reading`: a read-only workspace's cache is opened read-only."""
     from agents.cache import ResponseCache
     from agents.registry import CACHE_FILE
+    from datasets_io.sqlite_errors import writable
 
-    return ResponseCache(workspace_home(home) / CACHE_FILE)
+    path = workspace_home(home) / CACHE_FILE
+    return ResponseCache(path, read_only=reading and not writable(path))
 
 
 @cache_app.command("clear")
