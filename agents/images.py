@@ -21,7 +21,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 from PIL import Image
 
-from datasets_io.errors import BongardError
+from datasets_io.errors import BongardError, DatasetError
 from datasets_io.images import open_image
 
 PATH_BLOCK_KEY = "path"
@@ -73,16 +73,20 @@ def is_path_block(block: object) -> bool:
 
 
 def encode_image(path: Path, policy: ImagePolicy = ImagePolicy()) -> EncodedImage:
-    """The bytes to send for an image file (cached per file version and policy)."""
-    stat = path.stat()
+    """The bytes to send for an image file (cached per file version and policy); a file that is
+    missing or does not decode raises a `DatasetError` naming it, never a PIL error."""
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        raise DatasetError("image file is missing", path=path) from None
     return _encode_cached(str(path), stat.st_mtime_ns, stat.st_size, policy.max_side)
 
 
 @lru_cache(maxsize=256)
 def _encode_cached(path: str, _mtime_ns: int, _size: int, max_side: int | None) -> EncodedImage:
+    image = open_image(Path(path))  # first: it refuses empty, broken and over-large files by name
     with Image.open(path) as original:
         source_format = original.format or ""
-    image = open_image(Path(path))
     scale = 1.0 if max_side is None else min(1.0, max_side / max(image.size))
     if scale == 1.0 and source_format in SENT_AS_IS:
         return EncodedImage(SENT_AS_IS[source_format], Path(path).read_bytes(), image.size)

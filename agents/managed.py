@@ -23,6 +23,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
 from pydantic import ConfigDict, Field, PrivateAttr
 
+from agents.breaker import CircuitBreaker, EndpointDown
 from agents.cache import ResponseCache, cache_key
 from agents.call import AgentReply, CallSpec, Usage, schema_json
 from agents.images import ImageLimitError, ImagePolicy, prepare_messages
@@ -30,7 +31,7 @@ from agents.limits import Endpoint, RateLimits, endpoint_slot
 from agents.pricing import Price
 from agents.provider import AgentParams, Provider
 from agents.retry import AttemptTimeout, RetryPolicy, is_timeout, with_retries
-from agents.secrets import redact
+from agents.secrets import redact, redact_value
 from agents.structured import (
     CUT_REPLY_ERROR,
     OutputSchema,
@@ -44,7 +45,7 @@ from agents.structured import (
     reask_message,
     schema_instructions,
 )
-from datasets_io.errors import BongardError
+from datasets_io.errors import BongardError, DatasetError
 
 CALL_KWARG = "call"
 """The keyword under which a non-LLM agent's `_agenerate` receives the `CallSpec`."""
@@ -89,6 +90,8 @@ class ManagedAgent(BaseChatModel):
     retry_policy: RetryPolicy = Field(default_factory=RetryPolicy)
     endpoint_url: str | None = None
     """The server requests go to (None: the provider's default); see `agents.limits`."""
+    breaker: CircuitBreaker | None = None
+    """A run's watch for a dead endpoint (see `agents.breaker`); None: calls fail only one by one."""
     _per_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopModels] = PrivateAttr(
         default_factory=weakref.WeakKeyDictionary
     )
@@ -201,18 +204,20 @@ class ManagedAgent(BaseChatModel):
                     reask_message(first.parse_error),
                 ]
                 outcomes.append(await self._attempt(follow_up, call))
+        except (EndpointDown, DatasetError):
+            raise  # the run's endpoint or the item's input is at fault, not this call: said as it is
         except Exception as error:
             raise AgentCallError(f"{self.spec}: {type(error).__name__}: {redact(str(error))}") from None
         last = outcomes[-1]
         usage = sum((_usage(o.message) for o in outcomes), Usage())
-        return AgentReply(
+        return AgentReply(  # redacted: a key the server echoes must not reach the cache or the store
             agent=self.spec,
-            text=message_text(last.message),
-            parsed=last.parsed,
+            text=redact(message_text(last.message)),
+            parsed=redact_value(last.parsed),
             parse_status="not-requested"
             if call.output_schema is None
             else ("failed" if last.parse_error else "ok"),
-            parse_error=last.parse_error,
+            parse_error=redact_value(last.parse_error),
             truncated=is_truncated(last.message),
             usage=usage,
             cost_usd=self.price.cost(usage) if self.price is not None else None,
@@ -230,17 +235,24 @@ class ManagedAgent(BaseChatModel):
         async def once() -> _Outcome:
             estimate = _estimate_tokens(messages)
             async with endpoint_slot(self.endpoint, self.rate_limits, estimate):
+                if self.breaker is not None:
+                    self.breaker.check(self.endpoint)
                 try:
                     async with asyncio.timeout(self.params.timeout_s):
-                        return await self._invoke(messages, call)
+                        outcome = await self._invoke(messages, call)
                 except Exception as error:
+                    if self.breaker is not None:
+                        self.breaker.failed(self.endpoint, error, self.provider.key_env)
                     if is_timeout(error):
                         where = self.endpoint_url or self.provider.name
                         raise AttemptTimeout(where, self.params.timeout_s) from error
                     raise
+                if self.breaker is not None:
+                    self.breaker.answered(self.endpoint)
+                return outcome
 
         policy = replace(self.retry_policy, max_retry_after_s=self.params.max_retry_after_s)
-        outcome = await with_retries(once, policy, count, self.provider.retryable)
+        outcome = await with_retries(once, policy, count, self._retryable)
         outcome.attempts = attempts
         return outcome
 
@@ -266,6 +278,10 @@ class ManagedAgent(BaseChatModel):
             return _Outcome(message, parse_message(message, schema), None, 0)
         except ReplyParseError as error:
             return _Outcome(message, None, str(error), 0)
+
+    def _retryable(self, error: BaseException) -> bool:
+        """The provider's rule, except that a stopped endpoint is never tried again."""
+        return not isinstance(error, EndpointDown) and self.provider.retryable(error)
 
     def _models(self) -> _LoopModels:
         """The inner model for the running event loop (the given one for the first loop)."""

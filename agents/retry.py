@@ -53,7 +53,8 @@ class AttemptTimeout(TimeoutError):
         super().__init__(f"no complete reply from {what} within {after_s:g} s (timeout_s)")
 
 
-def _chain(error: BaseException) -> Iterator[BaseException]:
+def error_chain(error: BaseException) -> Iterator[BaseException]:
+    """`error` and every error it was raised from or during, each once."""
     seen: set[int] = set()
     current: BaseException | None = error
     while current is not None and id(current) not in seen:
@@ -64,7 +65,7 @@ def _chain(error: BaseException) -> Iterator[BaseException]:
 
 def status_code(error: BaseException) -> int | None:
     """The HTTP status behind an SDK error, whatever the SDK calls it."""
-    for item in _chain(error):
+    for item in error_chain(error):
         for attribute in ("status_code", "code", "status"):
             value = getattr(item, attribute, None)
             if isinstance(value, int) and 100 <= value < 600:
@@ -83,7 +84,7 @@ def is_retryable(error: BaseException) -> bool:
     return any(
         isinstance(item, TimeoutError | ConnectionError | httpx.TransportError | json.JSONDecodeError)
         or any(part in type(item).__name__ for part in TRANSIENT_NAME_PARTS)
-        for item in _chain(error)
+        for item in error_chain(error)
     )
 
 
@@ -91,7 +92,7 @@ def is_timeout(error: BaseException) -> bool:
     """Whether the failure is a timeout, ours or an SDK's (which need not subclass `TimeoutError`)."""
     return any(
         isinstance(item, TimeoutError | httpx.TimeoutException) or "Timeout" in type(item).__name__
-        for item in _chain(error)
+        for item in error_chain(error)
     )
 
 
@@ -109,7 +110,7 @@ def _seconds(value: str) -> float | None:
 
 def retry_after_s(error: BaseException) -> float | None:
     """Seconds the server asked us to wait, or None when it asked nothing we can read."""
-    for item in _chain(error):
+    for item in error_chain(error):
         headers = getattr(getattr(item, "response", None), "headers", None)
         value = headers.get("retry-after") if headers is not None else None
         if value is not None:

@@ -1,20 +1,25 @@
 """API keys come from the environment or a `.env` file and never leave the process.
 
-`redact` is applied to every error text the agents layer produces, so a key an
-SDK echoes back cannot reach a log, the cache, the store or the terminal.
+`redact` is applied to every error text the agents layer produces and to every reply before it is
+kept, so a key an SDK or a server echoes back, as it is or base64-encoded (in a `Basic` header, a
+token, a data URL), cannot reach a log, the cache, the store or the terminal.
 """
 
 from __future__ import annotations
 
+import base64
 import os
 import re
+from functools import lru_cache
 from pathlib import Path
+from typing import TypeVar
 
 from dotenv import load_dotenv
 
 SECRET_NAME = re.compile(r"(API_KEY|_TOKEN|_SECRET|_PASSWORD)$")
 MIN_SECRET_LENGTH = 6
 REDACTED = "[redacted]"
+T = TypeVar("T")
 
 
 def load_env_file(path: Path | None = None) -> None:
@@ -32,11 +37,43 @@ def secret_values() -> list[str]:
     return sorted(values, key=len, reverse=True)
 
 
+@lru_cache(maxsize=64)
+def secret_forms(value: str) -> tuple[str, ...]:
+    """`value` and the runs of base64 characters that encode it inside any longer base64 text.
+
+    Base64 turns 3 bytes into 4 characters, so a secret starting at byte offset 0, 1 or 2 of the
+    encoded data reads differently; each offset has a core of characters that depend on the
+    secret's bytes alone (the first and last character may mix in its neighbours). Standard and
+    URL-safe alphabets both.
+    """
+    raw = value.encode()
+    forms = {value}
+    for offset in range(3):
+        encoded = base64.b64encode(b"\0" * offset + raw).decode("ascii")
+        first = -(-8 * offset // 6)  # the first character made of the secret's bits only
+        last = 8 * (offset + len(raw)) // 6  # one past the last such character
+        core = encoded[first:last]
+        forms |= {core, core.replace("+", "-").replace("/", "_")}
+    return tuple(sorted(forms, key=len, reverse=True))
+
+
 def redact(text: str) -> str:
-    """`text` with every secret value replaced."""
+    """`text` with every secret value, plain or base64-encoded, replaced."""
     for value in secret_values():
-        text = text.replace(value, REDACTED)
+        for form in secret_forms(value):
+            text = text.replace(form, REDACTED)
     return text
+
+
+def redact_value(value: T) -> T:
+    """A JSON-like value (a parsed reply) with `redact` applied to every string in it."""
+    if isinstance(value, str):
+        return redact(value)  # type: ignore[return-value]
+    if isinstance(value, list):
+        return [redact_value(item) for item in value]  # type: ignore[return-value]
+    if isinstance(value, dict):
+        return {key: redact_value(item) for key, item in value.items()}  # type: ignore[return-value]
+    return value
 
 
 def key_is_set(name: str) -> bool:

@@ -163,9 +163,11 @@ def detect_format(root: Path) -> str:
 
 
 def find_datasets(data_dir: Path) -> list[Path]:
-    """Dataset folders in a data directory: named after a format or in a known layout."""
+    """Dataset folders in a data directory: named after a format or in a known layout; a data
+    directory that is not there is said to be missing, not taken for an empty one."""
     if not data_dir.is_dir():
-        return []
+        what = "is not a folder" if data_dir.exists() else "does not exist"
+        raise DatasetError(f"data directory {data_dir} {what} (give --data-dir DIR or set ${DATA_DIR_ENV})")
     formats = loader_formats()
     return [
         folder

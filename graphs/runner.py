@@ -5,7 +5,9 @@ so memory does not grow with the dataset. Each item runs as a checkpointed
 LangGraph thread and, once finished, is written with its calls in one
 transaction; a resumed run skips every item already done (and, with
 `retry_errors`, retries the failed ones) and continues a half-done item from
-its last checkpoint, so no finished model call is paid twice.
+its last checkpoint, so no finished model call is paid twice. A fault of one
+item (a panel that does not decode, a call that fails for good) fails that item
+alone; a dead endpoint stops the whole run (`agents.breaker`).
 """
 
 from __future__ import annotations
@@ -19,10 +21,12 @@ from typing import Any
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from pydantic import BaseModel, Field
 
+from agents.breaker import DEFAULT_MAX_FAILURES, CircuitBreaker
 from agents.managed import AgentCallError, ManagedAgent
 from agents.registry import check_agent_params, resolve_agent, shared_params
-from datasets_io.catalog import Dataset, open_dataset
+from datasets_io.catalog import Dataset, ScanResult, open_dataset
 from datasets_io.errors import DatasetError
+from datasets_io.images import natural_key
 from datasets_io.problem import BongardProblem
 from datasets_io.records import CallTrace
 from datasets_io.render import Variant
@@ -60,6 +64,8 @@ class RunConfig(BaseModel):
     """Problems solved at once, and model calls in flight across the run (provider limits apply too)."""
     variant: Variant = "plain"
     strategy_options: dict[str, str] = Field(default_factory=dict)
+    excluded: list[str] = Field(default_factory=list)
+    """Problem ids dropped from the run on a resume (`--exclude`): never solved, not planned."""
 
 
 class ItemOutcome(BaseModel):
@@ -73,10 +79,14 @@ class ItemOutcome(BaseModel):
 
 
 def parse_selection(selection: str) -> list[str]:
-    """`1-20,31` -> ["1", ..., "20", "31"]; other ids are kept as written."""
+    """`1-20,31` -> ["1", ..., "20", "31"]; other ids are kept as written; a range that selects
+    nothing (`5-1`) is refused."""
     ids: list[str] = []
     for part in (p.strip() for p in selection.split(",")):
         match = RANGE.match(part)
+        if match and int(match.group(1)) > int(match.group(2)):
+            low, high = match.group(2), match.group(1)
+            raise DatasetError(f"{part} is an empty range: it counts up, from the smaller id ({low}-{high})")
         ids += (
             [str(n) for n in range(int(match.group(1)), int(match.group(2)) + 1)]
             if match
@@ -84,7 +94,24 @@ def parse_selection(selection: str) -> list[str]:
             if part
             else []
         )
+    if not ids:
+        raise DatasetError(f"{selection!r} selects no problem")
     return ids
+
+
+def why_unusable(errors: Sequence[DatasetError]) -> str:
+    """Each reason problems are unusable, once, with the problems it holds for (a malformed rules
+    file is one reason for them all)."""
+    by_reason: dict[str, list[str]] = {}
+    for error in errors:
+        reason = f"file {error.path}: {error.reason}" if error.path else error.reason
+        by_reason.setdefault(reason, []).append(str(error.problem_id))
+    return "; ".join(f"{_problems(ids)}: {reason}" for reason, ids in by_reason.items())
+
+
+def _problems(ids: Sequence[str], shown: int = 10) -> str:
+    listed = ", ".join(ids[:shown]) + (f", ... ({len(ids)} in all)" if len(ids) > shown else "")
+    return f"problem{'s' if len(ids) > 1 else ''} {listed}"
 
 
 def config_differences(stored: RunConfig, requested: RunConfig) -> list[str]:
@@ -105,10 +132,14 @@ class Runner:
         scan = self.dataset.scan()
         self.skipped: list[DatasetError] = scan.errors
         self.context = DatasetContext.of(scan.problems)
-        self.problems = self._select(scan.problems)
+        excluded = sorted(
+            {self.dataset.resolve_id(problem_id) for problem_id in config.excluded}, key=natural_key
+        )
+        self.config = config.model_copy(update={"excluded": excluded})
+        self.problems = self._select(scan)
         if config.sample is not None and config.problems is None:
             self.problems = draw(self.problems, config.sample)
-            self.config = config.model_copy(update={"problems": [p.id for p in self.problems]})
+            self.config = self.config.model_copy(update={"problems": [p.id for p in self.problems]})
         self.reused = {
             option: self._reusable(option, key, role, config.strategy_options[option])
             for option, (key, role) in self.info.reuses.items()
@@ -141,17 +172,36 @@ class Runner:
             options[option] = value
         return options
 
-    def _select(self, problems: Sequence[BongardProblem]) -> list[BongardProblem]:
+    def _select(self, scan: ScanResult) -> list[BongardProblem]:
+        """The run's problems, less the excluded ones; an unusable one asked for by id, or none at
+        all, is refused with the reasons (the run is not stored)."""
+        name = self.dataset.name
         if self.config.problems is None:
-            return list(problems)
-        by_id = {p.id: p for p in problems}
-        wanted = [self.dataset.resolve_id(problem_id) for problem_id in self.config.problems]
-        missing = [problem_id for problem_id in wanted if problem_id not in by_id]
-        if missing:
-            raise DatasetError(f"problems {', '.join(missing)} are unusable (see the warnings above)")
-        return [by_id[problem_id] for problem_id in wanted]
+            if not scan.problems:
+                raise DatasetError(
+                    f"no usable problem: {why_unusable(scan.errors) or 'it has none'}", dataset=name
+                )
+            wanted = [p.id for p in scan.problems]
+        else:
+            wanted = [self.dataset.resolve_id(problem_id) for problem_id in self.config.problems]
+            if strays := [problem_id for problem_id in self.config.excluded if problem_id not in wanted]:
+                raise DatasetError(
+                    f"--exclude {','.join(strays)}: not among the run's problems", dataset=name
+                )
+        chosen = [problem_id for problem_id in wanted if problem_id not in self.config.excluded]
+        by_id = {p.id: p for p in scan.problems}
+        if missing := [problem_id for problem_id in chosen if problem_id not in by_id]:
+            errors = [error for error in scan.errors if error.problem_id in missing]
+            raise DatasetError(f"cannot run {why_unusable(errors)}", dataset=name)
+        if not chosen:
+            raise DatasetError("every problem of the run is excluded: nothing to run", dataset=name)
+        return [by_id[problem_id] for problem_id in chosen]
 
-    def _agents(self) -> dict[str, ManagedAgent]:
+    def excluded_keys(self) -> list[str]:
+        """The items' problem keys (`dataset/id`) of the excluded problems."""
+        return [f"{self.dataset.name}/{problem_id}" for problem_id in self.config.excluded]
+
+    def _agents(self, breaker: CircuitBreaker) -> dict[str, ManagedAgent]:
         shares = shared_params(list(self.config.agents.values()), self.config.agent_params)
         built: dict[str, ManagedAgent] = {}
         for role, spec in self.config.agents.items():
@@ -159,6 +209,7 @@ class Runner:
             built[role] = same or resolve_agent(
                 spec, shares[spec], config=self.config.agent_config or None, home=self.home
             )
+            built[role].breaker = breaker
         return built
 
     def pending(self, run_id: str, retry_errors: bool) -> list[tuple[BongardProblem, int]]:
@@ -172,10 +223,17 @@ class Runner:
         ]
 
     async def run(
-        self, run_id: str, *, retry_errors: bool = False, on_item: Callable[[ItemOutcome], None] | None = None
+        self,
+        run_id: str,
+        *,
+        retry_errors: bool = False,
+        on_item: Callable[[ItemOutcome], None] | None = None,
+        max_failures: int = DEFAULT_MAX_FAILURES,
     ) -> None:
+        """Solve every pending item; `EndpointDown` when the first `max_failures` requests to an
+        endpoint all fail for its own fault (0: never stop), the items in flight kept for a resume."""
         runtime = SolveRuntime(
-            agents=self._agents(),
+            agents=self._agents(CircuitBreaker(max_failures)),
             render_dir=self.home / "renders",
             variant=self.config.variant,
             call_slots=asyncio.Semaphore(self.config.concurrency),
@@ -195,7 +253,12 @@ class Runner:
                         if on_item is not None:
                             on_item(outcome)
 
-                await asyncio.gather(*(worker() for _ in range(self.config.concurrency)))
+                try:  # a worker's error (a dead endpoint, a full disk) stops the others at once
+                    async with asyncio.TaskGroup() as workers:
+                        for _ in range(self.config.concurrency):
+                            workers.create_task(worker())
+                except ExceptionGroup as stopped:
+                    raise stopped.exceptions[0] from None
             finished = True
         finally:  # Ctrl-C or an error: the run is no longer held, and not finished (a SIGKILL leaves
             # the owner set, and `process_alive` finds it gone)
@@ -228,6 +291,8 @@ class Runner:
         except (AgentCallError, StrategyError, DatasetError) as error:
             # The thread is kept: retrying the item reuses the calls that had finished. The calls it
             # paid for are stored with the failure, so the run's cost counts them.
+            if isinstance(error, DatasetError):  # a panel that does not decode: name where it is
+                error = error.located(dataset=problem.dataset, problem_id=problem.id)
             trace = await checkpointed_trace(checkpoints, self.config.strategy, thread) + unfinished
             self.store.save_item(run_id, problem.key, attempt, None, str(error), trace)
             return ItemOutcome(
@@ -272,13 +337,24 @@ def start_run(config: RunConfig, store: ResultsStore, home: Path | None = None) 
 
 
 def resume_run(
-    run: str, store: ResultsStore, requested: RunConfig | None = None, home: Path | None = None
+    run: str,
+    store: ResultsStore,
+    requested: RunConfig | None = None,
+    home: Path | None = None,
+    exclude: Sequence[str] = (),
 ) -> tuple[str, Runner]:
-    """The stored run and its runner; a differing requested configuration is refused, naming the changes."""
-    run_id = store.resolve_run(run)
+    """The stored run and its runner; a differing requested configuration is refused, naming the changes.
+
+    `exclude` drops problems from the run for good: recorded in its configuration, their stored
+    items leave its counts (the calls they paid for stay in its cost), so it can be complete without them.
+    """
+    run_id = store.resolve_run(run, resumable=True)  # never a run another live process is running
     stored = RunConfig.model_validate(store.run_config(run_id))
     if requested is not None and (differences := config_differences(stored, requested)):
         raise StoreError(
             f"run {run_id} was started with other settings; a resume keeps them: {'; '.join(differences)}"
         )
-    return run_id, Runner(stored, store, home)
+    runner = Runner(stored.model_copy(update={"excluded": [*stored.excluded, *exclude]}), store, home)
+    if exclude:
+        store.exclude_problems(run_id, runner.config.model_dump(mode="json"), runner.excluded_keys())
+    return run_id, runner

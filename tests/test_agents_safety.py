@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import signal
 import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -98,6 +99,18 @@ def test_redact_replaces_every_secret_value(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setenv("PLAIN_SETTING", "abcdef123456-not-secret-name")
     text = redact("key abcdef123456 and hf_zzzzzzzz")
     assert text == f"key {REDACTED} and {REDACTED}"
+
+
+@pytest.mark.parametrize("before", ["", "u", "us", "user:", "Bearer "])
+@pytest.mark.parametrize("encode", [base64.b64encode, base64.urlsafe_b64encode])
+def test_redact_finds_a_key_base64_encoded_at_any_offset(
+    before: str, encode: Callable[[bytes], bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SOME_PROVIDER_API_KEY", PLANTED)
+    encoded = encode(f"{before}{PLANTED}?x".encode()).decode()
+    text = redact(f"header {encoded} end")
+    assert REDACTED in text and encoded[4:-8] not in text
+    assert len(text) < len(encoded)  # at most a character of its neighbours on each side is left
 
 
 def test_a_server_that_exits_is_reported_with_its_log(tmp_path: Path) -> None:

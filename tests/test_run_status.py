@@ -73,12 +73,12 @@ def test_ctrl_c_keeps_what_is_done_and_says_how_to_resume(tmp_path: Path) -> Non
     _, stderr = running.communicate(timeout=60)
     assert running.returncode == 130, stderr
     run_id = ResultsStore(home / STORE_FILE).resolve_run("latest")
-    assert f"resume with `bongard run --resume {run_id}`" in stderr
+    assert f"resume with `bongard run --resume {run_id} --home {home}`" in stderr
     [listed] = json.loads(run_bongard("runs", "list", "--json", "--home", home).stdout)
     assert listed["status"] == "interrupted" and listed["planned"] == 100 and 3 <= listed["done"] < 100
     shown = run_bongard("runs", "show", run_id, "--home", home).stdout
     assert f"{run_id}: interrupted, {listed['done']}/100 items done" in shown
-    assert f"resume with `bongard run --resume {run_id}`" in shown
+    assert f"resume with `bongard run --resume {run_id} --home {home}`" in shown
 
 
 def test_an_unjudged_run_reads_unjudged_never_zero_and_every_rate_has_n_and_interval(

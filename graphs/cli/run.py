@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shlex
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -13,6 +14,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
+from agents.breaker import DEFAULT_MAX_FAILURES, EndpointDown
 from datasets_io.counting import Aggregate, Counting
 from datasets_io.render import Variant
 from datasets_io.store import RESUME_HINT, STORE_FILE, ResultsStore, RunSummary
@@ -44,6 +46,11 @@ DEFAULT_RUN: dict[str, Any] = {
     "concurrency": 8,
 }
 """The embedded default: no keys, no GPU, no network."""
+
+EXIT_NOT_ALL_DONE = 3
+"""`bongard run` ended with some items done and others failed or left for a resume."""
+EXIT_NONE_DONE = 4
+"""`bongard run` ended with no item done: every one failed, or the endpoint was down."""
 
 runs_app = typer.Typer(help="List and inspect stored runs.", no_args_is_help=True)
 
@@ -152,6 +159,24 @@ def run(
     retry_errors: Annotated[
         bool, typer.Option("--retry-errors", metavar="", help="With --resume: retry failed items.")
     ] = False,
+    exclude: Annotated[
+        str | None,
+        typer.Option(
+            metavar="IDS",
+            help="With --resume: drop these problems from the run for good, e.g. 7,12-13 (recorded with "
+            "the run; their stored items leave its counts).",
+            show_default=False,
+        ),
+    ] = None,
+    max_failures: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            metavar="N",
+            help="Stop the run when the first N requests to an endpoint all fail with a refused "
+            "connection, 401, 403 or 404 (0: never).",
+        ),
+    ] = DEFAULT_MAX_FAILURES,
     param: ModelParams = None,
     agent_config: AgentConfigOption = None,
     data_dir: DataDirOption = None,
@@ -162,6 +187,7 @@ def run(
 
     With no options at all: the embedded default, images-to-sides with the offline
     perception agent over bongard-classic (panels 5 and 11 held out as the test pair).
+    Exit code 0 when every item is done, 3 when some are not, 4 when none is.
     """
     from agents.registry import read_agent_config
     from datasets_io.sampling import SampleSpec
@@ -169,8 +195,15 @@ def run(
     from graphs.runner import RunConfig, parse_selection, resume_run, start_run
 
     store = open_store(home)
+    if exclude is not None and resume is None:
+        raise typer.BadParameter(
+            "--exclude drops problems from a stored run: give --resume RUN", param_hint="--exclude"
+        )
     if resume is not None:
-        run_id, runner = resume_run(resume, store, home=home)
+        dropped = parse_selection(exclude) if exclude is not None else []
+        run_id, runner = resume_run(resume, store, home=home, exclude=dropped)
+        if resume == "latest":
+            console.print(f"resuming {run_id}: the latest run no other process is running")
     else:
         if strategy is None and dataset is None and not (model or describer or reasoner):
             strategy, model, dataset = DEFAULT_RUN["strategy"], DEFAULT_RUN["model"], DEFAULT_RUN["dataset"]
@@ -226,15 +259,22 @@ def run(
     for skipped in runner.skipped:
         error_console.print(f"[yellow]warning:[/yellow] skipped {escape(str(skipped))}")
     console.print(f"run {run_id}: {runner.config.strategy} on {runner.dataset.name}")
-    _run_with_progress(runner, run_id, retry_errors)
+    if runner.config.excluded:
+        console.print(f"excluded from the run: problems {', '.join(runner.config.excluded)}")
+    stopped = _run_with_progress(runner, run_id, retry_errors, max_failures, home)
     summary = store.summary(run_id)
-    _print_summary(summary)
+    _print_summary(summary, home)
     console.print(_result_table(store, run_id))
-    if judges:
+    if judges and stopped is None:
         judge(run_id, judges, policy, judge_style, agent_config=agent_config, home=home)
+    if summary.status != "complete":
+        raise typer.Exit(EXIT_NOT_ALL_DONE if summary.done else EXIT_NONE_DONE)
 
 
-def _run_with_progress(runner: Runner, run_id: str, retry_errors: bool) -> None:
+def _run_with_progress(
+    runner: Runner, run_id: str, retry_errors: bool, max_failures: int, home: Path | None
+) -> EndpointDown | None:
+    """Run the pending items with a live progress line; the breaker's stop, if it stopped the run."""
     pending = len(runner.pending(run_id, retry_errors))
     totals: dict[str, Any] = {"done": 0, "failed": 0, "calls": 0, "tokens": 0, "cost": 0.0, "unknown": False}
     columns = (
@@ -253,9 +293,11 @@ def _run_with_progress(runner: Runner, run_id: str, retry_errors: bool) -> None:
             totals["tokens"] += outcome.tokens
             totals["unknown"] |= outcome.cost_usd is None
             totals["cost"] += outcome.cost_usd or 0.0
-            if outcome.error:
+            if outcome.error:  # escaped: an error's own [brackets], such as [redacted], are text
                 progress.console.print(
-                    f"[red]failed:[/red] {outcome.problem} (attempt {outcome.attempt}): {outcome.error}"
+                    f"[red]failed:[/red] {escape(outcome.problem)} (attempt {outcome.attempt}): "
+                    f"{escape(outcome.error)}",
+                    highlight=False,
                 )
             cost = "unknown" if totals["unknown"] else f"${totals['cost']:.4f}"
             progress.update(
@@ -266,14 +308,21 @@ def _run_with_progress(runner: Runner, run_id: str, retry_errors: bool) -> None:
             )
 
         try:
-            asyncio.run(runner.run(run_id, retry_errors=retry_errors, on_item=on_item))
+            asyncio.run(
+                runner.run(run_id, retry_errors=retry_errors, on_item=on_item, max_failures=max_failures)
+            )
+        except EndpointDown as down:
+            progress.stop()
+            error_console.print(f"[red]stopped:[/red] {escape(str(down))}", highlight=False)
+            return down
         except KeyboardInterrupt:
             progress.stop()
             error_console.print(
                 f"interrupted: {totals['done']} items done in this pass, every finished call kept; "
-                f"resume with `{RESUME_HINT.format(run_id=run_id)}`"
+                f"resume with `{_resume_command(run_id, home)}`"
             )
             raise typer.Exit(130) from None
+    return None
 
 
 def _result_table(store: ResultsStore, run_id: str) -> Table:
@@ -318,7 +367,7 @@ def _dollars(cost: float | None) -> str:
     return "unknown" if cost is None else f"${cost:.4f}"
 
 
-def _print_summary(summary: RunSummary) -> None:
+def _print_summary(summary: RunSummary, home: Path | None) -> None:
     planned = summary.planned if summary.planned is not None else "?"
     judged = (
         f"; judges: {summary.judge_verdicts} verdicts, cost {_dollars(summary.judge_cost_usd)}, "
@@ -332,9 +381,20 @@ def _print_summary(summary: RunSummary) -> None:
         f"{summary.calls} calls ({summary.cached_calls} cached), "
         f"{summary.tokens} tokens, cost {_dollars(summary.cost_usd)}{judged}"
     )
-    hint = {"interrupted": "", "failed": " --retry-errors"}.get(summary.status)
-    if hint is not None:
-        console.print(f"resume with `{RESUME_HINT.format(run_id=summary.id)}{hint}`")
+    resume, retry = (_resume_command(summary.id, home, retry) for retry in (False, True))
+    failed = f"the {summary.failed} failed item{'s' if summary.failed > 1 else ''}"
+    if summary.status == "interrupted":
+        console.print(
+            f"resume with `{resume}`" + (f"; `{retry}` retries {failed} too" if summary.failed else "")
+        )
+    elif summary.status == "failed":
+        console.print(f"resume with `{retry}` to retry {failed}")
+
+
+def _resume_command(run_id: str, home: Path | None, retry: bool = False) -> str:
+    """The command that resumes the run, as it can be pasted: with the workspace it was run in."""
+    where = f" --home {shlex.quote(str(home))}" if home is not None else ""
+    return RESUME_HINT.format(run_id=run_id) + where + (" --retry-errors" if retry else "")
 
 
 @runs_app.command("list")
@@ -415,7 +475,7 @@ def show_run(
     from graphs.provenance import provenance_lines
 
     console.print_json(json.dumps(summary.config))
-    _print_summary(summary)
+    _print_summary(summary, home)
     for line in provenance_lines(sessions):
         console.print(escape(line), highlight=False)
     for number, judging in enumerate(judgings, 1):

@@ -1,0 +1,226 @@
+"""Runs that survive bad input and a bad endpoint: a panel that does not decode fails its item alone,
+a dead server or a wrong key stops the run within seconds, the exit code says how the run ended,
+and a key a server echoes is stored nowhere.
+
+Data are real classic problems copied into a temporary folder and damaged there; the model is a
+stand-in OpenAI-protocol server on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import socket
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PIL import Image
+
+from tests.builders import copy_classic_subset
+from tests.cli import run_bongard, run_bongard_process
+from tests.standins.protocols import OpenAIChat
+from tests.standins.server import Fault, StandInServer
+from tests.test_agents_safety import PLANTED, files_containing
+
+EXIT_NOT_ALL_DONE = 3
+EXIT_NONE_DONE = 4
+BAD_KEY = Fault(401, body='{"error": {"message": "invalid key"}}')
+
+
+@pytest.fixture
+def data_dir(shared_data: Path, tmp_path: Path) -> Path:
+    copy_classic_subset(shared_data, tmp_path / "data" / "bongard-classic", [1, 2, 3])
+    return tmp_path / "data"
+
+
+@pytest.fixture
+def server() -> Iterator[StandInServer]:
+    with StandInServer(
+        OpenAIChat(), responder=lambda body: "Left: one figure\nRight: two figures"
+    ) as running:
+        yield running
+
+
+def run_args(server: StandInServer | str, data_dir: Path, home: Path, strategy: str = "direct") -> list[str]:
+    url = server if isinstance(server, str) else f"{server.url}/v1"
+    return [
+        "run", "--strategy", strategy, "--model", f"openai-compatible:m@{url}",
+        "--dataset", "bongard-classic", "--data-dir", str(data_dir), "--home", str(home),
+    ]  # fmt: skip
+
+
+def runs_json(home: Path) -> list[dict[str, Any]]:
+    listed: list[dict[str, Any]] = json.loads(run_bongard("runs", "list", "--json", "--home", home).stdout)
+    return listed
+
+
+def empty(path: Path) -> None:
+    path.write_bytes(b"")
+
+
+def not_an_image(path: Path) -> None:
+    path.write_text("these are not pixels", encoding="utf-8")
+
+
+def bomb(path: Path) -> None:
+    Image.new("1", (8000, 8000)).save(path)  # 64 Mpx in a few kilobytes
+
+
+def truncate(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[:200])
+
+
+@pytest.mark.parametrize(
+    ("strategy", "damage", "reason"),
+    [
+        ("descriptive", empty, "image file is empty"),
+        ("contrastive", not_an_image, "not an image file"),
+        ("descriptive-iterative", bomb, "over the limit of 40000000"),
+        ("contrastive-iterative", truncate, "corrupt or truncated"),
+    ],
+)
+def test_a_panel_that_does_not_decode_fails_its_item_alone(
+    strategy: str,
+    damage: Callable[[Path], None],
+    reason: str,
+    server: StandInServer,
+    data_dir: Path,
+    tmp_path: Path,
+) -> None:
+    panel = data_dir / "bongard-classic" / "002" / "7.png"
+    damage(panel)
+    named = re.compile(
+        f"failed: bongard-classic/2 .*: dataset bongard-classic, problem 2, file {panel}: .*{reason}"
+    )
+    first = run_bongard(*run_args(server, data_dir, tmp_path, strategy))
+    assert first.returncode == EXIT_NOT_ALL_DONE, first.stderr
+    assert named.search(first.stderr) and "failed, 2/3 items done, 1 failed" in first.stdout
+    resumed = run_bongard("run", "--resume", "latest", "--home", tmp_path)
+    assert resumed.returncode == EXIT_NOT_ALL_DONE and "failed:" not in resumed.stderr  # skipped
+    retried = run_bongard("run", "--resume", "latest", "--retry-errors", "--home", tmp_path)
+    assert retried.returncode == EXIT_NOT_ALL_DONE and named.search(retried.stderr)  # tried again, named
+
+
+def test_exclude_drops_a_problem_from_the_run_for_good(
+    server: StandInServer, data_dir: Path, tmp_path: Path
+) -> None:
+    not_an_image(data_dir / "bongard-classic" / "002" / "7.png")
+    run_bongard(*run_args(server, data_dir, tmp_path), "--problems", "1-2")
+    [failed] = runs_json(tmp_path)
+    assert (failed["status"], failed["planned"], failed["failed"]) == ("failed", 2, 1)
+    stray = run_bongard("run", "--resume", "latest", "--exclude", "3", "--home", tmp_path)
+    assert stray.returncode == 2 and "--exclude 3: not among the run's problems" in stray.stderr
+    sent = len(list(server.model_requests()))
+    excluded = run_bongard("run", "--resume", "latest", "--exclude", "2", "--home", tmp_path)
+    assert excluded.returncode == 0, excluded.stderr
+    assert "excluded from the run: problems 2" in excluded.stdout
+    assert "complete, 1/1 items done, 0 failed" in excluded.stdout
+    [complete] = runs_json(tmp_path)
+    assert (complete["status"], complete["planned"], complete["failed"]) == ("complete", 1, 0)
+    assert complete["config"]["excluded"] == ["2"] and complete["calls"] == failed["calls"]
+    again = run_bongard("run", "--resume", "latest", "--retry-errors", "--home", tmp_path)
+    assert again.returncode == 0 and "complete, 1/1 items done" in again.stdout  # recorded with the run
+    assert len(list(server.model_requests())) == sent
+    alone = run_bongard(*run_args(server, data_dir, tmp_path), "--exclude", "2")
+    assert alone.returncode == 2 and "give --resume RUN" in alone.stderr
+
+
+def test_a_run_against_a_dead_server_stops_in_seconds_naming_it(data_dir: Path, tmp_path: Path) -> None:
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+    started = time.monotonic()
+    ran = run_bongard_process(*run_args(url, data_dir, tmp_path, "descriptive"), timeout=60)
+    took = time.monotonic() - started
+    assert took < 30 and ran.returncode == EXIT_NONE_DONE, (took, ran.stderr)
+    assert f"stopped: the first 5 requests to openai-compatible at {url} all failed (connection refused)" in (
+        ran.stderr
+    )
+    assert "is the server running" in ran.stderr
+    [run] = runs_json(tmp_path)
+    assert (run["status"], run["failed"]) == ("interrupted", 0)  # nothing blamed on the items
+    assert f"resume with `bongard run --resume {run['id']} --home {tmp_path}`" in ran.stdout
+
+
+@pytest.mark.parametrize(("max_failures", "requests"), [(None, 5), ("2", 2), ("0", 6)])
+def test_a_refused_key_stops_the_run_after_the_first_failures(
+    max_failures: str | None, requests: int, server: StandInServer, data_dir: Path, tmp_path: Path
+) -> None:
+    """6 items (3 problems x 2 attempts) of one call each, one at a time."""
+    server.fault_policy = lambda index: BAD_KEY
+    args = run_args(server, data_dir, tmp_path)
+    extra = ["--max-failures", max_failures] if max_failures else []
+    ran = run_bongard(*args, "--concurrency", "1", "--attempts", "2", *extra)
+    assert ran.returncode == EXIT_NONE_DONE
+    assert len(list(server.model_requests())) == requests
+    stopped = "all failed (401 Unauthorized): is the key right?"
+    assert (stopped in ran.stderr) == (max_failures != "0")  # 0: never stopped, every item tried
+    run_id = runs_json(tmp_path)[0]["id"]
+    assert f"`bongard run --resume {run_id} --home {tmp_path} --retry-errors`" in ran.stdout
+
+
+def test_an_endpoint_that_has_answered_is_not_stopped(
+    server: StandInServer, data_dir: Path, tmp_path: Path
+) -> None:
+    server.fault_policy = lambda index: None if index == 0 else BAD_KEY
+    ran = run_bongard(*run_args(server, data_dir, tmp_path), "--concurrency", "1", "--max-failures", "1")
+    assert ran.returncode == EXIT_NOT_ALL_DONE and "stopped" not in ran.stderr
+    assert "failed, 1/3 items done, 2 failed" in ran.stdout
+
+
+def test_a_run_where_every_call_fails_exits_non_zero(
+    server: StandInServer, data_dir: Path, tmp_path: Path
+) -> None:
+    """A 429 storm: every call retried, then failed; the run says how to retry."""
+    server.fault_policy = lambda index: Fault(429, {"retry-after": "0"}, '{"error": {"message": "slow"}}')
+    ran = run_bongard(*run_args(server, data_dir, tmp_path), "--problems", "1")
+    assert ran.returncode == EXIT_NONE_DONE and "failed, 0/1 items done, 1 failed" in ran.stdout
+    assert "to retry the 1 failed item" in ran.stdout
+
+
+def test_a_run_with_nothing_to_do_says_why_and_stores_nothing(data_dir: Path, tmp_path: Path) -> None:
+    backwards = run_bongard(*run_args("http://127.0.0.1:9/v1", data_dir, tmp_path), "--problems", "5-1")
+    assert backwards.returncode == 2 and "5-1 is an empty range" in backwards.stderr
+    rules = data_dir / "bongard-classic" / "bp_solutions.json"
+    rules.write_text('{"1": ["a", "b"],', encoding="utf-8")
+    for selection in ([], ["--problems", "1-2"]):
+        ran = run_bongard(*run_args("http://127.0.0.1:9/v1", data_dir, tmp_path), *selection)
+        assert ran.returncode == 2 and "see the warnings above" not in ran.stderr
+        assert f"file {rules}: malformed JSON" in ran.stderr and "problems 1, 2" in ran.stderr
+    assert not (tmp_path / "store.sqlite").exists() or runs_json(tmp_path) == []
+
+
+def test_a_missing_data_directory_is_named_as_missing(tmp_path: Path) -> None:
+    missing = tmp_path / "nonexistent"
+    listed = run_bongard("datasets", "list", "--data-dir", missing)
+    ran = run_bongard(*run_args("http://127.0.0.1:9/v1", missing, tmp_path))
+    for result in (listed, ran):
+        assert result.returncode == 2 and f"data directory {missing} does not exist" in result.stderr
+
+
+def test_a_key_echoed_in_a_reply_plain_or_base64_is_stored_nowhere(
+    data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_COMPATIBLE_API_KEY", PLANTED)
+    encoded = base64.b64encode(f"Bearer {PLANTED}".encode()).decode()
+    reply = f"Left: the key {PLANTED}\nRight: the header, encoded: {encoded}"
+    with StandInServer(OpenAIChat(), responder=lambda body: reply) as server:
+        ran = run_bongard(*run_args(server, data_dir, tmp_path), "-M", "temperature=0")
+    assert ran.returncode == 0, ran.stderr
+    assert files_containing(tmp_path, PLANTED) == []
+    assert files_containing(tmp_path, encoded[12:-4]) == []  # the part that encodes the key alone
+    shown = run_bongard("show", "latest", "1", "--calls", "--home", tmp_path).stdout
+    assert "the key [redacted]" in shown and "encoded: QmVhcmVyIH[redacted]" in shown
+
+
+def test_a_redacted_key_in_a_failure_shows_as_redacted(
+    server: StandInServer, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_COMPATIBLE_API_KEY", PLANTED)
+    server.fault_policy = lambda index: Fault(400, body=f'{{"error": {{"message": "bad key {PLANTED}"}}}}')
+    ran = run_bongard(*run_args(server, data_dir, tmp_path), "--problems", "1")
+    assert "Error code: 400 - bad key [redacted]" in ran.stderr and PLANTED not in ran.stderr
