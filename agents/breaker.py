@@ -36,14 +36,16 @@ class EndpointDown(BongardError, RuntimeError):
 
 def endpoint_fault(error: BaseException) -> str | None:
     """What makes `error` the endpoint's fault rather than one request's, or None."""
-    import httpx
-
-    from agents.retry import error_chain, status_code
+    from agents.retry import error_chain, http_errors, status_code
 
     status = status_code(error)
     if status is not None:
         return ENDPOINT_STATUS.get(status)
-    connect_errors = httpx.ConnectError | ConnectionRefusedError | socket.gaierror
+    connect_errors: tuple[type[BaseException], ...] = (
+        ConnectionRefusedError,
+        socket.gaierror,
+        *http_errors("ConnectError"),
+    )
     return CONNECTION if any(isinstance(item, connect_errors) for item in error_chain(error)) else None
 
 

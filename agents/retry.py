@@ -17,12 +17,12 @@ import email.utils
 import json
 import math
 import random
+import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import TypeVar
 
-import httpx
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, stop_before_delay
 
 T = TypeVar("T")
@@ -63,6 +63,14 @@ def error_chain(error: BaseException) -> Iterator[BaseException]:
         current = current.__cause__ or current.__context__
 
 
+def http_errors(name: str) -> tuple[type[BaseException], ...]:
+    """httpx's exception class `name`, and httpx2's too when it is loaded: the openai and anthropic
+    SDKs send through httpx2 (`agents.http_pool`), whose errors are not httpx's. A module that is
+    not loaded raised nothing, so it is not imported for the check."""
+    loaded = (sys.modules.get(module) for module in ("httpx", "httpx2"))
+    return tuple(getattr(module, name) for module in loaded if module is not None)
+
+
 def status_code(error: BaseException) -> int | None:
     """The HTTP status behind an SDK error, whatever the SDK calls it."""
     for item in error_chain(error):
@@ -81,8 +89,9 @@ def is_retryable(error: BaseException) -> bool:
     status = status_code(error)
     if status is not None and status >= HTTP_ERROR:
         return status in RETRYABLE_STATUS
+    transport = http_errors("TransportError")
     return any(
-        isinstance(item, TimeoutError | ConnectionError | httpx.TransportError | json.JSONDecodeError)
+        isinstance(item, (TimeoutError, ConnectionError, json.JSONDecodeError, *transport))
         or any(part in type(item).__name__ for part in TRANSIENT_NAME_PARTS)
         for item in error_chain(error)
     )
@@ -90,10 +99,8 @@ def is_retryable(error: BaseException) -> bool:
 
 def is_timeout(error: BaseException) -> bool:
     """Whether the failure is a timeout, ours or an SDK's (which need not subclass `TimeoutError`)."""
-    return any(
-        isinstance(item, TimeoutError | httpx.TimeoutException) or "Timeout" in type(item).__name__
-        for item in error_chain(error)
-    )
+    timeouts: tuple[type[BaseException], ...] = (TimeoutError, *http_errors("TimeoutException"))
+    return any(isinstance(item, timeouts) or "Timeout" in type(item).__name__ for item in error_chain(error))
 
 
 def _seconds(value: str) -> float | None:

@@ -224,3 +224,21 @@ def test_a_redacted_key_in_a_failure_shows_as_redacted(
     server.fault_policy = lambda index: Fault(400, body=f'{{"error": {{"message": "bad key {PLANTED}"}}}}')
     ran = run_bongard(*run_args(server, data_dir, tmp_path), "--problems", "1")
     assert "Error code: 400 - bad key [redacted]" in ran.stderr and PLANTED not in ran.stderr
+
+
+@pytest.mark.parametrize("module", ["httpx", "httpx2"])
+def test_transport_errors_of_either_http_stack_are_classified(module: str) -> None:
+    """The openai and anthropic SDKs send through httpx2, the others through httpx: a refused
+    connection, a timeout and a dropped reply are the same fault whichever stack raised it."""
+    from agents.breaker import CONNECTION, endpoint_fault
+    from agents.retry import is_retryable, is_timeout
+
+    http = pytest.importorskip(module)
+    refused, timed_out = http.ConnectError("refused"), http.ReadTimeout("slow")
+    dropped = http.RemoteProtocolError("peer closed connection")
+    wrapped = RuntimeError("Connection error.")  # as an SDK wraps it
+    wrapped.__cause__ = refused
+    assert endpoint_fault(refused) == endpoint_fault(wrapped) == CONNECTION
+    assert is_timeout(timed_out) and not is_timeout(refused)
+    assert all(is_retryable(error) for error in (refused, timed_out, dropped))
+    assert endpoint_fault(timed_out) is None

@@ -3,13 +3,16 @@
 It is a stand-in, not a model: each protocol module turns a request into that
 provider's response shape around a text the test chooses (`responder`).
 Every request is recorded (headers, JSON body, time), faults are injected in
-order from a queue or by a policy, and a fixed latency can be added.
+order from a queue or by a policy (`tests.standins.faults` names the usual
+ones), and a fixed latency can be added.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import select
+import socket
 import sys
 import threading
 import time
@@ -17,7 +20,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 
 @dataclass
@@ -31,12 +34,23 @@ class Recorded:
 
 @dataclass
 class Fault:
-    """A response to send instead of a normal one."""
+    """What to do instead of a normal reply: an error reply (status, headers, body) by default;
+    with `hang_s`, no reply until the client gives up (closes the connection) or `hang_s` passes;
+    with `drop`, the connection closed before any reply or halfway through the normal one; with
+    `rewrite`, the normal reply around a text rewritten from the request and the responder's text."""
 
     status: int = 500
     headers: dict[str, str] = field(default_factory=dict)
     body: str = '{"error": {"message": "injected fault", "type": "server_error"}}'
     delay_s: float = 0.0
+    hang_s: float = 0.0
+    drop: Literal["before-reply", "mid-reply"] | None = None
+    rewrite: Callable[[Recorded, str], str] | None = None
+
+    @property
+    def replaces_reply(self) -> bool:
+        """Whether no normal reply is built (an error reply, a hang, a drop before replying)."""
+        return self.drop != "mid-reply" and self.rewrite is None
 
 
 @dataclass
@@ -55,6 +69,8 @@ class WireProtocol(Protocol):
 
 
 Responder = Callable[[Any], str]
+STANDIN_THREAD = "stand-in server"
+"""The name of every thread a stand-in runs, so a test can tell the client's threads from them."""
 FaultPolicy = Callable[[int], Fault | None]
 
 
@@ -79,9 +95,11 @@ class StandInServer:
         self.requests: list[Recorded] = []
         self.in_flight = 0
         self.max_in_flight = 0
+        self.connections = 0
+        """TCP connections accepted: a client that keeps its connections alive opens few."""
         self._lock = threading.Lock()
         self._server = _Listener(("127.0.0.1", 0), self._handler_class())
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, name=STANDIN_THREAD, daemon=True)
 
     @property
     def url(self) -> str:
@@ -107,6 +125,12 @@ class StandInServer:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"  # keep-alive, as real model servers do
 
+            def setup(self) -> None:
+                threading.current_thread().name = STANDIN_THREAD
+                with server._lock:
+                    server.connections += 1
+                super().setup()
+
             def log_message(self, format: str, *args: Any) -> None:
                 return
 
@@ -116,34 +140,62 @@ class StandInServer:
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 raw = self.rfile.read(length)
+                if len(raw) < length:  # the client went away mid-request (killed): no one to answer
+                    self.close_connection = True
+                    return
                 self._respond(json.loads(raw) if raw else None)
 
             def _respond(self, body: Any) -> None:
+                recorded = Recorded(self.command, self.path, dict(self.headers), body, time.time())
                 with server._lock:
                     index = len(server.requests)
-                    server.requests.append(
-                        Recorded(self.command, self.path, dict(self.headers), body, time.time())
-                    )
+                    server.requests.append(recorded)
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
                     fault = server._next_fault(index)
                 try:
                     if fault is not None:
                         time.sleep(fault.delay_s)
-                        self._send(fault.status, fault.headers, [fault.body.encode()], "application/json")
-                        return
+                        if fault.replaces_reply:
+                            self._misbehave(fault)
+                            return
                     time.sleep(server.latency_s)
                     if not server.protocol.handles(self.command, self.path):
                         self._send(404, {}, [b'{"error": {"message": "no such route"}}'], "application/json")
                         return
                     text = server.responder(body)
+                    if fault is not None and fault.rewrite is not None:
+                        text = fault.rewrite(recorded, text)
                     reply = server.protocol.reply(self.path, body, text, server.finish_reason)
-                    self._send(reply.status, {}, reply.chunks, reply.content_type)
+                    cut = fault is not None and fault.drop == "mid-reply"
+                    self._send(reply.status, {}, reply.chunks, reply.content_type, cut=cut)
                 finally:
                     with server._lock:
                         server.in_flight -= 1
 
-            def _send(self, status: int, headers: dict[str, str], chunks: list[bytes], kind: str) -> None:
+            def _misbehave(self, fault: Fault) -> None:
+                if fault.hang_s > 0:
+                    self._hold(fault.hang_s)
+                if fault.hang_s > 0 or fault.drop == "before-reply":
+                    self.close_connection = True  # closed with no reply at all
+                    return
+                self._send(fault.status, fault.headers, [fault.body.encode()], "application/json")
+
+            def _hold(self, limit_s: float) -> None:
+                """Wait, sending nothing, until the client closes the connection or `limit_s` passes."""
+                deadline = time.monotonic() + limit_s
+                while time.monotonic() < deadline:
+                    readable, _, _ = select.select([self.connection], [], [], 0.05)
+                    with contextlib.suppress(OSError):
+                        if readable and not self.connection.recv(1, socket.MSG_PEEK):
+                            return  # the client gave up
+                    if readable:
+                        return  # reset, or bytes the client should not have sent: stop holding
+
+            def _send(
+                self, status: int, headers: dict[str, str], chunks: list[bytes], kind: str, cut: bool = False
+            ) -> None:
+                """The reply; `cut`: its head and half its body, then the connection closed."""
                 payload = b"".join(chunks)
                 self.send_response(status)
                 self.send_header("content-type", kind)
@@ -152,7 +204,10 @@ class StandInServer:
                     self.send_header(name, value)
                 self.end_headers()
                 with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                    self.wfile.write(payload)  # the client may have timed out already
+                    self.wfile.write(
+                        payload[: len(payload) // 2] if cut else payload
+                    )  # the client may be gone
+                self.close_connection = self.close_connection or cut
 
         return Handler
 
