@@ -6,15 +6,21 @@ called, `prepare_messages` replaces each with a LangChain standard image block
 default, converted to a format every provider takes, and checked against the
 provider's limits. Encoding is deterministic, so cache keys built from the
 prepared messages change exactly when the pixels sent change.
+
+An image is decoded, encoded and turned into base64 once per file version and policy
+(`EncodedImages`), however many calls send it: a conversation resends its earlier images on
+every turn, and a run has its items' images in flight at once (32 items of 12 panels overflowed
+the former 256-entry cache, which then missed three times in four).
 """
 
 from __future__ import annotations
 
 import base64
 import io
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -51,16 +57,65 @@ class ImageLimits:
 @dataclass(frozen=True)
 class EncodedImage:
     mime_type: str
-    data: bytes
+    base64: str
+    """The bytes sent, in base64 (encoded once: a request carries them so)."""
+    byte_size: int
+    """How many bytes the image is, before base64 (what providers limit)."""
     size: tuple[int, int]
+
+    @classmethod
+    def of(cls, mime_type: str, data: bytes, size: tuple[int, int]) -> EncodedImage:
+        return cls(mime_type, base64.b64encode(data).decode("ascii"), len(data), size)
 
     def block(self) -> dict[str, Any]:
         """The LangChain standard content block for this image."""
-        return {
-            "type": "image",
-            "base64": base64.b64encode(self.data).decode("ascii"),
-            "mime_type": self.mime_type,
-        }
+        return {"type": "image", "base64": self.base64, "mime_type": self.mime_type}
+
+
+CacheKey = tuple[str, int, int, int | None]
+"""An image file's path, modification time (ns) and size, and the longest side asked for."""
+
+
+class EncodedImages:
+    """The process's encoded images, least recently used dropped first, bounded in count and in
+    bytes so that neither a long run nor large photographs make memory grow past the bounds."""
+
+    def __init__(self, max_images: int, max_bytes: int) -> None:
+        self.max_images = max_images
+        self.max_bytes = max_bytes
+        self.hits = 0
+        self.misses = 0
+        self._images: OrderedDict[CacheKey, EncodedImage] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()  # perception and judges may encode from worker threads
+
+    def get(self, key: CacheKey) -> EncodedImage:
+        with self._lock:
+            found = self._images.get(key)
+            if found is not None:
+                self.hits += 1
+                self._images.move_to_end(key)
+                return found
+            self.misses += 1
+        encoded = _encode(*key)
+        with self._lock:
+            if key not in self._images:
+                self._images[key] = encoded
+                self._bytes += len(encoded.base64)
+            while len(self._images) > self.max_images or self._bytes > self.max_bytes:
+                _, dropped = self._images.popitem(last=False)
+                self._bytes -= len(dropped.base64)
+        return encoded
+
+    def clear(self) -> None:
+        with self._lock:
+            self._images.clear()
+            self._bytes = self.hits = self.misses = 0
+
+
+ENCODED = EncodedImages(max_images=4096, max_bytes=256 * 1024 * 1024)
+"""Room for every image of 64 items in flight with a conversation of 60 images each, or for
+about a thousand downscaled photographs."""
 
 
 def image_block(path: Path) -> dict[str, Any]:
@@ -79,26 +134,25 @@ def encode_image(path: Path, policy: ImagePolicy = ImagePolicy()) -> EncodedImag
         stat = path.stat()
     except FileNotFoundError:
         raise DatasetError("image file is missing", path=path) from None
-    return _encode_cached(str(path), stat.st_mtime_ns, stat.st_size, policy.max_side)
+    return ENCODED.get((str(path), stat.st_mtime_ns, stat.st_size, policy.max_side))
 
 
-@lru_cache(maxsize=256)
-def _encode_cached(path: str, _mtime_ns: int, _size: int, max_side: int | None) -> EncodedImage:
+def _encode(path: str, _mtime_ns: int, _size: int, max_side: int | None) -> EncodedImage:
     image = open_image(Path(path))  # first: it refuses empty, broken and over-large files by name
     with Image.open(path) as original:
         source_format = original.format or ""
     scale = 1.0 if max_side is None else min(1.0, max_side / max(image.size))
     if scale == 1.0 and source_format in SENT_AS_IS:
-        return EncodedImage(SENT_AS_IS[source_format], Path(path).read_bytes(), image.size)
+        return EncodedImage.of(SENT_AS_IS[source_format], Path(path).read_bytes(), image.size)
     if scale < 1.0:
         size = (max(1, round(image.width * scale)), max(1, round(image.height * scale)))
         image = image.resize(size, Image.Resampling.LANCZOS)
     buffer = io.BytesIO()
     if source_format == "JPEG":
         image.save(buffer, format="JPEG", quality=90)
-        return EncodedImage("image/jpeg", buffer.getvalue(), image.size)
+        return EncodedImage.of("image/jpeg", buffer.getvalue(), image.size)
     image.save(buffer, format="PNG")
-    return EncodedImage("image/png", buffer.getvalue(), image.size)
+    return EncodedImage.of("image/png", buffer.getvalue(), image.size)
 
 
 def prepare_messages(
@@ -130,8 +184,8 @@ def prepare_messages(
 
 
 def _check_size(encoded: EncodedImage, path: str, limits: ImageLimits, provider: str) -> None:
-    if limits.max_bytes_per_image is not None and len(encoded.data) > limits.max_bytes_per_image:
+    if limits.max_bytes_per_image is not None and encoded.byte_size > limits.max_bytes_per_image:
         raise ImageLimitError(
             f"{provider} accepts at most {limits.max_bytes_per_image} bytes per image; {path} is "
-            f"{len(encoded.data)} bytes after preparing (lower the image max side)"
+            f"{encoded.byte_size} bytes after preparing (lower the image max side)"
         )

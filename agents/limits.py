@@ -4,14 +4,16 @@ An endpoint is a provider and the server it talks to. Agents at one endpoint wit
 same limits draw from one semaphore and one pair of leaky buckets, so two strategies
 running side by side cannot together exceed a quota; an agent that sets limits of its own
 (`-M concurrency=2`) gets them, and two servers of one provider (two local llama.cpp
-servers) never wait on each other.
+servers) never wait on each other. A provider's own default concurrency applies only
+outside a run: in a run, `--concurrency N` means N calls in flight unless a limit the user
+set says less (`in_flight`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
@@ -67,3 +69,26 @@ async def endpoint_slot(
         await gate.tokens.acquire(min(float(estimated_tokens), gate.tokens.max_rate))
     async with gate.semaphore:
         yield
+
+
+@dataclass(frozen=True)
+class InFlight:
+    """How many calls a run can have in flight, and which limit binds."""
+
+    bound: int
+    reason: str
+
+    def __str__(self) -> str:
+        return f"calls in flight: up to {self.bound} ({self.reason})"
+
+
+def in_flight(run_concurrency: int, gates: Iterable[tuple[Endpoint, RateLimits]]) -> InFlight:
+    """The run's bound on calls in flight: `--concurrency`, unless the gates its agents draw from
+    (an endpoint and its limits, as `endpoint_slot` keys them) together allow fewer; only a limit
+    the user set can, an unset one follows the run."""
+    distinct = list(dict.fromkeys(gates))
+    allowed = sum(limits.concurrency for _, limits in distinct)
+    if not distinct or allowed >= run_concurrency:
+        return InFlight(run_concurrency, "--concurrency")
+    named = (f"{endpoint.provider} limit concurrency={limits.concurrency}" for endpoint, limits in distinct)
+    return InFlight(allowed, " + ".join(named))

@@ -27,10 +27,11 @@ from agents.breaker import CircuitBreaker, EndpointDown
 from agents.cache import ResponseCache, cache_key
 from agents.call import AgentReply, CallSpec, Usage, schema_json
 from agents.images import ImageLimitError, ImagePolicy, prepare_messages
+from agents.langchain_speedups import memoise_block_types
 from agents.limits import Endpoint, RateLimits, endpoint_slot
 from agents.pricing import Price
 from agents.provider import AgentParams, Provider
-from agents.retry import AttemptTimeout, RetryPolicy, is_timeout, with_retries
+from agents.retry import AttemptTimeout, RetryPolicy, error_chain, is_timeout, with_retries
 from agents.secrets import redact, redact_value
 from agents.structured import (
     CUT_REPLY_ERROR,
@@ -46,6 +47,8 @@ from agents.structured import (
     schema_instructions,
 )
 from datasets_io.errors import BongardError, DatasetError
+
+memoise_block_types()  # LangChain derives them again for each content block of each call
 
 CALL_KWARG = "call"
 """The keyword under which a non-LLM agent's `_agenerate` receives the `CallSpec`."""
@@ -92,6 +95,9 @@ class ManagedAgent(BaseChatModel):
     """The server requests go to (None: the provider's default); see `agents.limits`."""
     breaker: CircuitBreaker | None = None
     """A run's watch for a dead endpoint (see `agents.breaker`); None: calls fail only one by one."""
+    run_concurrency: int | None = None
+    """The run's `--concurrency`, in place of the provider's default where the agent sets no
+    concurrency of its own: a run's N calls in flight are capped only by a limit the user set."""
     _per_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopModels] = PrivateAttr(
         default_factory=weakref.WeakKeyDictionary
     )
@@ -106,10 +112,11 @@ class ManagedAgent(BaseChatModel):
 
     @property
     def rate_limits(self) -> RateLimits:
-        """This agent's own limits where it sets them, its provider's defaults elsewhere."""
+        """This agent's own limits where it sets them, the run's concurrency or else its provider's
+        defaults elsewhere."""
         base = self.provider.rate_limits
         return RateLimits(
-            concurrency=self.params.concurrency or base.concurrency,
+            concurrency=self.params.concurrency or self.run_concurrency or base.concurrency,
             requests_per_minute=self.params.requests_per_minute or base.requests_per_minute,
             tokens_per_minute=self.params.tokens_per_minute or base.tokens_per_minute,
         )
@@ -207,7 +214,7 @@ class ManagedAgent(BaseChatModel):
         except (EndpointDown, DatasetError):
             raise  # the run's endpoint or the item's input is at fault, not this call: said as it is
         except Exception as error:
-            raise AgentCallError(f"{self.spec}: {type(error).__name__}: {redact(str(error))}") from None
+            raise AgentCallError(f"{self.spec}: {redact(_described(error))}") from None
         last = outcomes[-1]
         usage = sum((_usage(o.message) for o in outcomes), Usage())
         return AgentReply(  # redacted: a key the server echoes must not reach the cache or the store
@@ -344,6 +351,16 @@ class ManagedAgent(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         return asyncio.run(self._agenerate(messages, stop, None, **kwargs))
+
+
+def _described(error: BaseException) -> str:
+    """`Type: message`, and the failure behind it where the SDK's message hides it: a dropped
+    connection is more than `Connection error.`. An HTTP status error below (one with a `response`)
+    says again what the message says, so only a cause that adds something is named."""
+    text = f"{type(error).__name__}: {error}"
+    below = (e for e in error_chain(error) if str(e) and str(e) not in text and "response" not in vars(e))
+    cause = next(below, None)
+    return f"{text} ({type(cause).__name__}: {cause})" if cause is not None else text
 
 
 def _usage(message: AIMessage) -> Usage:

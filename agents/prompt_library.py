@@ -57,13 +57,22 @@ class PromptTemplate:
 
 
 class PromptLibrary:
+    """The templates of one run (or one command), each file read once: a run's provenance records the
+    version it read, and every call of the run fills that version."""
+
     def __init__(self, user_dir: Path | None = None) -> None:
         configured = os.environ.get(PROMPTS_ENV)
         self.user_dir = user_dir or (Path(configured) if configured else None)
         self.used: dict[str, dict[str, str]] = {}
         """`family/name` -> the SHA-256 and source of every template read, for a run's provenance."""
+        self._read: dict[tuple[str, str], PromptTemplate] = {}
 
     def get(self, family: str, name: str) -> PromptTemplate:
+        if (family, name) not in self._read:
+            self._read[family, name] = self._load(family, name)
+        return self._read[family, name]
+
+    def _load(self, family: str, name: str) -> PromptTemplate:
         user_file = self.user_dir / family / f"{name}.md" if self.user_dir else None
         if user_file is not None and user_file.is_file():
             raw, source = user_file.read_text(encoding="utf-8"), str(user_file)

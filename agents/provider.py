@@ -54,7 +54,9 @@ class AgentParams(BaseModel):
     )
     base_url: str | None = Field(default=None, description="the server to talk to, instead of the default")
     concurrency: int | None = Field(
-        default=None, ge=1, description="requests in flight at once (default: the provider's)"
+        default=None,
+        ge=1,
+        description="requests in flight at once (default: a run's --concurrency, else the provider's)",
     )
     requests_per_minute: float | None = Field(default=None, gt=0, description="request rate limit")
     tokens_per_minute: float | None = Field(default=None, gt=0, description="token rate limit")

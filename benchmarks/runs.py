@@ -1,16 +1,23 @@
-"""Runs at scale: scheduling, resume after SIGKILL, the response cache, memory as the dataset grows.
+"""Runs at scale: the client's cost beside the floor, resume after SIGKILL, the cache, memory and scale.
 
 Run from the repository root: `python -m benchmarks.runs`. The model is a
 stand-in OpenAI-protocol server with a fixed latency in its own process
 (`benchmarks.latency_server`), so the figures measure the runner, the graphs
-and the agents layer, not a model. The data are the real classic problems.
-Figures are printed side by side in one run; none gates CI.
+and the agents layer, not a model; its own CPU is printed beside them, to show
+it is not the bottleneck. The data are the real classic problems. Figures are
+measured side by side in one run (the machine may be shared: compare the
+ratios); none gates CI.
 
-- scheduling: `descriptive` over N problems (13 calls each) at concurrency C;
-  wall / ideal, ideal = calls x latency / C, bounded below by the per-problem
-  critical path (2 calls: the descriptions in parallel, then the answer).
-  Beside it, the same number of calls made with the raw `openai` SDK at the
-  same concurrency: what the client stack alone costs on this machine.
+- speed: `bongard run --strategy descriptive --concurrency C` over N problems
+  (13 calls each), its requests recorded by the server, then the same
+  requests replayed by raw `httpx` and `httpx2` (the `openai` SDK's own HTTP
+  library since openai 3, about a third of httpx's CPU per call here): one
+  `AsyncClient`, a pool of C, the floor; and by the raw `openai` SDK, C in
+  flight. For each: wall / ideal (ideal = calls x latency / C; wall from the
+  server's first request received to its last reply) and client CPU per call
+  (the process's CPU over that span / calls; for `bongard run`, its child
+  process sampled, so start-up before the first request and the store and
+  result table after the last reply are printed apart). Ratios are to the SDK.
 - resume: a `bongard run` process SIGKILLed about half way, then resumed,
   with the response cache off, so only the item checkpoints can spare a
   finished call. The calls kept at the kill are those of the stored items plus
@@ -18,26 +25,35 @@ Figures are printed side by side in one run; none gates CI.
   exactly the rest. Prints the calls lost in flight (sent, not yet received:
   at most the concurrency), kept calls made again, and lost items.
 - cache: an identical second run; model calls it made and the speed-up.
-- memory: peak RSS of a `bongard run` process over 100 and over 1,000 problems
-  (the classic problems repeated, cache off so every call is made).
+- memory and scale: `bongard run` over 100, 1,000 and 5,400 items (the size of
+  Bongard-RWR+; the classic problems repeated, cache off so every call is
+  made) against a second server with a short latency (5 ms: 70,200 calls at
+  100 ms would take too long); peak RSS and CPU per call, neither of which
+  should grow with the run.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import base64
+import bisect
+import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import httpx
+from openai import AsyncOpenAI
 
 from datasets_io.catalog import default_data_dir
 from datasets_io.store import STORE_FILE, ResultsStore
@@ -48,28 +64,52 @@ BONGARD = Path(sys.executable).with_name("bongard")
 CRITICAL_PATH_CALLS = 2
 KILL_MARGIN_S = 0.05
 """A call answered this close to the kill may not have reached the killed process."""
+SAMPLE_S = 0.005
+"""How often a `bongard run` child's CPU time is sampled (the kernel counts it in 10 ms ticks)."""
+TICK_S = 1 / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a live process, from Linux's /proc/PID/stat (fields 14 and 15)."""
+    fields = Path(f"/proc/{pid}/stat").read_text(encoding="ascii").rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * TICK_S
 
 
 class LatencyServer:
-    def __init__(self, url: str, log: Path) -> None:
+    def __init__(self, url: str, log: Path, record: Path | None, pid: int, latency_s: float) -> None:
         self.url = url
         self.log = log
+        self.record = record
+        self.pid = pid
+        self.latency_s = latency_s
 
     def answered(self) -> list[tuple[str, float]]:
         lines = self.log.read_text(encoding="utf-8").splitlines() if self.log.exists() else []
         return [(digest, float(at)) for digest, at in (line.split("\t") for line in lines)]
 
+    def cpu_s(self) -> float:
+        return cpu_seconds(self.pid)
+
+    def recorded(self) -> list[dict[str, Any]]:
+        """The bodies of every request answered so far, in the order answered."""
+        assert self.record is not None, "start the server with a record file"
+        return [json.loads(line) for line in self.record.read_text(encoding="utf-8").splitlines()]
+
 
 @contextmanager
-def latency_server(latency_ms: float, folder: Path) -> Iterator[LatencyServer]:
-    log = folder / "answered.tsv"
+def latency_server(latency_ms: float, folder: Path, record: bool = False) -> Iterator[LatencyServer]:
+    folder.mkdir(parents=True, exist_ok=True)
+    log, bodies = folder / f"answered-{latency_ms:g}ms.tsv", folder / f"requests-{latency_ms:g}ms.jsonl"
+    recording = ["--record", str(bodies)] if record else []
     process = subprocess.Popen(
-        [sys.executable, "-m", "benchmarks.latency_server", "--latency-ms", f"{latency_ms}", "--log", log],
+        [sys.executable, "-m", "benchmarks.latency_server", "--latency-ms", f"{latency_ms}", "--log", log,
+         *recording],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
     assert process.stdout is not None and process.stdin is not None
     try:
-        yield LatencyServer(process.stdout.readline().strip(), log)
+        url = process.stdout.readline().strip()
+        yield LatencyServer(url, log, bodies if record else None, process.pid, latency_ms / 1000)
     finally:
         process.stdin.close()
         process.wait(timeout=10)
@@ -99,48 +139,174 @@ def timed_run(run_config: RunConfig, home: Path) -> tuple[ResultsStore, str, flo
     return store, run_id, time.perf_counter() - started
 
 
-async def raw_sdk_wall(server: LatencyServer, calls: int, concurrency: int) -> float:
-    """`calls` requests with one real panel each, straight through the `openai` SDK."""
-    from openai import AsyncOpenAI
+@dataclass
+class Figures:
+    """One client's calls as the server saw them, and the CPU they cost the client and the server."""
 
-    image = base64.b64encode((default_data_dir() / "bongard-classic/001/0.png").read_bytes()).decode()
-    client = AsyncOpenAI(base_url=f"{server.url}/v1", api_key="not-needed", max_retries=0)
+    client: str
+    calls: int
+    wall_s: float
+    """From the server's first request received (answer time less the fixed latency) to its last reply."""
+    cpu_s: float
+    server_cpu_s: float
+    max_in_flight: int
+    startup_cpu_s: float | None = None
+    after_cpu_s: float | None = None
+    peak_rss_mib: float | None = None
+
+    @property
+    def cpu_per_call_ms(self) -> float:
+        return self.cpu_s / self.calls * 1e3
+
+
+def served(server: LatencyServer, before: int) -> tuple[int, float, float, int]:
+    """Calls answered since the log held `before`: count, first received, last answered, most in flight."""
+    times = sorted(at for _, at in server.answered()[before:])
+    if not times:
+        raise RuntimeError("the server answered no call")
+    in_flight = max(
+        bisect.bisect_left(times, at + server.latency_s) - index for index, at in enumerate(times)
+    )
+    return len(times), times[0] - server.latency_s, times[-1], in_flight
+
+
+def cpu_at(samples: Sequence[tuple[float, float]], moment: float) -> float:
+    """A sampled process's CPU time at `moment`: the first sample taken then or later."""
+    index = bisect.bisect_left([at for at, _ in samples], moment)
+    return samples[min(index, len(samples) - 1)][1]
+
+
+def measured_child(
+    label: str, args: list[str], server: LatencyServer, profile: Path | None = None
+) -> Figures:
+    """A `bongard run` process, its CPU sampled so that start-up, the calls and the tail are apart;
+    peak RSS and the total CPU from the kernel's account of the reaped child. With `profile`, py-spy
+    attaches to it and writes its raw samples there (`benchmarks.profile`)."""
+    before, server_before = len(server.answered()), server.cpu_s()
+    samples: list[tuple[float, float]] = []
+    finished = threading.Event()
+    child = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    spy = None if profile is None else subprocess.Popen(
+        [str(BONGARD.with_name("py-spy")), "record", "--pid", str(child.pid), "--format", "raw",
+         "--rate", "250", "--full-filenames", "--output", str(profile)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+
+    def sample() -> None:
+        while not finished.wait(SAMPLE_S):
+            try:
+                samples.append((time.time(), cpu_seconds(child.pid)))
+            except (OSError, IndexError):  # exited: reaped, or a zombie's emptied stat
+                return
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    _, status, usage = os.wait4(child.pid, 0)
+    finished.set()
+    sampler.join()
+    if spy is not None:
+        spy.wait(timeout=60)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"the run failed: {' '.join(args)}")
+    calls, first, last, in_flight = served(server, before)
+    total = usage.ru_utime + usage.ru_stime
+    startup, at_last = cpu_at(samples, first), cpu_at(samples, last)
+    return Figures(
+        label, calls, last - first, at_last - startup, server.cpu_s() - server_before, in_flight,
+        startup_cpu_s=startup, after_cpu_s=total - at_last, peak_rss_mib=usage.ru_maxrss / 1024,
+    )  # fmt: skip
+
+
+def replayed(label: str, server: LatencyServer, replay: Any) -> Figures:
+    """A replay in this process: its CPU from `time.process_time`, its calls from the server's log."""
+    before, server_before = len(server.answered()), server.cpu_s()
+    started = time.process_time()
+    asyncio.run(replay)
+    cpu = time.process_time() - started
+    calls, first, last, in_flight = served(server, before)
+    return Figures(label, calls, last - first, cpu, server.cpu_s() - server_before, in_flight)
+
+
+def http_libraries() -> dict[str, Any]:
+    """httpx, and httpx2 where installed: the `openai` SDK's own HTTP library from openai 3."""
+    try:
+        import httpx2
+    except ImportError:
+        return {"httpx": httpx}
+    return {"httpx": httpx, "httpx2": httpx2}
+
+
+async def replay_http(
+    library: Any, server: LatencyServer, bodies: list[dict[str, Any]], concurrency: int
+) -> None:
+    """The floor: the recorded requests posted by one `AsyncClient` of `library` (httpx or httpx2)
+    keeping `concurrency` connections alive, `concurrency` in flight."""
+    limits = library.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     slots = asyncio.Semaphore(concurrency)
+    async with library.AsyncClient(base_url=f"{server.url}/v1", limits=limits, timeout=60) as client:
 
-    async def one(number: int) -> None:
-        content: Any = [
-            {"type": "text", "text": f"describe panel {number}"},
-            {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{image}"}},
-        ]
-        async with slots:
-            await client.chat.completions.create(model="raw", messages=[{"role": "user", "content": content}])
+        async def one(body: dict[str, Any]) -> None:
+            async with slots:
+                response = await client.post("/chat/completions", json=body)
+                response.raise_for_status()
+                response.json()
 
-    started = time.perf_counter()
-    await asyncio.gather(*(one(number) for number in range(calls)))
-    await client.close()
-    return time.perf_counter() - started
+        await asyncio.gather(*(one(body) for body in bodies))
 
 
-def scheduling(server: LatencyServer, problems: int, concurrency: int, latency_s: float, home: Path) -> None:
-    before = len(server.answered())
-    store, run_id, wall = timed_run(config(server, problems, concurrency, cache=False, temperature=0), home)
-    calls = len(server.answered()) - before
-    ideal = max(calls * latency_s / concurrency, CRITICAL_PATH_CALLS * latency_s)
-    raw = asyncio.run(raw_sdk_wall(server, calls, concurrency))
+async def replay_sdk(server: LatencyServer, bodies: list[dict[str, Any]], concurrency: int) -> None:
+    """The recorded requests through the raw `openai` SDK as a user calls it, `concurrency` in flight."""
+    slots = asyncio.Semaphore(concurrency)
+    async with AsyncOpenAI(base_url=f"{server.url}/v1", api_key="not-needed", max_retries=0) as client:
+
+        async def one(body: dict[str, Any]) -> None:
+            async with slots:
+                await client.chat.completions.create(**body)
+
+        await asyncio.gather(*(one(body) for body in bodies))
+
+
+def speed(server: LatencyServer, problems: int, concurrency: int, home: Path) -> None:
+    args = [
+        str(BONGARD), "run", "--strategy", "descriptive", "--model", model_spec(server), "--dataset",
+        "bongard-classic", "--problems", f"1-{problems}", "--concurrency", str(concurrency),
+        "-M", "temperature=0", "-M", "cache=false", "--home", str(home),
+    ]  # fmt: skip
+    run = measured_child(f"`bongard run --concurrency {concurrency}`", args, server)
+    bodies = server.recorded()
+    floors = [
+        replayed(f"raw {name}, requests replayed", server, replay_http(library, server, bodies, concurrency))
+        for name, library in http_libraries().items()
+    ]
+    sdk = replayed("raw openai SDK, requests replayed", server, replay_sdk(server, bodies, concurrency))
+    ideal = max(len(bodies) * server.latency_s / concurrency, CRITICAL_PATH_CALLS * server.latency_s)
     print(
-        f"scheduling: {problems} problems x descriptive, concurrency {concurrency}, {latency_s * 1e3:.0f} ms"
+        f"speed: {problems} problems x descriptive, {len(bodies)} calls, stand-in latency "
+        f"{server.latency_s * 1e3:.0f} ms, {concurrency} in flight; ideal {ideal:.2f} s; "
+        f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} before"
     )
+    columns = ("client", "calls", "most in flight", "wall / ideal", "client CPU per call",
+               "vs the SDK: wall, CPU", "server CPU per call (share of a core)")  # fmt: skip
+    print("| " + " | ".join(columns) + " |\n" + "| --- " * len(columns) + "|")
+    for figures in (*floors, sdk, run):
+        wall, server_ms = figures.wall_s / ideal, figures.server_cpu_s / figures.calls * 1e3
+        cells = (
+            figures.client, figures.calls, figures.max_in_flight, f"{wall:.2f}",
+            f"{figures.cpu_per_call_ms:.1f} ms",
+            f"{figures.wall_s / sdk.wall_s:.2f}x, {figures.cpu_per_call_ms / sdk.cpu_per_call_ms:.2f}x",
+            f"{server_ms:.2f} ms ({figures.server_cpu_s / figures.wall_s:.0%})",
+        )  # fmt: skip
+        print("| " + " | ".join(map(str, cells)) + " |")
     print(
-        f"  {store.summary(run_id).done} items done, {calls} calls in {wall:.2f} s; ideal {ideal:.2f} s "
-        f"-> wall/ideal {wall / ideal:.2f} (target <= 1.25)"
+        f"  `bongard run`: {run.startup_cpu_s:.2f} s of CPU before its first request, "
+        f"{run.after_cpu_s:.2f} s after its last reply (the store, the result table)"
     )
-    print(f"  the raw openai SDK, same calls and concurrency: {raw:.2f} s -> raw/ideal {raw / ideal:.2f}")
 
 
 def cli_run_args(server: LatencyServer, home: Path, dataset: str, problems: int, *params: str) -> list[str]:
     return [
         str(BONGARD), "run", "--strategy", "descriptive", "--model", model_spec(server), "--dataset", dataset,
-        "--problems", f"1-{problems}", "--concurrency", "32", "-M", "concurrency=32", "--home", str(home),
+        "--problems", f"1-{problems}", "--concurrency", "32", "--home", str(home),
         *(arg for param in params for arg in ("-M", param)),
     ]  # fmt: skip
 
@@ -206,32 +372,34 @@ def repeated_classic(count: int, folder: Path) -> Path:
     return folder
 
 
-def peak_rss_mb(args: list[str]) -> tuple[float, float]:
-    """Peak resident memory of one process (MiB) and its wall time."""
-    started = time.perf_counter()
-    child = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(child.pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise RuntimeError(f"the run failed: {' '.join(args)}")
-    return usage.ru_maxrss / 1024, time.perf_counter() - started
-
-
-def memory(server: LatencyServer, sizes: list[int], work: Path) -> None:
-    peaks = {}
+def memory_and_scale(server: LatencyServer, sizes: list[int], work: Path) -> None:
+    print(
+        f"memory and scale: `bongard run --concurrency 32` x descriptive over the classic problems "
+        f"repeated, cache off, stand-in latency {server.latency_s * 1e3:.0f} ms"
+    )
+    columns = ("items", "calls", "wall", "start-up CPU", "CPU per call", "peak RSS")
+    print("| " + " | ".join(columns) + " |\n" + "| --- " * len(columns) + "|")
+    runs: list[Figures] = []
     for size in sizes:
         data = repeated_classic(size, work / f"data-{size}")
-        home = work / f"home-{size}"
-        args = cli_run_args(server, home, f"folder:{data}", size, "cache=false")
+        args = cli_run_args(server, work / f"home-{size}", f"folder:{data}", size, "cache=false")
         args[args.index("--problems") : args.index("--problems") + 2] = []
-        peaks[size], wall = peak_rss_mb(args)
-        summary = (store := ResultsStore(home / STORE_FILE)).summary(store.resolve_run("latest"))
-        print(
-            f"memory: {size} problems x descriptive: peak RSS {peaks[size]:.0f} MiB "
-            f"({summary.done} items done, {summary.calls} calls, {wall:.0f} s)"
-        )
-    small, large = sizes[0], sizes[-1]
-    growth = (peaks[large] - peaks[small]) / peaks[small] * 100
-    print(f"  growth from {small} to {large} problems: {growth:+.1f} % (target < 20 %)")
+        runs.append(figures := measured_child(f"{size} items", args, server))
+        cells = (
+            size, figures.calls, f"{figures.wall_s:.0f} s", f"{figures.startup_cpu_s:.2f} s",
+            f"{figures.cpu_per_call_ms:.1f} ms", f"{figures.peak_rss_mib:.0f} MiB",
+        )  # fmt: skip
+        print("| " + " | ".join(map(str, cells)) + " |", flush=True)
+    small, large = runs[0], runs[-1]
+    assert small.peak_rss_mib is not None and large.peak_rss_mib is not None
+    print(
+        f"  from {sizes[0]} to {sizes[-1]} items: "
+        f"peak RSS {large.peak_rss_mib / small.peak_rss_mib - 1:+.1%}, "
+        f"CPU per call {large.cpu_per_call_ms / small.cpu_per_call_ms - 1:+.1%} (target: neither grows)"
+    )
+
+
+SECTIONS = ("speed", "resume", "cache", "scale")
 
 
 def main() -> None:
@@ -241,16 +409,24 @@ def main() -> None:
     parser.add_argument("--problems", type=int, default=100)
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--latency-ms", type=float, default=100.0)
-    parser.add_argument("--memory-sizes", default="100,1000", help="problem counts for the memory figure")
+    parser.add_argument("--scale-sizes", default="100,1000,5400", help="item counts for memory and scale")
+    parser.add_argument("--scale-latency-ms", type=float, default=5.0)
+    parser.add_argument("--sections", default=",".join(SECTIONS), help=f"any of {', '.join(SECTIONS)}")
     args = parser.parse_args()
+    sections = set(args.sections.split(","))
     work = Path(tempfile.mkdtemp(prefix="bongard-bench-runs-"))
     try:
+        if "speed" in sections:
+            with latency_server(args.latency_ms, work / "speed", record=True) as server:
+                speed(server, args.problems, args.concurrency, work / "speed" / "home")
         with latency_server(args.latency_ms, work) as server:
-            latency_s = args.latency_ms / 1000
-            scheduling(server, args.problems, args.concurrency, latency_s, work / "scheduling")
-            resume(server, args.problems, work / "resume")
-            cache(server, args.problems, work / "cache")
-            memory(server, [int(n) for n in args.memory_sizes.split(",")], work)
+            if "resume" in sections:
+                resume(server, args.problems, work / "resume")
+            if "cache" in sections:
+                cache(server, args.problems, work / "cache")
+        if "scale" in sections:
+            with latency_server(args.scale_latency_ms, work / "scale") as server:
+                memory_and_scale(server, [int(n) for n in args.scale_sizes.split(",")], work / "scale")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

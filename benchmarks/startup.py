@@ -20,6 +20,7 @@ COMMANDS = {
     "python -c pass (the floor)": [sys.executable, "-c", "pass"],
     "python -c 'import graphs.cli'": [sys.executable, "-c", "import graphs.cli"],
     "bongard --help": [str(BONGARD), "--help"],
+    "bongard run --help": [str(BONGARD), "run", "--help"],
 }
 
 

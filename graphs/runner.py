@@ -13,8 +13,10 @@ alone; a dead endpoint stops the whole run (`agents.breaker`).
 from __future__ import annotations
 
 import asyncio
+import functools
 import re
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +24,9 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from pydantic import BaseModel, Field
 
 from agents.breaker import DEFAULT_MAX_FAILURES, CircuitBreaker
+from agents.limits import InFlight, in_flight
 from agents.managed import AgentCallError, ManagedAgent
+from agents.prompt_library import PromptLibrary
 from agents.registry import check_agent_params, resolve_agent, shared_params
 from datasets_io.catalog import Dataset, ScanResult, open_dataset
 from datasets_io.errors import DatasetError
@@ -33,6 +37,7 @@ from datasets_io.render import Variant
 from datasets_io.sampling import SampleSpec, draw
 from datasets_io.store import ResultsStore, StoreError
 from datasets_io.workspace import workspace_home
+from graphs.answer import Answer
 from graphs.checkpoints import checkpointed_trace, item_thread, open_checkpoints
 from graphs.kept import KeptResults
 from graphs.nodes import SolveRuntime, keeping_unfinished_calls
@@ -61,7 +66,8 @@ class RunConfig(BaseModel):
     attempts: int = Field(default=1, ge=1)
     seed: int = 0
     concurrency: int = Field(default=4, ge=1)
-    """Problems solved at once, and model calls in flight across the run (provider limits apply too)."""
+    """Problems solved at once, and model calls in flight across the run (unless a concurrency the
+    user set for an agent, `-M concurrency=K`, allows fewer; a provider's default gives way)."""
     variant: Variant = "plain"
     strategy_options: dict[str, str] = Field(default_factory=dict)
     excluded: list[str] = Field(default_factory=list)
@@ -201,7 +207,10 @@ class Runner:
         """The items' problem keys (`dataset/id`) of the excluded problems."""
         return [f"{self.dataset.name}/{problem_id}" for problem_id in self.config.excluded]
 
-    def _agents(self, breaker: CircuitBreaker) -> dict[str, ManagedAgent]:
+    @functools.cached_property
+    def agents(self) -> dict[str, ManagedAgent]:
+        """The run's agents by role, built once; one that sets no concurrency of its own follows the
+        run's, not its provider's default."""
         shares = shared_params(list(self.config.agents.values()), self.config.agent_params)
         built: dict[str, ManagedAgent] = {}
         for role, spec in self.config.agents.items():
@@ -209,8 +218,13 @@ class Runner:
             built[role] = same or resolve_agent(
                 spec, shares[spec], config=self.config.agent_config or None, home=self.home
             )
-            built[role].breaker = breaker
+            built[role].run_concurrency = self.config.concurrency
         return built
+
+    def in_flight(self) -> InFlight:
+        """How many calls the run can have in flight, and which limit binds (builds the agents)."""
+        gates = ((agent.endpoint, agent.rate_limits) for agent in self.agents.values())
+        return in_flight(self.config.concurrency, gates)
 
     def pending(self, run_id: str, retry_errors: bool) -> list[tuple[BongardProblem, int]]:
         done = self.store.finished_items(run_id)
@@ -232,19 +246,18 @@ class Runner:
     ) -> None:
         """Solve every pending item; `EndpointDown` when the first `max_failures` requests to an
         endpoint all fail for its own fault (0: never stop), the items in flight kept for a resume."""
+        breaker = CircuitBreaker(max_failures)
+        for agent in self.agents.values():
+            agent.breaker = breaker
         runtime = SolveRuntime(
-            agents=self._agents(CircuitBreaker(max_failures)),
+            agents=self.agents,
             render_dir=self.home / "renders",
             variant=self.config.variant,
             call_slots=asyncio.Semaphore(self.config.concurrency),
             kept=KeptResults(self.home / "kept"),
         )
         work: Iterator[tuple[BongardProblem, int]] = iter(self.pending(run_id, retry_errors))
-        self.store.hold_run(run_id, planned=len(self.problems) * self.config.attempts)
-        sessions = [*self.store.provenance(run_id), session_record(self.problems, runtime.prompts)]
-        self.store.save_provenance(run_id, sessions)
-        finished = False
-        try:
+        with self.held(run_id, runtime.prompts):
             async with open_checkpoints(self.home) as checkpoints:
 
                 async def worker() -> None:
@@ -259,12 +272,6 @@ class Runner:
                             workers.create_task(worker())
                 except ExceptionGroup as stopped:
                     raise stopped.exceptions[0] from None
-            finished = True
-        finally:  # Ctrl-C or an error: the run is no longer held, and not finished (a SIGKILL leaves
-            # the owner set, and `process_alive` finds it gone)
-            sessions[-1]["prompts"] = dict(sorted(runtime.prompts.used.items()))
-            self.store.save_provenance(run_id, sessions)
-            self.store.release_run(run_id, finished=finished)
 
     async def _solve_one(
         self,
@@ -274,6 +281,22 @@ class Runner:
         problem: BongardProblem,
         attempt: int,
     ) -> ItemOutcome:
+        solved = await self.solve_item(run_id, runtime, checkpoints, problem, attempt)
+        outcome = self.save_solved(run_id, solved)
+        if solved.answer is not None:
+            await checkpoints.adelete_thread(item_thread(run_id, problem.key, attempt))
+        return outcome
+
+    async def solve_item(
+        self,
+        run_id: str,
+        runtime: SolveRuntime,
+        checkpoints: AsyncSqliteSaver,
+        problem: BongardProblem,
+        attempt: int,
+    ) -> SolvedItem:
+        """One item solved but not stored, so whoever stores it may run elsewhere (the Ray driver,
+        `graphs.ray_executor`); its thread is kept until the item is stored."""
         thread = item_thread(run_id, problem.key, attempt)
         try:
             with keeping_unfinished_calls() as unfinished:
@@ -294,13 +317,50 @@ class Runner:
             if isinstance(error, DatasetError):  # a panel that does not decode: name where it is
                 error = error.located(dataset=problem.dataset, problem_id=problem.id)
             trace = await checkpointed_trace(checkpoints, self.config.strategy, thread) + unfinished
-            self.store.save_item(run_id, problem.key, attempt, None, str(error), trace)
-            return ItemOutcome(
-                problem=problem.key, attempt=attempt, ok=False, error=str(error), **spent(trace)
-            )
-        self.store.save_item(run_id, problem.key, attempt, answer, None)
-        await checkpoints.adelete_thread(thread)
-        return ItemOutcome(problem=problem.key, attempt=attempt, ok=True, **spent(answer.trace))
+            return SolvedItem(problem=problem.key, attempt=attempt, error=str(error), failed_trace=trace)
+        return SolvedItem(problem=problem.key, attempt=attempt, answer=answer)
+
+    def save_solved(self, run_id: str, solved: SolvedItem) -> ItemOutcome:
+        """Store a solved item with its calls, in one transaction; what it cost."""
+        self.store.save_item(
+            run_id, solved.problem, solved.attempt, solved.answer, solved.error, solved.failed_trace
+        )
+        trace = solved.answer.trace if solved.answer is not None else solved.failed_trace
+        return ItemOutcome(
+            problem=solved.problem,
+            attempt=solved.attempt,
+            ok=solved.answer is not None,
+            error=solved.error,
+            **spent(trace),
+        )
+
+    @contextmanager
+    def held(self, run_id: str, prompts: PromptLibrary) -> Iterator[None]:
+        """The run held by this process for one pass over its pending items, the pass's provenance
+        recorded with the prompts it used; released on the way out, finished only if the block ended
+        normally (Ctrl-C or an error leave it resumable; a SIGKILL leaves the owner set, and
+        `process_alive` finds it gone)."""
+        self.store.hold_run(run_id, planned=len(self.problems) * self.config.attempts)
+        sessions = [*self.store.provenance(run_id), session_record(self.problems, prompts)]
+        self.store.save_provenance(run_id, sessions)
+        finished = False
+        try:
+            yield
+            finished = True
+        finally:
+            sessions[-1]["prompts"] = dict(sorted(prompts.used.items()))
+            self.store.save_provenance(run_id, sessions)
+            self.store.release_run(run_id, finished=finished)
+
+
+class SolvedItem(BaseModel):
+    """An item's result on its way to the store: its answer, or its error and the calls it paid for."""
+
+    problem: str
+    attempt: int
+    answer: Answer | None = None
+    error: str | None = None
+    failed_trace: list[CallTrace] = Field(default_factory=list)
 
 
 def spent(trace: Sequence[CallTrace]) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""Start-up stays light: `bongard --help` loads no plotting, data-frame, LangGraph or vision library.
+"""Start-up stays light: `bongard --help` loads no plotting, data-frame, LangGraph or vision library,
+and a command loads its own module, not the other commands'.
 
 The libraries are checked by name, not by time (`python -m benchmarks.startup` prints the
 time): a command that draws or tabulates imports them itself, when it runs.
@@ -14,19 +15,35 @@ HEAVY = (
     "matplotlib", "matplotlib_venn", "pandas", "scipy", "tabulate", "langgraph", "numpy", "cv2",
     "skimage", "torch", "sentence_transformers", "openai", "anthropic",
 )  # fmt: skip
-HELP = f"""
+SHARED = {"graphs.cli", "graphs.cli.console", "graphs.cli.options"}
+"""The CLI's package and the modules every command shares."""
+LOADED = """
 import json, sys
-sys.argv = ["bongard", "--help"]
+sys.argv = ["bongard", *{argv!r}]
 from graphs.cli import main
 try:
     main()
 except SystemExit:
     pass
-print(json.dumps(sorted(name for name in {HEAVY!r} if name in sys.modules)))
+print(json.dumps(sorted(name for name in sys.modules if name in {heavy!r} or name.startswith("graphs.cli"))))
 """
 
 
+def loaded_by(*argv: str) -> tuple[str, list[str]]:
+    """What `bongard ARGV` prints, and which heavy libraries and CLI modules it loaded."""
+    script = LOADED.format(argv=list(argv), heavy=HEAVY)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    *printed, modules = result.stdout.splitlines()
+    return "\n".join(printed), json.loads(modules)
+
+
 def test_bongard_help_imports_none_of_the_heavy_libraries() -> None:
-    result = subprocess.run([sys.executable, "-c", HELP], capture_output=True, text=True, check=True)
-    assert "Usage: bongard" in result.stdout
-    assert json.loads(result.stdout.splitlines()[-1]) == []
+    printed, loaded = loaded_by("--help")
+    assert "Usage: bongard" in printed and "analyze" in printed and "export" in printed
+    assert [name for name in loaded if name in HEAVY] == []
+
+
+def test_a_command_loads_its_own_module_and_no_other_commands() -> None:
+    printed, loaded = loaded_by("run", "--help")
+    assert "Usage: bongard run" in printed and "--concurrency" in printed
+    assert [name for name in loaded if name not in SHARED] == ["graphs.cli.run"]

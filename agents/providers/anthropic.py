@@ -14,15 +14,17 @@ DEFAULT_MAX_TOKENS = 2048
 
 
 def build(model: str, params: AgentParams) -> BaseChatModel:
-    """A `ChatAnthropic` whose async client has an HTTP connection pool of its own.
+    """A `ChatAnthropic` whose async client uses the endpoint's HTTP pools (`agents.http_pool`).
 
     langchain-anthropic otherwise shares one process-wide pool, whose kept-alive
     connections belong to the first event loop that used them: a second loop in
     the same process (`bongard run --judges` judges in a new one) then fails with
-    "Event loop is closed".
+    "Event loop is closed". The endpoint's pools are one per event loop.
     """
     import anthropic
     from langchain_anthropic import ChatAnthropic
+
+    from agents.http_pool import endpoint_client
 
     settings: dict[str, Any] = {
         "model": model,
@@ -34,8 +36,8 @@ def build(model: str, params: AgentParams) -> BaseChatModel:
         "base_url": params.base_url,
     }
     chat = ChatAnthropic(**{key: value for key, value in settings.items() if value is not None})
-    own_pool = anthropic.DefaultAsyncHttpxClient(timeout=params.timeout_s)
-    chat.__dict__["_async_client"] = anthropic.AsyncClient(**chat._client_params, http_client=own_pool)
+    pooled = endpoint_client(params.base_url, params.timeout_s)
+    chat.__dict__["_async_client"] = anthropic.AsyncClient(**chat._client_params, http_client=pooled)
     return chat
 
 

@@ -18,6 +18,7 @@ def base_url(model: str, params: AgentParams) -> str:
 
 
 def build(model: str, params: AgentParams) -> BaseChatModel:
+    import httpx
     from langchain_ollama import ChatOllama
 
     settings: dict[str, Any] = {
@@ -27,7 +28,11 @@ def build(model: str, params: AgentParams) -> BaseChatModel:
         "num_predict": params.max_tokens,
         "seed": params.seed,
         "top_p": params.top_p,
-        "client_kwargs": {"timeout": params.timeout_s},
+        # every connection kept alive (httpx keeps 20): the run's gate bounds them
+        "client_kwargs": {
+            "timeout": params.timeout_s,
+            "limits": httpx.Limits(max_connections=None, max_keepalive_connections=None),
+        },
     }
     return ChatOllama(**{key: value for key, value in settings.items() if value is not None})
 

@@ -16,12 +16,15 @@ OPENAI_IMAGE_LIMITS = ImageLimits(max_images=500, max_bytes_per_image=20 * 1024 
 def openai_chat_model(model: str, params: AgentParams, **overrides: Any) -> BaseChatModel:
     """A `ChatOpenAI` with the SDK's own retries off; shared by every OpenAI-protocol provider.
 
-    It gets an HTTP client of its own: langchain-openai otherwise shares one
-    process-wide client, bound to the first event loop that used it.
+    Its HTTP client is the endpoint's (`agents.http_pool`): every connection kept alive, one pool
+    per event loop. langchain-openai otherwise shares one process-wide client, bound to the first
+    event loop that used it, whose pool keeps 20 connections alive.
     """
-    import httpx
     from langchain_openai import ChatOpenAI
 
+    from agents.http_pool import endpoint_client
+
+    url = overrides.get("base_url", params.base_url)
     settings: dict[str, Any] = {
         "model": model,
         "temperature": params.temperature,
@@ -31,7 +34,7 @@ def openai_chat_model(model: str, params: AgentParams, **overrides: Any) -> Base
         "timeout": params.timeout_s,
         "max_retries": 0,
         "base_url": params.base_url,
-        "http_async_client": httpx.AsyncClient(timeout=params.timeout_s),
+        "http_async_client": endpoint_client(url, params.timeout_s),
         **overrides,
     }
     return ChatOpenAI(**{key: value for key, value in settings.items() if value is not None})

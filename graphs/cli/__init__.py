@@ -1,8 +1,16 @@
-"""The `bongard` command: the one place that wires the rooms together for the shell."""
+"""The `bongard` command: the one place that wires the rooms together for the shell.
+
+A command's module is imported when the command is run, not before: `bongard run` loads neither
+the analyses' nor the generator's modules, and Typer builds the options of that one command.
+`bongard --help`, and a name that is no command, load them all.
+"""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
+from functools import cache
+from importlib import import_module
 from typing import Annotated
 
 import typer
@@ -10,24 +18,29 @@ from rich.markup import escape
 
 from agents.secrets import redact
 from datasets_io.errors import BongardError
-from graphs.cli.agents import ask, cache_app, list_agents
-from graphs.cli.analyze import analyze_app
 from graphs.cli.console import error_console
-from graphs.cli.datasets import datasets_app
-from graphs.cli.export import export
-from graphs.cli.generate import generate, review, variants
-from graphs.cli.run import compare, judge, run, runs_app
-from graphs.cli.show import show
-from graphs.cli.strategies import draw_graph, list_strategies
-from graphs.cli.view import view
 
-app = typer.Typer(
-    name="bongard",
-    help="Solve Bongard problems with vision-language models, judge and compare strategies.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    add_completion=False,
-)
+COMMANDS = {
+    "datasets": "graphs.cli.datasets:datasets_app",
+    "agents": "graphs.cli.agents:list_agents",
+    "ask": "graphs.cli.agents:ask",
+    "cache": "graphs.cli.agents:cache_app",
+    "strategies": "graphs.cli.strategies:list_strategies",
+    "run": "graphs.cli.run:run",
+    "runs": "graphs.cli.run:runs_app",
+    "judge": "graphs.cli.run:judge",
+    "compare": "graphs.cli.run:compare",
+    "show": "graphs.cli.show:show",
+    "analyze": "graphs.cli.analyze:analyze_app",
+    "generate": "graphs.cli.generate:generate",
+    "review": "graphs.cli.generate:review",
+    "variants": "graphs.cli.generate:variants",
+    "graph": "graphs.cli.strategies:draw_graph",
+    "view": "graphs.cli.view:view",
+    "export": "graphs.cli.export:export",
+}
+"""Each command, in the order `--help` lists them, and where it is (`module:attribute`): a
+function, or a Typer app of subcommands."""
 
 
 def _print_version(asked: bool) -> None:
@@ -41,7 +54,6 @@ def _print_version(asked: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _options(
     show_version: Annotated[
         bool,
@@ -57,30 +69,44 @@ def _options(
     """Solve Bongard problems with vision-language models, judge and compare strategies."""
 
 
-app.add_typer(datasets_app, name="datasets")
-app.command("agents")(list_agents)
-app.command("ask")(ask)
-app.add_typer(cache_app, name="cache")
-app.command("strategies")(list_strategies)
-app.command("run")(run)
-app.add_typer(runs_app, name="runs")
-app.command("judge")(judge)
-app.command("compare")(compare)
-app.command("show")(show)
-app.add_typer(analyze_app, name="analyze")
-app.command("generate")(generate)
-app.command("review")(review)
-app.command("variants")(variants)
-app.command("graph")(draw_graph)
-app.command("view")(view)
-app.command("export")(export)
+def build_app(names: Iterable[str]) -> typer.Typer:
+    """The `bongard` app with the commands `names` (keys of `COMMANDS`), their modules imported."""
+    built = typer.Typer(
+        name="bongard",
+        help="Solve Bongard problems with vision-language models, judge and compare strategies.",
+        no_args_is_help=True,
+        pretty_exceptions_enable=False,
+        add_completion=False,
+    )
+    built.callback()(_options)
+    for name in names:
+        module, attribute = COMMANDS[name].split(":")
+        command = getattr(import_module(module), attribute)
+        if isinstance(command, typer.Typer):
+            built.add_typer(command, name=name)
+        else:
+            built.command(name)(command)
+    return built
+
+
+@cache
+def _every_command() -> typer.Typer:
+    return build_app(COMMANDS)
+
+
+def __getattr__(name: str) -> typer.Typer:
+    """`app`, with every command: for those who drive the CLI as a Typer app (tests, documentation)."""
+    if name != "app":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return _every_command()
 
 
 def main() -> None:
     """Entry point: any toolkit error (a `BongardError`) ends in one clear line on stderr and
     exit code 2, with secrets redacted, never a traceback."""
+    asked = sys.argv[1] if len(sys.argv) > 1 else ""
     try:
-        app()
+        build_app([asked] if asked in COMMANDS else COMMANDS)()
     except BongardError as error:
         error_console.print(f"[red]error:[/red] {escape(redact(str(error)))}", highlight=False)
         sys.exit(2)

@@ -7,7 +7,7 @@ import json
 import shlex
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from rich.markup import escape
@@ -36,6 +36,7 @@ from graphs.cli.options import (
 )
 
 if TYPE_CHECKING:  # the graphs room loads LangGraph: imported by the commands that run graphs
+    from graphs.ray_executor import ClusterOptions
     from graphs.runner import ItemOutcome, Runner
 
 DEFAULT_RUN: dict[str, Any] = {
@@ -177,6 +178,32 @@ def run(
             "connection, 401, 403 or 404 (0: never).",
         ),
     ] = DEFAULT_MAX_FAILURES,
+    executor: Annotated[
+        Literal["local", "ray"],
+        typer.Option(
+            help="Where items are solved: this process (local) or a pool of Ray actors (ray; "
+            "pip install 'bongard-agents[ray]'). The results are stored here either way."
+        ),
+    ] = "local",
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            metavar="ADDRESS",
+            help="With --executor ray: the cluster to join, `auto` (the one `ray start` runs here) or "
+            "HOST:PORT (default: start one in this process).",
+            show_default=False,
+        ),
+    ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            metavar="N",
+            help="With --executor ray: actors solving items, one CPU each, sharing --concurrency and "
+            "each agent's limits (default: one per CPU of the cluster).",
+            show_default=False,
+        ),
+    ] = None,
     param: ModelParams = None,
     agent_config: AgentConfigOption = None,
     data_dir: DataDirOption = None,
@@ -199,6 +226,15 @@ def run(
         raise typer.BadParameter(
             "--exclude drops problems from a stored run: give --resume RUN", param_hint="--exclude"
         )
+    if executor == "local" and (ray_address is not None or workers is not None):
+        raise typer.BadParameter(
+            "--ray-address and --workers go with --executor ray", param_hint="--executor"
+        )
+    cluster = None
+    if executor == "ray":  # imported before anything is stored: without Ray, the run is not made
+        from graphs.ray_executor import ClusterOptions
+
+        cluster = ClusterOptions(ray_address, workers)
     if resume is not None:
         dropped = parse_selection(exclude) if exclude is not None else []
         run_id, runner = resume_run(resume, store, home=home, exclude=dropped)
@@ -259,9 +295,10 @@ def run(
     for skipped in runner.skipped:
         error_console.print(f"[yellow]warning:[/yellow] skipped {escape(str(skipped))}")
     console.print(f"run {run_id}: {runner.config.strategy} on {runner.dataset.name}")
+    console.print(str(runner.in_flight()), highlight=False)
     if runner.config.excluded:
         console.print(f"excluded from the run: problems {', '.join(runner.config.excluded)}")
-    stopped = _run_with_progress(runner, run_id, retry_errors, max_failures, home)
+    stopped = _run_with_progress(runner, run_id, retry_errors, max_failures, home, cluster)
     summary = store.summary(run_id)
     _print_summary(summary, home)
     console.print(_result_table(store, run_id))
@@ -272,9 +309,15 @@ def run(
 
 
 def _run_with_progress(
-    runner: Runner, run_id: str, retry_errors: bool, max_failures: int, home: Path | None
+    runner: Runner,
+    run_id: str,
+    retry_errors: bool,
+    max_failures: int,
+    home: Path | None,
+    cluster: ClusterOptions | None = None,
 ) -> EndpointDown | None:
-    """Run the pending items with a live progress line; the breaker's stop, if it stopped the run."""
+    """Run the pending items with a live progress line, here or on a Ray cluster (`cluster`); the
+    breaker's stop, if it stopped the run."""
     pending = len(runner.pending(run_id, retry_errors))
     totals: dict[str, Any] = {"done": 0, "failed": 0, "calls": 0, "tokens": 0, "cost": 0.0, "unknown": False}
     columns = (
@@ -308,9 +351,17 @@ def _run_with_progress(
             )
 
         try:
-            asyncio.run(
-                runner.run(run_id, retry_errors=retry_errors, on_item=on_item, max_failures=max_failures)
-            )
+            if cluster is None:
+                asyncio.run(
+                    runner.run(run_id, retry_errors=retry_errors, on_item=on_item, max_failures=max_failures)
+                )
+            else:
+                from graphs.ray_executor import run_on_ray
+
+                run_on_ray(
+                    runner, run_id, cluster, retry_errors=retry_errors, on_item=on_item,
+                    max_failures=max_failures, announce=progress.console.print,
+                )  # fmt: skip
         except EndpointDown as down:
             progress.stop()
             error_console.print(f"[red]stopped:[/red] {escape(str(down))}", highlight=False)

@@ -1,0 +1,65 @@
+"""A checkpoint written without an fsync (`PRAGMA synchronous=NORMAL` under the WAL) survives SIGKILL.
+
+A child process saves checkpoints through `open_checkpoints` one after the other and reports each
+as saved; it is SIGKILLed mid-stream, its connection open and its last commits in the WAL alone,
+and every checkpoint it reported is read back from the files it left.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from langchain_core.runnables import RunnableConfig
+
+from graphs.checkpoints import open_checkpoints
+
+WRITER = """
+import asyncio, sys
+from pathlib import Path
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import empty_checkpoint
+from graphs.checkpoints import open_checkpoints
+
+async def main() -> None:
+    async with open_checkpoints(Path(sys.argv[1])) as saver:
+        for pragma in ("journal_mode", "synchronous"):
+            mode = await (await saver.conn.execute(f"PRAGMA {pragma}")).fetchone()
+            print(pragma, mode[0], flush=True)
+        for number in range(10_000):
+            config = RunnableConfig(configurable={"thread_id": f"t{number}", "checkpoint_ns": ""})
+            await saver.aput(config, empty_checkpoint(), {"step": number}, {})
+            print("saved", number, flush=True)
+
+asyncio.run(main())
+"""
+
+
+async def thread_steps(home: Path, count: int) -> list[int]:
+    async with open_checkpoints(home) as saver:
+        found = []
+        for number in range(count):
+            config = RunnableConfig(configurable={"thread_id": f"t{number}", "checkpoint_ns": ""})
+            if (saved := await saver.aget_tuple(config)) is not None:
+                found.append(saved.metadata["step"])
+        return found
+
+
+def test_checkpoints_reported_saved_survive_a_sigkill(tmp_path: Path) -> None:
+    writer = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(tmp_path)], stdout=subprocess.PIPE, text=True
+    )
+    assert writer.stdout is not None
+    assert writer.stdout.readline().split() == ["journal_mode", "wal"]
+    assert writer.stdout.readline().split() == ["synchronous", "1"]  # NORMAL: no fsync per commit
+    saved = 0
+    while saved < 200:
+        saved = int(writer.stdout.readline().split()[1]) + 1
+    writer.send_signal(signal.SIGKILL)
+    reported = saved + sum(line.startswith("saved") for line in writer.stdout)
+    writer.wait()
+    assert (tmp_path / "checkpoints.sqlite-wal").stat().st_size > 0
+    assert asyncio.run(thread_steps(tmp_path, reported)) == list(range(reported))

@@ -1,0 +1,71 @@
+"""`--concurrency N` means N calls in flight, and a run keeps its connections alive.
+
+A `bongard run` of `descriptive` over real classic problems against a stand-in
+OpenAI-protocol server with a fixed latency: the server records the most requests
+it had in flight at once and the TCP connections it accepted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agents.limits import Endpoint, RateLimits, in_flight
+from tests.cli import run_bongard
+from tests.standins.protocols import OpenAIChat
+from tests.standins.server import StandInServer
+
+DESCRIPTIVE_CALLS = 13
+"""12 panel descriptions and 1 answer per problem."""
+
+
+@pytest.fixture
+def server() -> Iterator[StandInServer]:
+    with StandInServer(OpenAIChat(), responder=lambda body: "Left: one line\nRight: two lines") as running:
+        yield running
+
+
+def run(server: StandInServer, home: Path, data: Path, problems: str, *extra: str) -> str:
+    result = run_bongard(
+        "run", "--strategy", "descriptive", "--model", f"openai-compatible:m@{server.url}/v1",
+        "--dataset", "bongard-classic", "--data-dir", data, "--home", home, "--problems", problems,
+        "-M", "cache=false", *extra,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_concurrency_32_has_32_calls_in_flight_on_kept_alive_connections_and_says_so(
+    server: StandInServer, tmp_path: Path, shared_data: Path
+) -> None:
+    server.latency_s = 1.5  # longer than the client takes to send 32 requests, on a busy machine too
+    out = run(server, tmp_path, shared_data, "1-8", "--concurrency", "32")
+    assert len(list(server.model_requests())) == 8 * DESCRIPTIVE_CALLS
+    assert server.max_in_flight == 32  # not the provider's default of 8
+    assert server.connections == 32  # each kept alive and reused (httpx keeps 20 by default)
+    assert "calls in flight: up to 32 (--concurrency)" in out
+
+
+@pytest.mark.parametrize(
+    "limit", [["-M", "concurrency=4"], ["--agent-config", "agents.toml"]], ids=["-M", "agent config"]
+)
+def test_a_lower_limit_the_user_set_binds_and_is_named(
+    server: StandInServer, tmp_path: Path, shared_data: Path, limit: list[str]
+) -> None:
+    (tmp_path / "agents.toml").write_text('["*"]\nconcurrency = 4\n', encoding="utf-8")
+    limit = [str(tmp_path / arg) if arg.endswith(".toml") else arg for arg in limit]
+    server.latency_s = 0.3
+    out = run(server, tmp_path, shared_data, "1-2", "--concurrency", "32", *limit)
+    assert server.max_in_flight == 4
+    assert "calls in flight: up to 4 (openai-compatible limit concurrency=4)" in out
+
+
+def test_the_bound_is_the_sum_of_the_gates_the_agents_draw_from() -> None:
+    first, second = Endpoint("openai-compatible", "http://a/v1"), Endpoint("ollama", "http://b")
+    gates = [(first, RateLimits(concurrency=4)), (second, RateLimits(concurrency=6)), (first, RateLimits(4))]
+    assert str(in_flight(32, gates)) == (
+        "calls in flight: up to 10 (openai-compatible limit concurrency=4 + ollama limit concurrency=6)"
+    )
+    assert str(in_flight(8, gates)) == "calls in flight: up to 8 (--concurrency)"
