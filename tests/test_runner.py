@@ -274,13 +274,16 @@ def test_a_killed_item_resumes_from_its_checkpoint_without_repeating_uncached_ca
         time.sleep(0.02)
     child.send_signal(signal.SIGKILL)
     child.wait()
-    answered_before_kill = [json.dumps(r.body, sort_keys=True) for r in list(server.model_requests())[:4]]
+    # The 5th request left once the 4th reply was in, but LangGraph commits a finished branch's
+    # write in the background, so the 4th may not be saved yet: it counts as in flight, as the soak
+    # benchmark counts it. The 3 before it had been saved.
+    answered_before_kill = [json.dumps(r.body, sort_keys=True) for r in list(server.model_requests())[:3]]
     resumed = run_bongard("run", "--resume", "latest", "--home", tmp_path)
     assert resumed.returncode == 0, resumed.stderr
     assert "1/1 items done, 0 failed" in resumed.stdout
     bodies = Counter(json.dumps(r.body, sort_keys=True) for r in server.model_requests())
     assert all(bodies[body] == 1 for body in answered_before_kill)  # finished calls are not made again
-    assert 13 <= sum(bodies.values()) <= 14  # 12 descriptions + 1 answer, and at most the one in flight
+    assert 13 <= sum(bodies.values()) <= 15  # 12 descriptions + 1 answer, and at most the 2 in flight
     store = ResultsStore(tmp_path / STORE_FILE)
     [(_, _, answer)] = store.answers(store.resolve_run("latest"))
     assert len(answer["trace"]) == 13  # the calls made before the kill are in the item's trace
