@@ -6,6 +6,7 @@ the similarity classifier) act on it and never parse prompt text.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any, Literal
 
@@ -58,9 +59,15 @@ class CallSpec(BaseModel):
 
 
 def schema_json(schema: type[BaseModel] | dict[str, Any]) -> dict[str, Any]:
-    """The JSON schema of an output schema, always with a title (OpenAI names schemas by it)."""
-    data = schema if isinstance(schema, dict) else schema.model_json_schema()
+    """The JSON schema of an output schema, always with a title (OpenAI names schemas by it).
+    A model class's is made once (it is asked for on every call): read it, do not change it."""
+    data = schema if isinstance(schema, dict) else _model_schema(schema)
     return data if "title" in data else {"title": "reply", **data}
+
+
+@functools.cache
+def _model_schema(model: type[BaseModel]) -> dict[str, Any]:
+    return model.model_json_schema()
 
 
 class Usage(BaseModel):

@@ -14,7 +14,7 @@ import time
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
@@ -60,9 +60,29 @@ class AgentCallError(BongardError, RuntimeError):
     """A call that failed for good (after retries, or at once for a non-retryable fault)."""
 
 
+@runtime_checkable
+class DirectChat(Protocol):
+    """A chat model that sends the output schema itself (`agents.providers.openai_wire`): called
+    without LangChain's runnable machinery, which cost more CPU per call than the request itself.
+    Its reply is parsed here like any other."""
+
+    async def acomplete(
+        self,
+        messages: Sequence[BaseMessage],
+        schema: dict[str, Any] | None = None,
+        stop: list[str] | None = None,
+    ) -> AIMessage: ...
+
+    def constrains(self, schema: dict[str, Any]) -> bool:
+        """Whether `acomplete` can be given `schema` (else the prompt asks for it)."""
+        ...
+
+
 @dataclass
 class _LoopModels:
     chat: BaseChatModel
+    direct: DirectChat | None = None
+    """The chat model again where it is a `DirectChat`."""
     structured: dict[str, Runnable[Any, Any] | None] = field(default_factory=dict)
     """Chat models bound to constrained output, by the canonical JSON of their schema."""
     inflight: dict[str, asyncio.Future[AgentReply]] = field(default_factory=dict)
@@ -195,11 +215,7 @@ class ManagedAgent(BaseChatModel):
 
     async def _call_model(self, prepared: list[BaseMessage], call: CallSpec, started: float) -> AgentReply:
         schema = call.output_schema
-        if (
-            schema is not None
-            and not self.provider.reads_call_metadata
-            and self._structured_runnable(schema) is None
-        ):
+        if schema is not None and not self._constrains(schema):
             prepared = [*prepared, HumanMessage(content=schema_instructions(schema))]
         try:
             first = await self._attempt(prepared, call)
@@ -265,8 +281,14 @@ class ManagedAgent(BaseChatModel):
 
     async def _invoke(self, messages: list[BaseMessage], call: CallSpec) -> _Outcome:
         schema = call.output_schema
+        direct = None if self.provider.reads_call_metadata else self._models().direct
         constrained = self._structured_runnable(schema) if schema is not None else None
-        if constrained is not None:
+        if direct is not None:
+            asked = schema_json(schema) if schema is not None and self._constrains(schema) else None
+            message = await direct.acomplete(messages, asked)
+            if asked is not None and message.response_metadata.get("finish_reason") == "length":
+                return _Outcome(message, None, CUT_REPLY_ERROR, 0)  # as `cut_reply` says for the SDKs
+        elif constrained is not None:
             try:
                 message = await constrained.ainvoke(messages)
             except Exception as refused:
@@ -297,8 +319,17 @@ class ManagedAgent(BaseChatModel):
         if models is None:
             fresh = self.inner_factory is not None and len(self._per_loop) > 0
             chat = self.inner_factory() if fresh and self.inner_factory is not None else self.inner
-            models = self._per_loop[loop] = _LoopModels(chat)
+            models = self._per_loop[loop] = _LoopModels(chat, chat if isinstance(chat, DirectChat) else None)
         return models
+
+    def _constrains(self, schema: OutputSchema) -> bool:
+        """Whether the backend is asked for `schema` itself (else the prompt asks for it); a non-LLM
+        agent reads the schema from the call."""
+        if self.provider.reads_call_metadata:
+            return True
+        if (direct := self._models().direct) is not None:
+            return self.provider.structured_method != "prompt" and direct.constrains(schema_json(schema))
+        return self._structured_runnable(schema) is not None
 
     def _structured_runnable(self, schema: OutputSchema) -> Runnable[Any, Any] | None:
         """The chat model bound to the backend's constrained output for `schema`, or None to ask in
@@ -307,9 +338,9 @@ class ManagedAgent(BaseChatModel):
         None for non-LLM agents, for providers set to "prompt", and for schemas
         the integration cannot turn into a constrained request.
         """
-        if self.provider.reads_call_metadata or self.provider.structured_method == "prompt":
-            return None
         models = self._models()
+        if self.provider.reads_call_metadata or self.provider.structured_method == "prompt" or models.direct:
+            return None
         key = json.dumps(schema_json(schema), sort_keys=True)
         if key not in models.structured:
             kwargs: dict[str, Any] = {"include_raw": True}

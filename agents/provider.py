@@ -84,6 +84,15 @@ class AgentParams(BaseModel):
         own = set(type(self).model_fields) - set(AgentParams.model_fields)
         return self.model_dump(mode="json", include=own, exclude_defaults=True)
 
+    def request_sampling(self, max_tokens_as: str = "max_tokens") -> dict[str, Any]:
+        """The common sampling keys that are set, as a request names them (`max_tokens_as`: the
+        backend's name for the reply's token limit, `max_completion_tokens` for OpenAI's protocol)."""
+        return {
+            max_tokens_as if key == "max_tokens" else key: getattr(self, key)
+            for key in SAMPLING_KEYS
+            if getattr(self, key) is not None
+        }
+
     def sampling(self) -> dict[str, Any]:
         """What decides the reply's content: the part of the parameters a cache key needs.
 
@@ -91,7 +100,7 @@ class AgentParams(BaseModel):
         default (each changes the reply kept), and the provider's own settings (a model
         file, a context size, a distance).
         """
-        chosen = {key: getattr(self, key) for key in SAMPLING_KEYS if getattr(self, key) is not None}
+        chosen = self.request_sampling()
         reask = {"reask_unparsed": True} if self.reask_unparsed else {}
         cut = {"max_reply_chars": self.max_reply_chars} if self.max_reply_chars != MAX_REPLY_CHARS else {}
         return {**chosen, **reask, **cut, **self.own_settings()}

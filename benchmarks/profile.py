@@ -1,6 +1,6 @@
 """Where `bongard run`'s CPU goes: a py-spy profile of one run, summed by layer.
 
-Run from the repository root: `python -m benchmarks.profile [--problems 100] [--concurrency 32]`
+Run from the repository root: `python -m benchmarks.profile [--problems N] [--concurrency C] [--client sdk]`
 (py-spy must be installed in the venv: `pip install py-spy`). It runs `bongard run --strategy
 descriptive` against the stand-in server of `benchmarks.latency_server` (its own process, 100 ms
 latency, response cache off) with `py-spy record` attached, then gives each sample to the layer
@@ -19,7 +19,7 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-from benchmarks.runs import BONGARD, latency_server, measured_child, model_spec
+from benchmarks.runs import BONGARD, latency_server, measured_child, model_args
 
 ROOT = Path(__file__).resolve().parents[1]
 LIBRARIES = {
@@ -114,6 +114,10 @@ def main() -> None:
     parser.add_argument("--problems", type=int, default=100)
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--latency-ms", type=float, default=100.0)
+    parser.add_argument(
+        "--client", choices=("lean", "sdk"), default="lean",
+        help="the toolkit's own OpenAI-protocol client, or ChatOpenAI and the openai SDK (the path before)",
+    )  # fmt: skip
     parser.add_argument("--keep", type=Path, help="also write py-spy's raw output here")
     parser.add_argument("--summarize", type=Path, help="only summarize this kept raw output")
     args = parser.parse_args()
@@ -125,7 +129,7 @@ def main() -> None:
     try:
         with latency_server(args.latency_ms, work) as server:
             command = [
-                str(BONGARD), "run", "--strategy", "descriptive", "--model", model_spec(server),
+                str(BONGARD), "run", "--strategy", "descriptive", *model_args(server, args.client),
                 "--dataset", "bongard-classic", "--problems", f"1-{args.problems}",
                 "--concurrency", str(args.concurrency), "-M", "temperature=0", "-M", "cache=false",
                 "--home", str(work / "home"),
@@ -134,7 +138,10 @@ def main() -> None:
         samples = summary(raw)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"profile: `bongard run` x descriptive, {figures.calls} calls, {args.concurrency} in flight")
+    print(
+        f"profile: `bongard run` x descriptive through the {args.client} client, {figures.calls} calls, "
+        f"{args.concurrency} in flight"
+    )
     print_summary(samples, figures.cpu_per_call_ms)
 
 

@@ -18,6 +18,9 @@ ratios); none gates CI.
   (the process's CPU over that span / calls; for `bongard run`, its child
   process sampled, so start-up before the first request and the store and
   result table after the last reply are printed apart). Ratios are to the SDK.
+  A second `bongard run` goes through `ChatOpenAI` and the SDK (the `openai`
+  provider pointed at the stand-in), the path every call took before the
+  toolkit's own OpenAI-protocol client (`agents.providers.openai_wire`).
 - resume: a `bongard run` process SIGKILLed about half way, then resumed,
   with the response cache off, so only the item checkpoints can spare a
   finished call. The calls kept at the kill are those of the stored items plus
@@ -119,6 +122,19 @@ def model_spec(server: LatencyServer) -> str:
     return f"openai-compatible:stand-in@{server.url}/v1"
 
 
+def model_args(server: LatencyServer, client: str = "lean") -> list[str]:
+    """`--model` for the stand-in through the toolkit's own OpenAI-protocol client (`lean`,
+    `openai-compatible`) or through `ChatOpenAI` and the `openai` SDK (`sdk`, the `openai` provider
+    pointed at it: the path every call took before)."""
+    if client == "sdk":
+        return ["--model", "openai:stand-in", "-M", f"base_url={server.url}/v1"]
+    return ["--model", model_spec(server)]
+
+
+SDK_ENV = {**os.environ, "OPENAI_API_KEY": "stand-in-key"}
+"""The `openai` provider wants a key: the stand-in's own, never a real one a user has set."""
+
+
 def config(server: LatencyServer, problems: int, concurrency: int, **params: object) -> RunConfig:
     return RunConfig(
         strategy="descriptive",
@@ -185,7 +201,7 @@ def measured_child(
     before, server_before = len(server.answered()), server.cpu_s()
     samples: list[tuple[float, float]] = []
     finished = threading.Event()
-    child = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    child = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=SDK_ENV)
     spy = None if profile is None else subprocess.Popen(
         [str(BONGARD.with_name("py-spy")), "record", "--pid", str(child.pid), "--format", "raw",
          "--rate", "250", "--full-filenames", "--output", str(profile)],
@@ -267,13 +283,16 @@ async def replay_sdk(server: LatencyServer, bodies: list[dict[str, Any]], concur
 
 
 def speed(server: LatencyServer, problems: int, concurrency: int, home: Path) -> None:
-    args = [
-        str(BONGARD), "run", "--strategy", "descriptive", "--model", model_spec(server), "--dataset",
-        "bongard-classic", "--problems", f"1-{problems}", "--concurrency", str(concurrency),
-        "-M", "temperature=0", "-M", "cache=false", "--home", str(home),
-    ]  # fmt: skip
-    run = measured_child(f"`bongard run --concurrency {concurrency}`", args, server)
+    def args(client: str) -> list[str]:
+        return [
+            str(BONGARD), "run", "--strategy", "descriptive", *model_args(server, client), "--dataset",
+            "bongard-classic", "--problems", f"1-{problems}", "--concurrency", str(concurrency),
+            "-M", "temperature=0", "-M", "cache=false", "--home", str(home / client),
+        ]  # fmt: skip
+
+    run = measured_child(f"`bongard run --concurrency {concurrency}`", args("lean"), server)
     bodies = server.recorded()
+    through_sdk = measured_child("the same through ChatOpenAI and the SDK (`openai`)", args("sdk"), server)
     floors = [
         replayed(f"raw {name}, requests replayed", server, replay_http(library, server, bodies, concurrency))
         for name, library in http_libraries().items()
@@ -288,7 +307,7 @@ def speed(server: LatencyServer, problems: int, concurrency: int, home: Path) ->
     columns = ("client", "calls", "most in flight", "wall / ideal", "client CPU per call",
                "vs the SDK: wall, CPU", "server CPU per call (share of a core)")  # fmt: skip
     print("| " + " | ".join(columns) + " |\n" + "| --- " * len(columns) + "|")
-    for figures in (*floors, sdk, run):
+    for figures in (*floors, sdk, run, through_sdk):
         wall, server_ms = figures.wall_s / ideal, figures.server_cpu_s / figures.calls * 1e3
         cells = (
             figures.client, figures.calls, figures.max_in_flight, f"{wall:.2f}",
@@ -297,10 +316,11 @@ def speed(server: LatencyServer, problems: int, concurrency: int, home: Path) ->
             f"{server_ms:.2f} ms ({figures.server_cpu_s / figures.wall_s:.0%})",
         )  # fmt: skip
         print("| " + " | ".join(map(str, cells)) + " |")
-    print(
-        f"  `bongard run`: {run.startup_cpu_s:.2f} s of CPU before its first request, "
-        f"{run.after_cpu_s:.2f} s after its last reply (the store, the result table)"
-    )
+    for label, figures in (("`bongard run`", run), ("through the SDK", through_sdk)):
+        print(
+            f"  {label}: {figures.startup_cpu_s:.2f} s of CPU before its first request, "
+            f"{figures.after_cpu_s:.2f} s after its last reply (the store, the result table)"
+        )
 
 
 def cli_run_args(server: LatencyServer, home: Path, dataset: str, problems: int, *params: str) -> list[str]:
@@ -314,7 +334,7 @@ def cli_run_args(server: LatencyServer, home: Path, dataset: str, problems: int,
 def resume(server: LatencyServer, problems: int, home: Path) -> None:
     before = len(server.answered())
     args = cli_run_args(server, home, "bongard-classic", problems, "temperature=0", "cache=false")
-    child = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    child = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=SDK_ENV)
     store_path = home / STORE_FILE
     done = 0
     while child.poll() is None and done < problems // 2:

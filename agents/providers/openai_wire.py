@@ -1,0 +1,215 @@
+"""The OpenAI chat-completions protocol spoken directly: the lean path for the servers we reach by URL.
+
+`openai-compatible`, `vllm` and `llamacpp` talk to servers that are often local and fast, where the
+client's own CPU per call sets the pace. Through `ChatOpenAI` and the `openai` SDK a call cost
+about 2.2x the SDK alone measured here (`benchmarks.runs --sections speed`), nearly all of it in
+building and parsing the request twice over. This chat model posts the body `ChatOpenAI` would post
+(`tests/test_openai_wire.py` holds them equal, images and structured output included) on the
+endpoint's kept-alive pool (`agents.http_pool`) and reads the reply itself.
+
+Everything around the call stays in `agents.managed`, which uses `acomplete` when a model has it:
+an HTTP error status comes back as an `APIStatusError` carrying the response, named as the SDK
+names it, so retries, Retry-After, the circuit breaker and the messages a user reads are the same.
+The `openai` provider keeps the SDK (`openai:MODEL -M base_url=URL` reaches any such server that
+way too), and a user's own LangChain chat model is called through `ainvoke` as before.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import httpx2
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, convert_to_openai_messages
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.utils.function_calling import convert_to_openai_function
+from pydantic import Field, SecretStr
+
+from agents.http_pool import endpoint_client
+from agents.provider import AgentParams
+
+ROLES = {"system": "system", "human": "user", "ai": "assistant"}
+STATUS_NAMES = {
+    400: "BadRequestError",
+    401: "AuthenticationError",
+    403: "PermissionDeniedError",
+    404: "NotFoundError",
+    409: "ConflictError",
+    422: "UnprocessableEntityError",
+    429: "RateLimitError",
+}
+"""The `openai` SDK's names for error statuses (5xx: InternalServerError), so a failure reads alike."""
+_response_formats: dict[str, dict[str, Any] | None] = {}
+
+
+class APIStatusError(RuntimeError):
+    """A reply with an HTTP error status; `response` carries its status and headers (Retry-After)."""
+
+    def __init__(self, response: httpx2.Response) -> None:
+        self.response = response
+        self.status_code = response.status_code
+        super().__init__(f"Error code: {response.status_code} - {_error_detail(response)}")
+
+
+_status_errors: dict[str, type[APIStatusError]] = {}
+
+
+def status_error(response: httpx2.Response) -> APIStatusError:
+    """The error for an error reply, of a class named by its status."""
+    status = response.status_code
+    name = "InternalServerError" if status >= 500 else STATUS_NAMES.get(status, "APIStatusError")
+    if name not in _status_errors:
+        _status_errors[name] = type(name, (APIStatusError,), {"__module__": __name__})
+    return _status_errors[name](response)
+
+
+def _error_detail(response: httpx2.Response) -> str:
+    """The server's own message (`{"error": {"message": ...}}`), else its text."""
+    try:
+        data = response.json()
+    except ValueError:
+        return response.text.strip()[:500]
+    error = data.get("error", data) if isinstance(data, dict) else data
+    message = error.get("message") if isinstance(error, dict) else None
+    return str(message if message is not None else error)[:500]
+
+
+def openai_messages(messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
+    """Messages in the protocol's form. Text and prepared images (`agents.images`) are converted
+    here, directly; anything else (tool calls, names, other blocks) by LangChain's own converter."""
+    converted: list[dict[str, Any]] = []
+    for message in messages:
+        direct = _plain(message)
+        converted.append(direct if direct is not None else convert_to_openai_messages(message))
+    return converted
+
+
+def _plain(message: BaseMessage) -> dict[str, Any] | None:
+    role = ROLES.get(message.type)
+    if role is None or message.additional_kwargs or getattr(message, "tool_calls", None) or message.name:
+        return None
+    if isinstance(message.content, str):
+        return {"role": role, "content": message.content}
+    parts: list[dict[str, Any]] = []
+    for block in message.content:
+        if isinstance(block, str):
+            parts.append({"type": "text", "text": block})
+        elif block.get("type") == "text" and set(block) == {"type", "text"}:
+            parts.append(block)
+        elif block.get("type") == "image" and set(block) == {"type", "base64", "mime_type"}:
+            url = f"data:{block['mime_type']};base64,{block['base64']}"
+            parts.append({"type": "image_url", "image_url": {"url": url}})
+        else:
+            return None
+    return {"role": role, "content": parts}
+
+
+def response_format(schema: dict[str, Any]) -> dict[str, Any] | None:
+    """The `response_format` asking for JSON of `schema`, as `ChatOpenAI` builds it (not strict);
+    None for a schema it cannot turn into one (no `properties`...), which the prompt then asks for."""
+    key = json.dumps(schema, sort_keys=True)
+    if key not in _response_formats:
+        try:
+            function = convert_to_openai_function(schema, strict=False)
+            function["schema"] = function.pop("parameters")
+        except (KeyError, ValueError, TypeError):
+            _response_formats[key] = None
+        else:
+            _response_formats[key] = {"type": "json_schema", "json_schema": function}
+    return _response_formats[key]
+
+
+class WireChatModel(BaseChatModel):
+    """A chat model posting OpenAI chat-completions requests on the endpoint's shared pool."""
+
+    model: str
+    base_url: str
+    api_key: SecretStr
+    sampling: dict[str, Any] = Field(default_factory=dict)
+    """The body's sampling fields, as `ChatOpenAI` names them (`max_completion_tokens`...)."""
+    timeout_s: float = 120.0
+
+    @property
+    def _llm_type(self) -> str:
+        return "openai-wire"
+
+    def constrains(self, schema: dict[str, Any]) -> bool:
+        """Whether the server can be asked for `schema` itself (else the prompt asks for it)."""
+        return response_format(schema) is not None
+
+    async def acomplete(
+        self,
+        messages: Sequence[BaseMessage],
+        schema: dict[str, Any] | None = None,
+        stop: list[str] | None = None,
+    ) -> AIMessage:
+        """One request; with `schema`, constrained to JSON of that schema (the reply is not parsed here)."""
+        body: dict[str, Any] = {"model": self.model, "stream": False, "messages": openai_messages(messages)}
+        body.update(self.sampling)
+        if stop:
+            body["stop"] = stop
+        if schema is not None:
+            if (asked := response_format(schema)) is None:
+                raise ValueError(
+                    f"schema {schema.get('title')!r} cannot be a response format: ask in the prompt"
+                )
+            body["response_format"] = asked
+        client = endpoint_client(self.base_url, self.timeout_s)
+        response = await client.post(
+            f"{self.base_url.rstrip('/')}/chat/completions",
+            json=body,
+            headers={"authorization": f"Bearer {self.api_key.get_secret_value()}"},
+        )
+        if response.status_code >= 400:
+            raise status_error(response)
+        return _message(response.json())
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return ChatResult(generations=[ChatGeneration(message=await self.acomplete(messages, stop=stop))])
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        raise NotImplementedError(
+            "openai-wire models are asynchronous: use ainvoke (the toolkit always does)"
+        )
+
+
+def _message(data: dict[str, Any]) -> AIMessage:
+    """The reply as LangChain's message, with the usage and finish reason the toolkit reads."""
+    try:
+        choice = data["choices"][0]
+        content = choice["message"].get("content") or ""
+    except (KeyError, IndexError, TypeError, AttributeError):
+        raise ValueError(f"the server's reply has no choices[0].message: {str(data)[:300]}") from None
+    usage = data.get("usage") or {}
+    counts = (usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0)
+    return AIMessage(
+        content=content,
+        response_metadata={"finish_reason": choice.get("finish_reason"), "model_name": data.get("model")},
+        usage_metadata={"input_tokens": counts[0], "output_tokens": counts[1], "total_tokens": sum(counts)},
+    )
+
+
+def wire_chat_model(model: str, params: AgentParams, *, base_url: str, api_key: str) -> WireChatModel:
+    """The lean model for a server, with the sampling fields `ChatOpenAI` would send."""
+    return WireChatModel(
+        model=model,
+        base_url=base_url,
+        api_key=SecretStr(api_key),
+        sampling=params.request_sampling(max_tokens_as="max_completion_tokens"),
+        timeout_s=params.timeout_s,
+    )

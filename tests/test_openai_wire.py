@@ -1,0 +1,182 @@
+"""The lean OpenAI-protocol path against the SDK path it replaces, on one stand-in server.
+
+`openai-compatible` posts its requests itself (`agents.providers.openai_wire`); `openai:MODEL -M
+base_url=URL` goes through `ChatOpenAI` and the `openai` SDK. For the same calls both must send the
+same body, read the same reply, and fail the same way; a run on the lean path must not load the SDK.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from pydantic import BaseModel, Field
+
+from agents.call import AgentReply, CallSpec
+from agents.images import image_block
+from agents.managed import AgentCallError, ManagedAgent
+from agents.registry import resolve_agent
+from agents.structured import CUT_REPLY_ERROR
+from tests.standins.protocols import OpenAIChat
+from tests.standins.schema_replies import minimal_reply, output_schema
+from tests.standins.server import Fault, StandInServer
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+PANEL = next(iter(sorted((DATA / "bongard-classic").rglob("*.png"))))
+
+
+class Part(BaseModel):
+    shape: str = Field(description="the shape's name")
+    count: int
+
+
+class Answer(BaseModel):
+    """Which side a panel belongs to, and why."""
+
+    side: str
+    parts: list[Part]
+
+
+DICT_SCHEMA = {
+    "title": "verdict",
+    "description": "a judge's verdict",
+    "type": "object",
+    "properties": {"accepted": {"type": "boolean"}, "reason": {"type": "string"}},
+    "required": ["accepted", "reason"],
+}
+
+
+def respond(body: Any) -> str:
+    return minimal_reply(body) if output_schema(body) is not None else "a figure of three lines"
+
+
+@pytest.fixture
+def server(home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[StandInServer]:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-stand-in-key")
+    with StandInServer(OpenAIChat(), responder=respond) as running:
+        yield running
+
+
+def agents_for(server: StandInServer, **params: Any) -> tuple[ManagedAgent, ManagedAgent]:
+    """The same model on the lean path and through the SDK, retries off."""
+    settings = {"cache": False, **params}
+    lean = resolve_agent(f"openai-compatible:m@{server.url}/v1", settings)
+    sdk = resolve_agent("openai:m", {**settings, "base_url": f"{server.url}/v1"})
+    for agent in (lean, sdk):
+        agent.retry_policy = agent.retry_policy.__class__(max_attempts=1)
+    return lean, sdk
+
+
+def both(
+    server: StandInServer, messages: list[BaseMessage], call: CallSpec, **params: Any
+) -> tuple[tuple[AgentReply, dict[str, Any]], tuple[AgentReply, dict[str, Any]]]:
+    """Each path's reply and the body the server received from it."""
+    results = []
+    for agent in agents_for(server, **params):
+        before = len(server.requests)
+        reply = asyncio.run(agent.acall(messages, call))
+        [request] = server.requests[before:]
+        results.append((reply, request.body))
+    return results[0], results[1]
+
+
+CONVERSATION: list[BaseMessage] = [
+    SystemMessage("You sort panels."),
+    HumanMessage(content=[{"type": "text", "text": "This panel:"}, image_block(PANEL)]),
+    AIMessage("It shows lines."),
+    HumanMessage("Which side is it on?"),
+]
+
+
+NO_PROPERTIES = {"type": "object", "required": ["side"]}
+"""A schema no response format can carry: both paths ask for it in the prompt."""
+
+
+@pytest.mark.parametrize(
+    ("messages", "call", "params"),
+    [
+        ([HumanMessage("hello")], CallSpec(), {}),
+        (CONVERSATION, CallSpec(), {"temperature": 0, "max_tokens": 64, "seed": 7, "top_p": 0.5}),
+        (CONVERSATION, CallSpec(output_schema=Answer), {"temperature": 0}),
+        ([HumanMessage("Judge it.")], CallSpec(output_schema=DICT_SCHEMA), {}),
+        ([HumanMessage("Which side?")], CallSpec(output_schema=NO_PROPERTIES), {}),
+    ],
+    ids=["text", "images-and-sampling", "model-schema", "dict-schema", "schema-in-the-prompt"],
+)
+def test_the_lean_path_sends_and_reads_what_the_sdk_path_does(
+    server: StandInServer, messages: list[BaseMessage], call: CallSpec, params: dict[str, Any]
+) -> None:
+    (lean, lean_body), (sdk, sdk_body) = both(server, messages, call, **params)
+    assert lean_body == sdk_body
+    if call.output_schema is not None:
+        constrained = call.output_schema != NO_PROPERTIES
+        assert ("response_format" in lean_body) is constrained
+        assert (len(lean_body["messages"]) > len(messages)) is not constrained  # the prompt asks
+    ignored = {"agent", "latency_s"}
+    assert lean.model_dump(exclude=ignored) == sdk.model_dump(exclude=ignored)
+    assert lean.usage.total_tokens > 0
+
+
+def test_a_structured_reply_cut_at_the_token_limit_is_a_failed_parse_on_both_paths(
+    server: StandInServer,
+) -> None:
+    server.finish_reason = "length"
+    (lean, _), (sdk, _) = both(server, [HumanMessage("hello")], CallSpec(output_schema=Answer))
+    for reply in (lean, sdk):
+        assert (reply.parse_status, reply.parse_error, reply.truncated) == ("failed", CUT_REPLY_ERROR, True)
+
+
+@pytest.mark.parametrize(
+    ("status", "name"),
+    [
+        (400, "BadRequestError"),
+        (401, "AuthenticationError"),
+        (429, "RateLimitError"),
+        (503, "InternalServerError"),
+    ],
+)
+def test_an_error_status_fails_as_the_sdk_says_it(server: StandInServer, status: int, name: str) -> None:
+    body = '{"error": {"message": "not today", "type": "invalid_request_error"}}'
+    failures = []
+    for agent in agents_for(server):
+        server.faults.append(Fault(status, {"retry-after": "0"}, body))
+        with pytest.raises(AgentCallError) as failed:
+            asyncio.run(agent.acall([HumanMessage("hello")]))
+        failures.append(str(failed.value).split(": ", 1)[1])  # past the agent's name
+    (lean_name, lean), (_, sdk) = (failure.split(": ", 1) for failure in failures)
+    assert lean_name == name  # the SDK's name; LangChain renames it (OpenAIInvalidRequestError...)
+    assert lean == sdk == f"Error code: {status} - not today"
+
+
+def test_the_lean_model_is_a_langchain_chat_model_too(server: StandInServer) -> None:
+    lean, _ = agents_for(server, temperature=0)
+    reply = asyncio.run(lean.inner.ainvoke([HumanMessage("hello")], stop=["END"]))
+    assert isinstance(reply, AIMessage) and reply.text == "a figure of three lines"
+    assert server.requests[-1].body["stop"] == ["END"]
+
+
+def test_a_reply_without_choices_names_what_is_missing(server: StandInServer) -> None:
+    server.faults.append(Fault(200, body=json.dumps({"id": "x", "object": "chat.completion"})))
+    lean, _ = agents_for(server)
+    with pytest.raises(AgentCallError, match=r"no choices\[0\]\.message"):
+        asyncio.run(lean.acall([HumanMessage("hello")]))
+
+
+def test_a_call_on_the_lean_path_does_not_load_the_sdk(server: StandInServer) -> None:
+    script = (
+        "import asyncio, sys\n"
+        "from langchain_core.messages import HumanMessage\n"
+        "from agents.registry import resolve_agent\n"
+        f"agent = resolve_agent('openai-compatible:m@{server.url}/v1', {{'cache': False}})\n"
+        "asyncio.run(agent.acall([HumanMessage('hello')]))\n"
+        "print(sorted(m for m in ('openai', 'langchain_openai') if m in sys.modules))\n"
+    )
+    loaded = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert loaded.stdout.strip() == "[]" and len(server.requests) == 1
