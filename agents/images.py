@@ -28,7 +28,7 @@ from langchain_core.messages import BaseMessage
 from PIL import Image
 
 from datasets_io.errors import BongardError, DatasetError
-from datasets_io.images import open_image
+from datasets_io.images import checked_image, open_image
 
 PATH_BLOCK_KEY = "path"
 DEFAULT_MAX_SIDE = 1024
@@ -138,12 +138,12 @@ def encode_image(path: Path, policy: ImagePolicy = ImagePolicy()) -> EncodedImag
 
 
 def _encode(path: str, _mtime_ns: int, _size: int, max_side: int | None) -> EncodedImage:
-    image = open_image(Path(path))  # first: it refuses empty, broken and over-large files by name
-    with Image.open(path) as original:
-        source_format = original.format or ""
-    scale = 1.0 if max_side is None else min(1.0, max_side / max(image.size))
+    # first: it refuses empty, broken and over-large files by name
+    source_format, size = checked_image(Path(path))
+    scale = 1.0 if max_side is None else min(1.0, max_side / max(size))
     if scale == 1.0 and source_format in SENT_AS_IS:
-        return EncodedImage.of(SENT_AS_IS[source_format], Path(path).read_bytes(), image.size)
+        return EncodedImage.of(SENT_AS_IS[source_format], Path(path).read_bytes(), size)
+    image = open_image(Path(path))
     if scale < 1.0:
         size = (max(1, round(image.width * scale)), max(1, round(image.height * scale)))
         image = image.resize(size, Image.Resampling.LANCZOS)

@@ -28,13 +28,21 @@ def load_env_file(path: Path | None = None) -> None:
 
 
 def secret_values() -> list[str]:
-    """Values of every environment variable whose name marks it as a secret."""
+    """Values of every environment variable whose name marks it as a secret (read now: a key set
+    during a run counts from then on)."""
     values = {
         value
-        for name, value in os.environ.items()
-        if SECRET_NAME.search(name.upper()) and len(value) >= MIN_SECRET_LENGTH
+        for name in _secret_names(tuple(os.environ))
+        if len(value := os.environ.get(name, "")) >= MIN_SECRET_LENGTH
     }
     return sorted(values, key=len, reverse=True)
+
+
+@lru_cache(maxsize=8)
+def _secret_names(names: tuple[str, ...]) -> tuple[str, ...]:
+    """The names that mark a secret among the environment's (matched once per set of names, not on
+    every call: every reply and error text is redacted)."""
+    return tuple(name for name in names if SECRET_NAME.search(name.upper()))
 
 
 @lru_cache(maxsize=64)

@@ -7,14 +7,18 @@ images on every turn, and 32 problems in flight hold 384 images at once.
 
 from __future__ import annotations
 
+import base64
+import io
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from PIL import Image, ImageFile
 
-from agents.images import ENCODED, CacheKey, EncodedImages
+from agents.images import ENCODED, CacheKey, EncodedImages, encode_image
 from agents.prompt_library import PromptLibrary
+from datasets_io.errors import DatasetError
 from tests.cli import run_bongard
 from tests.standins.protocols import OpenAIChat
 from tests.standins.server import StandInServer
@@ -85,3 +89,36 @@ def test_a_prompt_file_is_read_once_per_library(tmp_path: Path) -> None:
     assert library.fill("case_study", "intro", panels_per_side=6) == "first 6"  # the version recorded
     assert library.used == recorded
     assert PromptLibrary(user_dir=tmp_path).fill("case_study", "intro", panels_per_side=6) == "second 6"
+
+
+def damaged_copies(panel: Path, folder: Path) -> dict[str, Path]:
+    """A classic panel broken three ways its chunk check catches, and a JPEG cut short (decoded to tell)."""
+    data = panel.read_bytes()
+    idat = data.index(b"IDAT") + 8
+    flipped = data[:idat] + bytes([data[idat] ^ 0xFF]) + data[idat + 1 :]
+    jpeg = io.BytesIO()
+    Image.open(panel).convert("RGB").save(jpeg, format="JPEG")
+    copies = {
+        "truncated": data[: len(data) * 2 // 3],
+        "flipped-pixel-byte": flipped,
+        "no-end": data[: data.index(b"IEND") - 4],
+        "jpeg-truncated": jpeg.getvalue()[: len(jpeg.getvalue()) // 2],
+    }
+    for name, content in copies.items():
+        (folder / f"{name}.img").write_bytes(content)
+    return {name: folder / f"{name}.img" for name in copies}
+
+
+def test_a_panel_sent_as_it_is_is_checked_not_decoded_and_a_damaged_one_is_named(
+    shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    panel = sorted((shared_data / "bongard-classic" / "001").glob("*.png"))[0]
+    decoded: list[str] = []
+    monkeypatch.setattr(ImageFile.ImageFile, "load", lambda self: decoded.append(self.format))
+    encoded = encode_image(panel)
+    assert base64.b64decode(encoded.base64) == panel.read_bytes() and decoded == []  # bytes as they are
+    monkeypatch.undo()
+    for name, damaged in damaged_copies(panel, tmp_path).items():
+        with pytest.raises(DatasetError, match="image is corrupt or truncated") as refused:
+            encode_image(damaged)
+        assert refused.value.path == damaged, name
