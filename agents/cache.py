@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from datasets_io.sqlite_errors import CACHE, SQLiteFileError, writable
 
@@ -47,6 +47,16 @@ class CacheStats:
     hits: int
     size_bytes: int
     by_agent: dict[str, int]
+
+
+@runtime_checkable
+class ReplyCache(Protocol):
+    """What an agent reads and writes replies through: a `ResponseCache` file in this process, or
+    the one a Ray run's cache actor holds for every worker (`graphs.ray_services`)."""
+
+    async def aget(self, key: str) -> dict[str, Any] | None: ...
+
+    async def aput(self, key: str, agent: str, reply: dict[str, Any]) -> None: ...
 
 
 class ResponseCache:
@@ -95,6 +105,13 @@ class ResponseCache:
                 "INSERT OR REPLACE INTO responses (key, agent, created_at, reply) VALUES (?, ?, ?, ?)",
                 (key, agent, time.time(), json.dumps(reply, ensure_ascii=False)),
             )
+
+    async def aget(self, key: str) -> dict[str, Any] | None:
+        """`get`, as a `ReplyCache`: a local file answers at once, so in the caller's loop."""
+        return self.get(key)
+
+    async def aput(self, key: str, agent: str, reply: dict[str, Any]) -> None:
+        self.put(key, agent, reply)
 
     def stats(self) -> CacheStats:
         with self._lock, self._failing():

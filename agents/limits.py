@@ -14,8 +14,9 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections.abc import AsyncIterator, Iterable
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 from aiolimiter import AsyncLimiter
 
@@ -37,15 +38,35 @@ class Endpoint:
     url: str | None = None
 
 
-class _Gate:
+class Gate:
+    """One endpoint's limits in one event loop: a semaphore of calls in flight, leaky buckets of
+    requests and tokens per minute. A Ray run's limiter actor holds one for the whole cluster."""
+
     def __init__(self, limits: RateLimits) -> None:
         self.semaphore = asyncio.Semaphore(limits.concurrency)
         rpm, tpm = limits.requests_per_minute, limits.tokens_per_minute
         self.requests = AsyncLimiter(rpm, SECONDS_PER_MINUTE) if rpm else None
         self.tokens = AsyncLimiter(tpm, SECONDS_PER_MINUTE) if tpm else None
 
+    async def admit(self, estimated_tokens: int = 0) -> None:
+        """Wait until the rate buckets allow one more request of about `estimated_tokens`."""
+        if self.requests is not None:
+            await self.requests.acquire()
+        if self.tokens is not None and estimated_tokens:
+            await self.tokens.acquire(min(float(estimated_tokens), self.tokens.max_rate))
 
-_gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Endpoint, RateLimits], _Gate]] = (
+
+@runtime_checkable
+class Limiter(Protocol):
+    """Where an agent's calls wait for their endpoint: `endpoint_slot` in this process, or a slot
+    the workers of a Ray run share (`graphs.ray_services`)."""
+
+    def slot(
+        self, endpoint: Endpoint, limits: RateLimits, estimated_tokens: int = 0
+    ) -> AbstractAsyncContextManager[None]: ...
+
+
+_gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Endpoint, RateLimits], Gate]] = (
     weakref.WeakKeyDictionary()
 )
 
@@ -62,11 +83,8 @@ async def endpoint_slot(
     gates = _gates.setdefault(asyncio.get_running_loop(), {})
     gate = gates.get((endpoint, limits))
     if gate is None:
-        gate = gates[(endpoint, limits)] = _Gate(limits)
-    if gate.requests is not None:
-        await gate.requests.acquire()
-    if gate.tokens is not None and estimated_tokens:
-        await gate.tokens.acquire(min(float(estimated_tokens), gate.tokens.max_rate))
+        gate = gates[(endpoint, limits)] = Gate(limits)
+    await gate.admit(estimated_tokens)
     async with gate.semaphore:
         yield
 

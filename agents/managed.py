@@ -24,11 +24,11 @@ from langchain_core.runnables import Runnable
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from agents.breaker import CircuitBreaker, EndpointDown
-from agents.cache import ResponseCache, cache_key
+from agents.cache import ReplyCache, cache_key
 from agents.call import AgentReply, CallSpec, Usage, schema_json
 from agents.images import ImageLimitError, ImagePolicy, prepare_messages
 from agents.langchain_speedups import memoise_block_types
-from agents.limits import Endpoint, RateLimits, endpoint_slot
+from agents.limits import Endpoint, Limiter, RateLimits, endpoint_slot
 from agents.pricing import Price
 from agents.provider import AgentParams, Provider
 from agents.retry import AttemptTimeout, RetryPolicy, error_chain, is_timeout, with_retries
@@ -109,10 +109,12 @@ class ManagedAgent(BaseChatModel):
     provider: Provider
     params: AgentParams = Field(default_factory=AgentParams)
     price: Price | None = None
-    response_cache: ResponseCache | None = None
+    response_cache: ReplyCache | None = None
     retry_policy: RetryPolicy = Field(default_factory=RetryPolicy)
     endpoint_url: str | None = None
     """The server requests go to (None: the provider's default); see `agents.limits`."""
+    limiter: Limiter | None = None
+    """Where calls wait for the endpoint's limits; None: this process's (`agents.limits`)."""
     breaker: CircuitBreaker | None = None
     """A run's watch for a dead endpoint (see `agents.breaker`); None: calls fail only one by one."""
     run_concurrency: int | None = None
@@ -160,7 +162,7 @@ class ManagedAgent(BaseChatModel):
         key = self._cache_key(prepared, call)
         if key is None:
             return await self._call_model(prepared, call, started)
-        cached = self.response_cache.get(key) if self.response_cache is not None else None
+        cached = await self.response_cache.aget(key) if self.response_cache is not None else None
         if cached is not None:
             return self._shared(AgentReply.model_validate({**cached, "agent": self.spec}), started)
         inflight = self._models().inflight
@@ -181,7 +183,7 @@ class ManagedAgent(BaseChatModel):
             inflight.pop(key, None)
         future.set_result(reply)
         if self.response_cache is not None and reply.parse_status != "failed":
-            self.response_cache.put(key, self.spec, reply.model_dump(mode="json", exclude={"agent"}))
+            await self.response_cache.aput(key, self.spec, reply.model_dump(mode="json", exclude={"agent"}))
         return reply
 
     def _shared(self, reply: AgentReply, started: float) -> AgentReply:
@@ -257,7 +259,8 @@ class ManagedAgent(BaseChatModel):
 
         async def once() -> _Outcome:
             estimate = _estimate_tokens(messages)
-            async with endpoint_slot(self.endpoint, self.rate_limits, estimate):
+            slot = endpoint_slot if self.limiter is None else self.limiter.slot
+            async with slot(self.endpoint, self.rate_limits, estimate):
                 if self.breaker is not None:
                     self.breaker.check(self.endpoint)
                 try:

@@ -119,6 +119,18 @@ def configured_base_url(model: str, params: AgentParams) -> str | None:
 
 
 @dataclass(frozen=True)
+class GpuEngine:
+    """An engine in the agent's own process, one per process and model, on the GPUs the process
+    was given: a Ray worker asks Ray for `gpus(params)` and loads its engine before its first item,
+    keeping it for the run."""
+
+    gpus: Callable[[Any], int]
+    """`gpus(params)`: the GPUs one engine takes (vLLM: its tensor parallelism)."""
+    load: Callable[[Any], None]
+    """`load(chat_model)`: make the process's engine for a chat model `build` returned, now."""
+
+
+@dataclass(frozen=True)
 class Provider:
     """A registered provider. `build(model, params)` returns its LangChain chat model."""
 
@@ -147,9 +159,16 @@ class Provider:
     """Replies depend only on the request, whatever the parameters."""
     default_model: str | None = None
     """The model meant by the provider's name alone (`perception` for `perception:classical`)."""
+    gpu_engine: GpuEngine | None = None
+    """The model runs in the agent's own process, on GPUs (vLLM's offline engine); None: it runs
+    elsewhere (an API, a server) or needs no GPU."""
 
     def installed(self) -> bool:
         return all(importlib.util.find_spec(module) is not None for module in self.requires)
+
+    def engine_gpus(self, params: AgentParams) -> int:
+        """The GPUs an agent with these parameters takes in its own process (0: none)."""
+        return 0 if self.gpu_engine is None else self.gpu_engine.gpus(params)
 
     def key_set(self) -> bool | None:
         """True or False for providers that need a key; None for those that need none."""

@@ -19,7 +19,7 @@ from typing import Any, Literal, get_args, get_origin
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
-from agents.cache import ResponseCache
+from agents.cache import ReplyCache, ResponseCache
 from agents.managed import ManagedAgent
 from agents.pricing import Price, find_price
 from agents.provider import AgentParams, Provider
@@ -156,7 +156,7 @@ def resolve_agent(
     params: Mapping[str, Any] | None = None,
     *,
     config: AgentConfig | None = None,
-    cache: ResponseCache | None = None,
+    cache: ReplyCache | None = None,
     use_cache: bool = True,
     retry_policy: RetryPolicy | None = None,
     home: Path | None = None,

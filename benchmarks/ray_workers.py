@@ -6,19 +6,32 @@ against a stand-in OpenAI-protocol server with a fixed latency; each worker may 
 number of calls in flight, so N workers should make N times the calls per second. The rate is
 taken at the server, from its first request to its last (the workers' start-up left out); the
 ideal is workers x calls in flight each / latency. Figures depend on the machine's cores.
+
+First, what the run's shared actors add to each call (`graphs.ray_services`), side by side with
+what a local run pays: a slot from the limiter actor against one from this process's gates, and
+a cached reply read through the cache actor against one read from the file, one call after
+another and, for the limiter, many calls at once.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
 import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
+from typing import Any
 
 import ray
 
+from agents.cache import ReplyCache, ResponseCache
+from agents.limits import Endpoint, RateLimits, endpoint_slot
 from datasets_io.store import STORE_FILE, ResultsStore
 from graphs.ray_executor import ClusterOptions, run_on_ray
+from graphs.ray_services import RayCache, RayLimiter, RemoteKeeper, RemoteLimiter
 from graphs.runner import RunConfig, start_run
 from tests.standins.protocols import OpenAIChat
 from tests.standins.server import StandInServer
@@ -47,14 +60,72 @@ def calls_per_second(
     return (len(times) - 1) / (times[-1] - times[0])
 
 
+ENDPOINT, LIMITS = Endpoint("bench", "http://127.0.0.1:1/v1"), RateLimits(concurrency=64)
+Slot = Callable[[Endpoint, RateLimits], AbstractAsyncContextManager[None]]
+
+
+async def per_call(step: Callable[[], Awaitable[None]], calls: int, at_once: int) -> float:
+    """Seconds per call of `step`, `at_once` callers each making their share one after another."""
+
+    async def caller() -> None:
+        for _ in range(calls // at_once):
+            await step()
+
+    started = time.perf_counter()
+    await asyncio.gather(*(caller() for _ in range(at_once)))
+    return (time.perf_counter() - started) / (calls // at_once * at_once)
+
+
+async def overhead(calls: int) -> None:
+    """The limiter and cache actors' cost per call, against the local limiter and cache file."""
+    limiter: Any = RemoteLimiter.remote(LIMITS)
+    await limiter.join.remote(0, "bench")
+    slots: dict[str, Slot] = {
+        "local gates": endpoint_slot,
+        "limiter actor": RayLimiter({(ENDPOINT, LIMITS): limiter}, 0, "bench").slot,
+    }
+    path = Path(tempfile.mkdtemp(prefix="bongard-ray-bench-")) / "cache.sqlite"
+    file = ResponseCache(path)
+    file.put("key", "bench", {"text": "a reply of some length " * 20})
+    caches: dict[str, ReplyCache] = {"file": file, "actor": RayCache(RemoteKeeper.remote(str(path)))}
+    for at_once in (1, 32):
+        figures = {}
+        for name, slot in slots.items():
+
+            async def take(slot: Slot = slot) -> None:
+                async with slot(ENDPOINT, LIMITS):
+                    pass
+
+            figures[name] = await per_call(take, calls, at_once)
+        local, actor = figures["local gates"], figures["limiter actor"]
+        print(
+            f"  a slot, {at_once:2d} at once: local gates {local * 1e6:7.1f} us/call, limiter actor "
+            f"{actor * 1e6:7.1f} us/call ({1 / actor:,.0f} calls/s, {actor / local:,.0f}x the local)"
+        )
+    figures = {}
+    for name, cache in caches.items():
+
+        async def read(cache: ReplyCache = cache) -> None:
+            assert await cache.aget("key") is not None
+
+        figures[name] = await per_call(read, calls, 1)
+    print(
+        f"  a cached reply: from the file {figures['file'] * 1e6:7.1f} us/call, "
+        f"through the cache actor {figures['actor'] * 1e6:7.1f} us/call"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--latency-ms", type=float, default=200.0, help="stand-in latency per call")
     parser.add_argument("--per-worker", type=int, default=2, help="calls in flight per worker")
     parser.add_argument("--problems", type=int, default=20, help="classic problems per run")
     parser.add_argument("--data-dir", type=Path, default=Path("../shared/data"), help="the Bongard data")
+    parser.add_argument("--calls", type=int, default=2000, help="calls per figure of the actors' overhead")
     args = parser.parse_args()
     ray.init(address="local", num_cpus=4, logging_level=logging.ERROR, log_to_driver=False)
+    print("per call, what the shared actors add (this process as the worker):")
+    asyncio.run(overhead(args.calls))
     with StandInServer(OpenAIChat()) as server:
         server.latency_s = args.latency_ms / 1000
         print(

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.types import Command
+from langgraph.types import Command, StateSnapshot
 from pydantic import BaseModel, Field
 
 from agents.image_embedders import resolve_image_embedder
@@ -40,6 +40,7 @@ from datasets_io.reviews import GenerationRecords, Review
 from datasets_io.store import ResultsStore
 from datasets_io.workspace import workspace_home
 from graphs.checkpoints import open_checkpoints
+from graphs.generation import Generation as GenerationGraph
 from graphs.generation import (
     GenerationRuntime,
     GenerationSettings,
@@ -92,6 +93,50 @@ class GenerationStatus:
         return not self.awaiting and not self.failed
 
 
+@dataclass(frozen=True)
+class SourceUnit:
+    """A source with work left: one unit of a generation, run here or by a Ray worker."""
+
+    source: str
+    decided: dict[int, str] | None = None
+    """The review's decisions for its images, when its thread waits for them and all are in."""
+
+
+@dataclass(frozen=True)
+class Advanced:
+    """Where a pass left a source's thread: built, or stopped at the human review."""
+
+    values: GenerationState | None = None
+    """The built thread's state (its images and matrices); None while it waits for decisions."""
+    asked: list[ReviewItem] = field(default_factory=list)
+    """The images this pass stopped at the review for, to be stored as pending."""
+
+
+def settled(snapshot: StateSnapshot, decided: dict[int, str] | None) -> Advanced | None:
+    """A thread with nothing to run as it stands (built, or waiting for decisions); else None."""
+    if snapshot.interrupts:
+        return Advanced() if decided is None else None
+    return Advanced(cast(GenerationState, snapshot.values)) if "matrices" in snapshot.values else None
+
+
+async def advance_source(
+    graph: GenerationGraph, item: SourceItem, thread: RunnableConfig, decided: dict[int, str] | None
+) -> Advanced:
+    """One pass of a source's thread: started, continued (from its checkpoint, with the decisions
+    once the review is done) as far as it goes, or left as it stands."""
+    snapshot = await graph.aget_state(thread)
+    if (advanced := settled(snapshot, decided)) is not None:
+        return advanced
+    start: Command[Any] | GenerationState | None = None if snapshot.values else {"trace": []}
+    if snapshot.interrupts and decided is not None:
+        start = Command(resume=resume_with(decided))
+    await graph.ainvoke(start, thread, context=item, durability="sync")
+    snapshot = await graph.aget_state(thread)
+    if snapshot.interrupts:
+        return Advanced(asked=snapshot.interrupts[0].value["images"])
+    return Advanced(cast(GenerationState, snapshot.values))
+
+
 class Generation:
     def __init__(
         self, generation_id: str, config: GenerationConfig, store: ResultsStore, home: Path | None
@@ -105,6 +150,7 @@ class Generation:
             dataset.problem(dataset.resolve_id(p)) for p in config.problems or dataset.problem_ids()
         ]
         self.concepts = [self._concept(row, problem) for row, problem in enumerate(self.sources)]
+        self._by_source = {p.id: (p, c) for p, c in zip(self.sources, self.concepts, strict=True)}
         self.folder = Path(config.settings.folder)
 
     def _concept(self, row: int, problem: BongardProblem) -> SourceConcept:
@@ -120,7 +166,9 @@ class Generation:
             group=group,
         )  # fmt: skip
 
-    def _runtime(self) -> GenerationRuntime:
+    def runtime(self, calls: int | None = None) -> GenerationRuntime:
+        """The agents, generator and embedder, built once per process; `calls`: model calls in flight
+        (default: the run's concurrency)."""
         built = {
             role: resolve_agent(spec, self.config.agent_params, home=self.home)
             for role, spec in self.config.agents.items()
@@ -128,54 +176,76 @@ class Generation:
         solve = SolveRuntime(
             agents=built,
             render_dir=self.home / "renders",
-            call_slots=asyncio.Semaphore(self.config.concurrency),
+            call_slots=asyncio.Semaphore(calls or self.config.concurrency),
         )
         generator = resolve_generator(self.config.generator, self.config.generator_params)
         return GenerationRuntime(solve, generator, resolve_image_embedder(self.config.embedder))
 
+    def thread(self, source: str) -> RunnableConfig:
+        """A source's checkpointed thread."""
+        return RunnableConfig(configurable={"thread_id": f"{self.id}/{source}"}, recursion_limit=64)
+
+    def item(self, source: str, runtime: GenerationRuntime) -> SourceItem:
+        problem, concept = self._by_source[source]
+        return SourceItem(problem, concept, self.config.settings, runtime)
+
     async def run(self) -> GenerationStatus:
-        """Advance every source as far as it goes; write the dataset once all are built."""
-        status = GenerationStatus(self.id, self.folder)
-        runtime = self._runtime()
-        slots = asyncio.Semaphore(self.config.concurrency)
-        results: dict[str, GenerationState] = {}
+        """Advance every source as far as it goes, here; write the dataset once all are built."""
+        status, results = GenerationStatus(self.id, self.folder), dict[str, GenerationState]()
         async with open_checkpoints(self.home) as checkpoints:
             graph = generation_graph().copy(update={"checkpointer": checkpoints})
+            units = await self.unsettled(graph, status, results)
+            if units:  # a finished generation builds no agent
+                runtime, slots = self.runtime(), asyncio.Semaphore(self.config.concurrency)
 
-            async def advance(problem: BongardProblem, concept: SourceConcept) -> None:
-                config = RunnableConfig(
-                    configurable={"thread_id": f"{self.id}/{problem.id}"}, recursion_limit=64
-                )
-                item = SourceItem(problem, concept, self.config.settings, runtime)
-                async with slots:
-                    snapshot = await graph.aget_state(config)
-                    if snapshot.interrupts:
-                        decided = self._decisions(problem.id)
-                        if decided is None:
-                            status.awaiting[problem.id] = self._undecided(problem.id)
-                            return
-                        await graph.ainvoke(
-                            Command(resume=resume_with(decided)), config, context=item, durability="sync"
-                        )
-                    elif "matrices" not in snapshot.values:
-                        start: GenerationState | None = None if snapshot.values else {"trace": []}
-                        await graph.ainvoke(start, config, context=item, durability="sync")
-                    snapshot = await graph.aget_state(config)
-                if snapshot.interrupts:
-                    self._ask_for_review(snapshot.interrupts[0].value["images"])
-                    status.awaiting[problem.id] = self._undecided(problem.id)
-                    return
-                results[problem.id] = cast(GenerationState, snapshot.values)
-                status.built.append(problem.id)
+                async def advance(unit: SourceUnit) -> None:
+                    try:
+                        async with slots:
+                            item = self.item(unit.source, runtime)
+                            advanced = await advance_source(
+                                graph, item, self.thread(unit.source), unit.decided
+                            )
+                    except Exception as error:  # one source's failure must not lose the others' progress
+                        self.fail(status, unit.source, error)
+                    else:
+                        self.record(status, results, unit.source, advanced)
 
-            async def guarded(problem: BongardProblem, concept: SourceConcept) -> None:
-                try:
-                    await advance(problem, concept)
-                except Exception as error:  # one source's failure must not lose the others' progress
-                    status.failed[problem.id] = f"{type(error).__name__}: {redact(str(error))}"
+                await asyncio.gather(*(advance(unit) for unit in units))
+        return self.finish(status, results)
 
-            await asyncio.gather(*(guarded(p, c) for p, c in zip(self.sources, self.concepts, strict=True)))
-        if not status.awaiting and not status.failed:
+    async def unsettled(
+        self, graph: GenerationGraph, status: GenerationStatus, results: dict[str, GenerationState]
+    ) -> list[SourceUnit]:
+        """The sources with work left, each with its review decisions; the others, built or still
+        waiting for decisions, recorded as they stand (read from the checkpoints, nothing run)."""
+        units: list[SourceUnit] = []
+        for problem in self.sources:
+            snapshot = await graph.aget_state(self.thread(problem.id))
+            decided = self._decisions(problem.id) if snapshot.interrupts else None
+            if (advanced := settled(snapshot, decided)) is not None:
+                self.record(status, results, problem.id, advanced)
+            else:
+                units.append(SourceUnit(problem.id, decided))
+        return units
+
+    def record(
+        self, status: GenerationStatus, results: dict[str, GenerationState], source: str, advanced: Advanced
+    ) -> None:
+        """Where a source's pass left it, into the status and the store (only the driver writes)."""
+        if advanced.values is None:
+            if advanced.asked:
+                self._ask_for_review(advanced.asked)
+            status.awaiting[source] = self._undecided(source)
+            return
+        results[source] = advanced.values
+        status.built.append(source)
+
+    def fail(self, status: GenerationStatus, source: str, error: BaseException) -> None:
+        status.failed[source] = f"{type(error).__name__}: {redact(str(error))}"
+
+    def finish(self, status: GenerationStatus, results: dict[str, GenerationState]) -> GenerationStatus:
+        """The dataset written, once every source is built."""
+        if status.complete:
             self._write(status, [results[p.id] for p in self.sources])
         return status
 

@@ -1,23 +1,22 @@
 """A run's items solved on a Ray cluster: a pool of actors solves, this process stores.
 
 Each actor (`ItemWorker`) builds the run's agents once, as `Runner` does, and solves the items
-sent to it with `Runner.solve_item`, checkpointing in its own folder of the workspace
-(`ray/worker-K`). The driver keeps the results store: it takes finished items as they come
-(`ray.wait`), stores each once and then has its worker drop the item's thread, so `runs`,
-`compare`, `view` and `--resume` see a run like any other.
+sent to it with `Runner.solve_item`, checkpointing in the workspace's checkpoint file as a local
+run does. The driver keeps the results store: it takes finished items as they come (`ray.wait`),
+stores each once and then has its worker drop the item's thread, so `runs`, `compare`, `view` and
+`--resume` (on Ray or not) see a run like any other.
 
-A killed worker is restarted by Ray in the same folder and the items it had in flight are sent
-to it again, continuing from their checkpoints: only the calls in flight are made again. A worker
-Ray cannot bring back hands its items to the others. The run's concurrency and each agent's
-limits (calls in flight, requests and tokens per minute) are divided among the workers, so the
-cluster never has more calls in flight at an endpoint than the limit. Workers on one machine
-share the workspace's response cache file.
+A killed worker is restarted by Ray and the items it had in flight are sent to it again,
+continuing from their checkpoints: only the calls in flight are made again. A worker Ray cannot
+bring back hands its items to the others, which continue them the same way. The run's
+concurrency is divided among the workers; each endpoint's limits (calls in flight, requests and
+tokens per minute) are held whole by a limiter actor beside the driver that every worker's calls
+lease from, and the workspace's response cache by a cache actor there (`graphs.ray_services`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
 from collections import deque
 from collections.abc import Callable
@@ -30,41 +29,32 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from agents.breaker import DEFAULT_MAX_FAILURES, CircuitBreaker
 from agents.prompt_library import PromptLibrary
-from datasets_io.errors import BongardError
 from datasets_io.problem import BongardProblem
 from datasets_io.store import STORE_FILE, ResultsStore
 from graphs.checkpoints import item_thread, open_checkpoints
 from graphs.kept import KeptResults
 from graphs.nodes import SolveRuntime
+from graphs.ray_cluster import (  # first: without Ray, this import is the one-line ClusterError
+    MAX_RESTARTS,
+    ClusterError,
+    RayActorError,
+    RayTaskError,
+    drive,
+    ray,
+    share,
+)
+from graphs.ray_cluster import NAMESPACE as NAMESPACE  # also this module's, as before the move
+from graphs.ray_cluster import ClusterOptions as ClusterOptions
+from graphs.ray_cluster import connect as _connect
+from graphs.ray_cluster import stop as _stop
+from graphs.ray_cluster import worker_name as worker_name
+from graphs.ray_services import Services, Shared
 from graphs.runner import ItemOutcome, RunConfig, Runner, SolvedItem
-
-
-class ClusterError(BongardError):
-    """The cluster cannot run the run: Ray missing, unreachable, too small, or every worker lost."""
-
-
-try:
-    import ray
-    from ray.exceptions import RayActorError, RayTaskError
-except ModuleNotFoundError:  # the extra is optional: said in one line, as any toolkit error
-    raise ClusterError("--executor ray needs Ray: pip install 'bongard-agents[ray]'") from None
-
-NAMESPACE = "bongard"
-MAX_RESTARTS = 3
-"""Times Ray brings a dead worker back (in its own folder) before its items go to the others."""
-
-
-@dataclass(frozen=True)
-class ClusterOptions:
-    address: str | None = None
-    """`auto`, `HOST:PORT`, or None: start a Ray instance in this process."""
-    workers: int | None = None
-    """Actors solving items; None: one per CPU of the cluster, at most the run's concurrency."""
 
 
 @dataclass(frozen=True)
 class WorkerInfo:
-    """Where a worker runs and what it may do: its process, node and shares of the run's limits."""
+    """Where a worker runs and what it may do: its process, node, items at once and calls in flight."""
 
     index: int
     pid: int
@@ -72,17 +62,8 @@ class WorkerInfo:
     items: int
     """Items it solves at once (its share of `--concurrency`)."""
     calls: dict[str, int]
-    """Calls it may have in flight per agent spec (its share of the agent's limit)."""
-
-
-def share(total: int, workers: int, index: int) -> int:
-    """Worker `index`'s part of `total` split as evenly as whole numbers allow (the parts add up)."""
-    return total // workers + (index < total % workers)
-
-
-def worker_name(run_id: str, index: int) -> str:
-    """The actor's name in the `bongard` namespace (`ray.get_actor(name, namespace=NAMESPACE)`)."""
-    return f"{run_id}/worker-{index}"
+    """Calls it may have in flight per agent spec: at most the endpoint's limit, which the workers
+    share through its limiter (an engine of its own: the engine's)."""
 
 
 class ItemWorker:
@@ -90,29 +71,26 @@ class ItemWorker:
 
     def __init__(
         self, config: dict[str, Any], home: str, index: int, workers: int, max_failures: int,
-        prompts_dir: str | None,
+        prompts_dir: str | None, services: Shared,
     ) -> None:  # fmt: skip
         self.index = index
         self.home = Path(home)
         store = ResultsStore(self.home / STORE_FILE)  # read only for the earlier runs a strategy reuses
-        self.runner = Runner(RunConfig.model_validate(config), store, self.home)
+        self.runner = Runner(RunConfig.model_validate(config), store, self.home, services.replies())
+        limiter = services.joined(index)
         self.problems: dict[str, BongardProblem] = {p.key: p for p in self.runner.problems}
         self.items = share(self.runner.config.concurrency, workers, index)
         breaker = CircuitBreaker(max_failures)
         self.calls: dict[str, int] = {}
         for agent in {id(a): a for a in self.runner.agents.values()}.values():
-            limits = agent.rate_limits  # the whole run's: divided here, so the workers' parts add up
-            per_minute = {
-                key: None if value is None else value / workers
-                for key, value in (
-                    ("requests_per_minute", limits.requests_per_minute),
-                    ("tokens_per_minute", limits.tokens_per_minute),
-                )
-            }
-            calls = share(limits.concurrency, workers, index)
-            agent.params = agent.params.model_copy(update={"concurrency": calls or 1, **per_minute})
             agent.breaker = breaker
-            self.calls[agent.spec] = calls
+            limits = agent.rate_limits
+            if agent.provider.gpu_engine is not None:  # an engine of this worker's own, loaded now
+                agent.provider.gpu_engine.load(agent.inner)  # and kept: its limits are its own
+                self.calls[agent.spec] = limits.concurrency
+                continue
+            agent.limiter = limiter  # an endpoint's limits are the whole run's, held by its limiter
+            self.calls[agent.spec] = limits.concurrency
         self.prompts = PromptLibrary(Path(prompts_dir) if prompts_dir else None)
         self._exits = AsyncExitStack()
         self._opening = asyncio.Lock()
@@ -127,8 +105,9 @@ class ItemWorker:
         """The runtime and checkpointer, made in the actor's event loop by its first items' call."""
         async with self._opening:
             if self._runtime is None or self._checkpoints is None:
-                folder = self.home / "ray" / f"worker-{self.index}"
-                self._checkpoints = await self._exits.enter_async_context(open_checkpoints(folder))
+                # The workspace's checkpoints, as a local run's: whichever worker (or a local
+                # `--resume`) takes an item next continues it after its last finished call.
+                self._checkpoints = await self._exits.enter_async_context(open_checkpoints(self.home))
                 self._runtime = SolveRuntime(
                     agents=self.runner.agents,
                     render_dir=self.home / "renders",
@@ -177,53 +156,53 @@ def run_on_ray(
     connected = _connect(cluster)
     prompts = PromptLibrary()  # the driver's overrides, read by the workers; the templates they read
     pool: list[Any] = []
+    services: Services | None = None
     try:
         with runner.held(run_id, prompts):
             if not pending:
                 return
-            pool, infos = _start(runner, run_id, cluster, max_failures, prompts.user_dir)
+            services = Services(runner, run_id, NAMESPACE)
+            pool, infos = _start(runner, run_id, cluster, max_failures, prompts.user_dir, services.shared)
             if announce is not None:
                 nodes = len({info.node for info in infos})
                 announce(f"ray: {len(pool)} workers on {nodes} node{'s' * (nodes > 1)}")
             try:
-                _drive(runner, run_id, pool, [info.items for info in infos], pending, on_item)
+                _drive(runner, run_id, pool, [info.items for info in infos], pending, on_item, services.lost)
             finally:
                 prompts.used |= _prompts_used(pool)
     finally:
         _stop(pool)
+        if services is not None:
+            services.stop()
         if connected:
             ray.shutdown()
 
 
-def _connect(cluster: ClusterOptions) -> bool:
-    """Connect to the cluster unless this process is connected already; whether it connected now.
-    Without an address, a Ray instance of this process's own, even where `ray start` runs one (that
-    one is `auto`), with a CPU per worker asked for: workers waiting on an API need no core each."""
-    if ray.is_initialized():
-        return False
-    try:
-        ray.init(
-            address=cluster.address or "local",
-            num_cpus=None if cluster.address else cluster.workers or os.cpu_count(),
-            namespace=NAMESPACE,
-            logging_level=logging.ERROR,
-            log_to_driver=False,  # the progress line is the run's output; a worker's error comes back
-            include_dashboard=False,
-        )
-    except (ConnectionError, RuntimeError, ValueError) as error:
-        raise ClusterError(f"cannot join the Ray cluster at {cluster.address}: {error}") from None
-    return True
-
-
 def _start(
-    runner: Runner, run_id: str, cluster: ClusterOptions, max_failures: int, prompts_dir: Path | None
+    runner: Runner,
+    run_id: str,
+    cluster: ClusterOptions,
+    max_failures: int,
+    prompts_dir: Path | None,
+    services: Shared,
 ) -> tuple[list[Any], list[WorkerInfo]]:
     """The pool, each worker started (agents built) and placed on the nodes as evenly as it goes."""
     resources: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]
     cpus = int(resources.get("CPU", 0))
-    workers = cluster.workers or max(1, min(cpus, runner.config.concurrency))
+    # An agent with an engine in the worker's process: each worker asks for its GPUs (the most any
+    # such agent takes: engines of one worker share its GPUs) and there are as many as fit.
+    gpus, engine = max(
+        ((a.provider.engine_gpus(a.params), a.spec) for a in runner.agents.values()), default=(0, "")
+    )
+    room, nodes = _gpu_room(gpus) if gpus else (cpus, "")
+    workers = cluster.workers or max(1, min(room, cpus, runner.config.concurrency))
     if workers > cpus:
         raise ClusterError(f"--workers {workers}: the cluster has {cpus} CPUs, and each worker takes one")
+    if workers > room:
+        raise ClusterError(
+            f"{engine} takes {gpus} GPUs of one node for each worker's engine: the cluster's {nodes} "
+            f"hold {room} such workers, not {workers}"
+        )
     if workers > runner.config.concurrency:
         raise ClusterError(
             f"--workers {workers} is more than --concurrency {runner.config.concurrency}: "
@@ -234,6 +213,7 @@ def _start(
             name=worker_name(run_id, index),
             namespace=NAMESPACE,
             num_cpus=1,
+            num_gpus=gpus,  # Ray sets the worker's CUDA_VISIBLE_DEVICES to them
             max_restarts=MAX_RESTARTS,
             max_task_retries=-1,  # a restarted worker takes its items again, from their checkpoints
             scheduling_strategy="SPREAD",
@@ -244,6 +224,7 @@ def _start(
             workers,
             max_failures,
             str(prompts_dir) if prompts_dir else None,
+            services,
         )
         for index in range(workers)
     ]
@@ -252,14 +233,16 @@ def _start(
     except RayActorError as error:
         _stop(pool)
         raise ClusterError(f"a Ray worker could not start: {str(error).strip().splitlines()[-1]}") from None
-    for info in infos:
-        if stopped := [spec for spec, calls in info.calls.items() if calls == 0]:
-            _stop(pool)
-            raise ClusterError(
-                f"--workers {workers}: {', '.join(stopped)} allows fewer calls in flight than there are "
-                "workers; give fewer workers or a higher -M concurrency"
-            )
     return pool, infos
+
+
+def _gpu_room(gpus: int) -> tuple[int, str]:
+    """How many workers of `gpus` GPUs the live nodes hold (an engine's GPUs are on one node, and a
+    worker takes a CPU too), and the nodes' GPUs as a message names them."""
+    nodes = [node["Resources"] for node in ray.nodes() if node["Alive"]]  # type: ignore[no-untyped-call]
+    room = sum(min(int(node.get("GPU", 0)) // gpus, int(node.get("CPU", 0))) for node in nodes)
+    counts = sorted((int(node.get("GPU", 0)) for node in nodes), reverse=True)
+    return room, f"{sum(counts)} GPUs ({' + '.join(map(str, counts))} on its {len(counts)} nodes)"
 
 
 def _drive(
@@ -269,35 +252,26 @@ def _drive(
     slots: list[int],
     pending: deque[tuple[BongardProblem, int]],
     on_item: Callable[[ItemOutcome], None] | None,
+    lost: Callable[[int], None],
 ) -> None:
-    """Keep each worker's slots full, store each finished item once, as it comes."""
-    outstanding: dict[Any, tuple[tuple[BongardProblem, int], int]] = {}
-    load = [0] * len(pool)
-    alive = [True] * len(pool)
-    while pending or outstanding:
-        for index, worker in enumerate(pool):
-            while alive[index] and load[index] < slots[index] and pending:
-                item = pending.popleft()
-                outstanding[worker.solve.remote(run_id, item[0].key, item[1])] = (item, index)
-                load[index] += 1
-        if not outstanding:
-            raise ClusterError(f"every Ray worker is lost ({MAX_RESTARTS} restarts each); resume the run")
-        [ready], _ = ray.wait(list(outstanding), num_returns=1)
-        item, index = outstanding.pop(ready)
-        load[index] -= 1
-        try:
-            solved: SolvedItem = ray.get(ready)
-        except RayActorError:  # gone for good, past its restarts: its items go to the others
-            alive[index] = False
-            pending.appendleft(item)
-            continue
-        except RayTaskError as error:  # a dead endpoint, a full disk: the run stops as it does locally
-            raise (error.cause if isinstance(error.cause, Exception) else error) from None
+    """Keep each worker's slots full, store each finished item once, as it comes; `lost(index)`
+    when a worker is gone for good."""
+
+    def send(worker: Any, item: tuple[BongardProblem, int]) -> Any:
+        return worker.solve.remote(run_id, item[0].key, item[1])
+
+    def take(item: tuple[BongardProblem, int], index: int, solved: SolvedItem) -> None:
         outcome = runner.save_solved(run_id, solved)
         if solved.answer is not None:
             pool[index].forget.remote(run_id, solved.problem, solved.attempt)
         if on_item is not None:
             on_item(outcome)
+
+    def fail(item: tuple[BongardProblem, int], error: RayTaskError) -> None:
+        # a dead endpoint, a full disk: the run stops as it does locally
+        raise (error.cause if isinstance(error.cause, Exception) else error) from None
+
+    drive(pool, slots, pending, send, take, fail, lost)
 
 
 def _prompts_used(pool: list[Any]) -> dict[str, dict[str, str]]:
@@ -309,12 +283,3 @@ def _prompts_used(pool: list[Any]) -> dict[str, dict[str, str]]:
         except (RayActorError, ray.exceptions.GetTimeoutError):
             continue
     return used
-
-
-def _stop(pool: list[Any]) -> None:
-    """Close each worker's checkpoints and end it."""
-    closing = [worker.close.remote() for worker in pool]
-    if closing:
-        ray.wait(closing, num_returns=len(closing), timeout=30)
-    for worker in pool:
-        ray.kill(worker, no_restart=True)

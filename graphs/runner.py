@@ -24,6 +24,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from pydantic import BaseModel, Field
 
 from agents.breaker import DEFAULT_MAX_FAILURES, CircuitBreaker
+from agents.cache import ReplyCache
 from agents.limits import InFlight, in_flight
 from agents.managed import AgentCallError, ManagedAgent
 from agents.prompt_library import PromptLibrary
@@ -127,8 +128,17 @@ def config_differences(stored: RunConfig, requested: RunConfig) -> list[str]:
 
 
 class Runner:
-    def __init__(self, config: RunConfig, store: ResultsStore, home: Path | None = None) -> None:
+    def __init__(
+        self,
+        config: RunConfig,
+        store: ResultsStore,
+        home: Path | None = None,
+        cache: ReplyCache | None = None,
+    ) -> None:
+        """`cache`: where the agents keep replies (None: the workspace's file; a Ray worker's is the
+        run's cache actor)."""
         self.config = config
+        self.cache = cache
         self.store = store
         self.home = workspace_home(home)
         self.info = get_strategy(config.strategy)
@@ -216,7 +226,7 @@ class Runner:
         for role, spec in self.config.agents.items():
             same = next((agent for agent in built.values() if agent.spec == spec), None)
             built[role] = same or resolve_agent(
-                spec, shares[spec], config=self.config.agent_config or None, home=self.home
+                spec, shares[spec], config=self.config.agent_config or None, cache=self.cache, home=self.home
             )
             built[role].run_concurrency = self.config.concurrency
         return built

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -78,3 +79,29 @@ def classic(shared_data: Path) -> list[BongardProblem]:
     from datasets_io.catalog import open_dataset
 
     return open_dataset("bongard-classic", shared_data).scan().problems
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[str]:
+    """A real Ray cluster on 127.0.0.1: a head and two worker nodes, one CPU each, each its own
+    raylet; this process is connected as a driver. Started once per module that asks (about 15 s)."""
+    with pytest.MonkeyPatch.context() as patch:
+        # Ray's own switch to keep every address on the loopback: otherwise it rewrites 127.0.0.1
+        # to the host's address, where a loopback-bound head does not answer.
+        patch.setenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+        ray = pytest.importorskip("ray")
+        from ray.cluster_utils import Cluster
+
+        nodes = Cluster(
+            initialize_head=True,
+            head_node_args={"num_cpus": 1, "node_ip_address": "127.0.0.1", "include_dashboard": False},
+        )
+        for _ in range(2):
+            nodes.add_node(num_cpus=1, node_ip_address="127.0.0.1")
+        nodes.wait_for_nodes()
+        ray.init(address=nodes.address, logging_level=logging.ERROR, log_to_driver=False)
+        try:
+            yield nodes.address
+        finally:
+            ray.shutdown()
+            nodes.shutdown()  # type: ignore[no-untyped-call]

@@ -2,20 +2,23 @@
 
 `descriptive` over 20 classic problems against a stand-in OpenAI-protocol server: the Ray run
 stores every item once with the local run's answers and calls, keeps a provider limit across
-the workers, and a rerun is served by the shared cache; a worker killed mid-run costs at most
-the calls it had in flight. The cluster is started once for the module (about 15 s).
+more workers than the limit through the endpoint's limiter actor, and a rerun is served by the
+cache actor (the workers never open the cache file); a worker killed mid-run costs at most the
+calls it had in flight and its slots come back. The cluster is started once for the module
+(about 15 s).
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
-import logging
 import os
 import signal
 import socket
 import subprocess
 import sys
+import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,40 +26,18 @@ from typing import Any
 
 import pytest
 
+from agents.limits import RateLimits
+from agents.registry import CACHE_FILE
 from datasets_io.store import STORE_FILE, ResultsStore
 from graphs.runner import ItemOutcome, RunConfig, start_run
 from tests.cli import run_bongard, run_bongard_process
+from tests.killed_runs import kill, start, wait_for
 from tests.standins.protocols import OpenAIChat
 from tests.standins.server import StandInServer
 
 PROBLEMS = "1-20"
 ASKED = ("role", "agent", "task", "conversation", "step", "images", "prompt", "reply")
 """What a stored call says was asked and answered (not when, nor how long it took)."""
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[str]:
-    """A head and two worker nodes, one CPU each; this process is connected as a driver."""
-    with pytest.MonkeyPatch.context() as patch:
-        # Ray's own switch to keep every address on the loopback: otherwise it rewrites 127.0.0.1
-        # to the host's address, where a loopback-bound head does not answer.
-        patch.setenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-        ray = pytest.importorskip("ray")
-        from ray.cluster_utils import Cluster
-
-        nodes = Cluster(
-            initialize_head=True,
-            head_node_args={"num_cpus": 1, "node_ip_address": "127.0.0.1", "include_dashboard": False},
-        )
-        for _ in range(2):
-            nodes.add_node(num_cpus=1, node_ip_address="127.0.0.1")
-        nodes.wait_for_nodes()
-        ray.init(address=nodes.address, logging_level=logging.ERROR, log_to_driver=False)
-        try:
-            yield nodes.address
-        finally:
-            ray.shutdown()
-            nodes.shutdown()  # type: ignore[no-untyped-call]
 
 
 def prompt_of(body: Any) -> str:
@@ -98,11 +79,34 @@ def items(home: Path) -> dict[tuple[str, int], dict[str, Any]]:
     return found
 
 
+def holders(path: Path) -> set[int]:
+    """The processes that have the SQLite file `path` (or its WAL) open, by pid (Linux's /proc)."""
+    names = {str(path.resolve()) + suffix for suffix in ("", "-wal", "-shm")}
+    found: set[int] = set()
+    for fd in Path("/proc").glob("[0-9]*/fd/*"):
+        try:
+            if os.readlink(fd) in names:
+                found.add(int(fd.parts[2]))
+        except OSError:  # a process or descriptor gone meanwhile
+            continue
+    return found
+
+
+def worker_pids(run_id: str, workers: int) -> set[int]:
+    import ray
+
+    from graphs.ray_executor import NAMESPACE, WorkerInfo, worker_name
+
+    pool = [ray.get_actor(worker_name(run_id, index), namespace=NAMESPACE) for index in range(workers)]
+    infos: list[WorkerInfo] = ray.get([worker.about.remote() for worker in pool])
+    return {info.pid for info in infos}
+
+
 def test_a_ray_run_matches_the_local_run_keeps_the_limit_and_is_cached_on_rerun(
     cluster: str, server: StandInServer, shared_data: Path, tmp_path: Path
 ) -> None:
     server.latency_s = 0.02
-    limits = ("--concurrency", "8", "-M", "concurrency=4", "-M", "temperature=0")
+    limits = ("--concurrency", "8", "-M", "concurrency=2", "-M", "temperature=0")
     local = run_bongard(*run_args(server, shared_data, tmp_path / "local", *limits))
     assert local.returncode == 0, local.stderr
     sent_locally = len(list(server.model_requests()))
@@ -114,20 +118,36 @@ def test_a_ray_run_matches_the_local_run_keeps_the_limit_and_is_cached_on_rerun(
     assert joined.returncode == 0, joined.stderr
     assert "ray: 3 workers on 3 nodes" in joined.stderr
     assert "20/20 items done, 0 failed" in joined.stdout
+    assert " calls/s" in joined.stderr  # the progress line's rate, of the whole cluster
+    assert "arguments in the object store" not in joined.stderr  # Ray could not restart the workers
     assert items(tmp_path / "ray") == items(tmp_path / "local")  # answers and calls, item for item
     store = ResultsStore(tmp_path / "ray" / STORE_FILE)
     summary = store.summary(store.resolve_run("latest"))
     sent_on_ray = len(list(server.model_requests())) - sent_locally
     assert sent_on_ray == summary.calls - summary.cached_calls  # no call made twice
-    # 8 items at once over 3 workers (3 + 3 + 2), but the provider's 4 calls split 2 + 1 + 1.
-    assert 2 <= server.max_in_flight <= 4
+    # 8 items at once over 3 workers (3 + 3 + 2), more workers than the provider's 2 calls in
+    # flight: the limiter actor lends them to whichever worker asks, never more than 2 at once.
+    assert server.max_in_flight == 2
 
-    # The workers share the workspace's cache: a new run of the same settings asks the model nothing.
-    rerun = run_bongard(*on_ray)  # this process's connection to the cluster
-    assert rerun.returncode == 0, rerun.stderr
+    # A new run of the same settings (from this process's connection) asks the model nothing: the
+    # cache actor answers, and no worker opens the cache file, as on a machine of its own.
+    from graphs.ray_executor import ClusterOptions, run_on_ray
+
+    run_id, runner = start_run(
+        RunConfig.model_validate(store.run_config(summary.id)), store, tmp_path / "ray"
+    )
+    seen: dict[str, set[int]] = {}
+
+    def on_item(outcome: ItemOutcome) -> None:
+        if not seen:
+            seen.update(holders=holders(tmp_path / "ray" / CACHE_FILE), workers=worker_pids(run_id, 3))
+
+    run_on_ray(runner, run_id, ClusterOptions(workers=3), on_item=on_item)
     assert len(list(server.model_requests())) == sent_locally + sent_on_ray
-    again = store.summary(store.resolve_run("latest"))
+    again = store.summary(run_id)
     assert (again.done, again.cached_calls) == (20, again.calls) and again.id != summary.id
+    assert seen["holders"].isdisjoint(seen["workers"])
+    assert seen["holders"] - {os.getpid()}  # the cache actor's process holds it (the check sees files)
 
 
 class CountingStore(ResultsStore):
@@ -142,13 +162,16 @@ class CountingStore(ResultsStore):
         self.saved[problem, attempt] += 1
 
 
-def test_a_killed_worker_costs_at_most_its_calls_in_flight(
+def test_a_killed_worker_costs_at_most_its_calls_in_flight_and_its_slots_come_back(
     cluster: str, server: StandInServer, shared_data: Path, tmp_path: Path
 ) -> None:
-    """Sampled calls (temperature 0.7) are never cached: every call made again reaches the server."""
+    """Sampled calls (temperature 0.7) are never cached: every call made again reaches the server.
+    The worker is killed holding slots of the endpoint's 2: were they not given back, the run
+    would wait for them for ever."""
     import ray
 
     from graphs.ray_executor import NAMESPACE, ClusterOptions, WorkerInfo, run_on_ray, worker_name
+    from graphs.ray_services import limiter_name
 
     server.latency_s = 0.05
     spec = f"openai-compatible:solver@{server.url}/v1"
@@ -158,7 +181,7 @@ def test_a_killed_worker_costs_at_most_its_calls_in_flight(
         data_dir=str(shared_data),
         dataset_options={"holdout_test": "true"},
         agents={"describer": spec, "reasoner": spec},
-        agent_params={"temperature": 0.7},
+        agent_params={"temperature": 0.7, "concurrency": 2},
         problems=[str(n) for n in range(1, 21)],
         concurrency=6,
     )
@@ -167,14 +190,22 @@ def test_a_killed_worker_costs_at_most_its_calls_in_flight(
     killed: dict[str, Any] = {}
 
     def on_item(outcome: ItemOutcome) -> None:
-        if len(store.saved) == 4 and not killed:
-            worker: Any = ray.get_actor(worker_name(run_id, 0), namespace=NAMESPACE)
+        worker: Any = ray.get_actor(worker_name(run_id, 0), namespace=NAMESPACE)
+        if killed and "restarted" not in killed:  # its new process: the one the slots went back to
+            killed["restarted"] = ray.get(worker.about.remote()).pid
+        if len(store.saved) >= 4 and not killed:
+            limiter: Any = ray.get_actor(limiter_name(run_id, 0), namespace=NAMESPACE)
             info: WorkerInfo = ray.get(worker.about.remote())
+            deadline = time.monotonic() + 30
+            while not (held := ray.get(limiter.holding.remote()).get(0)) and time.monotonic() < deadline:
+                time.sleep(0.005)
             os.kill(info.pid, signal.SIGKILL)
-            killed.update(pid=info.pid, calls=info.calls[spec])
+            killed.update(pid=info.pid, calls=info.calls[spec], held=held)
 
     run_on_ray(runner, run_id, ClusterOptions(workers=3), on_item=on_item)
-    assert killed["calls"] == 2  # worker 0's share of the run's 6 calls in flight
+    assert killed["calls"] == 2 and killed["held"]  # it may take all 2, and held some at the kill
+    assert killed["restarted"] != killed["pid"]  # restarted by Ray, not lost (the driver frees those)
+    assert server.max_in_flight == 2  # the endpoint's limit held through the kill and the restart
     summary = store.summary(run_id)
     assert (summary.items, summary.done, summary.failed, summary.status) == (20, 20, 0, "complete")
     assert set(store.saved.values()) == {1} and len(store.saved) == 20  # each item stored once
@@ -182,6 +213,46 @@ def test_a_killed_worker_costs_at_most_its_calls_in_flight(
     # The restarted worker continues its items from their checkpoints: only the calls in flight at
     # the kill are made again (and, as locally, one whose checkpoint write was still queued).
     assert 0 <= repeated <= 2 * killed["calls"]
+
+
+def test_a_killed_driver_is_resumed_locally_without_repaying_the_workers_finished_calls(
+    cluster: str, server: StandInServer, shared_data: Path, tmp_path: Path
+) -> None:
+    """`bongard run --executor ray` SIGKILLed mid-run takes its workers with it; a local `--resume`
+    finishes the run from the checkpoints the workers wrote in the workspace. Sampled calls: none
+    is cached, so each call made again reaches the server."""
+    import ray
+
+    from graphs.ray_executor import NAMESPACE, worker_name
+
+    server.latency_s = 0.05
+    args = run_args(server, shared_data, tmp_path, "-M", "temperature=0.7", "--concurrency", "4")
+    driver = start(*args, "--executor", "ray", "--ray-address", cluster, "--workers", "2")
+    wait_for(lambda: len(list(server.model_requests())) >= 80, "80 answered calls")
+    store = ResultsStore(tmp_path / STORE_FILE)
+    run_id = store.resolve_run("latest")
+    kill(driver)
+
+    def workers_gone() -> bool:
+        for index in range(2):
+            try:
+                ray.get_actor(worker_name(run_id, index), namespace=NAMESPACE)
+            except ValueError:
+                continue
+            return False
+        return True
+
+    wait_for(workers_gone, "the workers to end with their driver", timeout_s=60)
+    stored_at_kill = store.summary(run_id).done
+    resumed = run_bongard("run", "--resume", run_id, "--home", tmp_path, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    summary = store.summary(run_id)
+    assert (summary.done, summary.status) == (20, "complete") and 0 < stored_at_kill < 20
+    repeated = len(list(server.model_requests())) - summary.calls
+    # At most the 4 calls in flight at the kill, and for each a finished call whose checkpoint
+    # write was still queued (as locally). Read from per-worker folders, a local resume made the
+    # unfinished items' every finished call again.
+    assert 0 <= repeated <= 2 * 4, repeated
 
 
 def test_a_dead_endpoint_stops_a_ray_run_as_it_stops_a_local_one(
@@ -220,3 +291,35 @@ def test_a_local_run_never_loads_ray_and_ray_options_need_the_ray_executor(
     refused = run_bongard("run", "--workers", "2", "--home", tmp_path)
     said = " ".join(refused.stderr.replace("│", " ").split())  # the message as one line, not boxed
     assert refused.returncode == 2 and "--ray-address and --workers go with --executor ray" in said
+
+
+def test_a_limiter_gives_a_dead_workers_slots_back_and_none_to_its_old_process() -> None:
+    """The limiter actor's bookkeeping, run as plain asyncio: a worker restarted (a new process
+    joins) or lost for good (left) hands its slots to the others."""
+    pytest.importorskip("ray")
+    from graphs.ray_services import EndpointLimiter
+
+    async def scenario() -> None:
+        limiter = EndpointLimiter(RateLimits(concurrency=2))
+        await limiter.join(0, "first")
+        await limiter.join(1, "only")
+        assert [await limiter.acquire(0, "first", 0) for _ in range(2)] == [0, 1]
+        waiting = asyncio.create_task(limiter.acquire(1, "only", 0))
+        late = asyncio.create_task(limiter.acquire(0, "first", 0))  # asked before the kill
+        await asyncio.sleep(0.01)
+        assert not waiting.done() and await limiter.holding() == {0: 2}
+        await limiter.join(0, "second")  # worker 0 restarted: its first process's 2 slots come back
+        assert await waiting == 2 and await late is None  # none for a dead process
+        assert await limiter.holding() == {1: 1}
+        assert await limiter.acquire(0, "second", 0) == 3
+        again = asyncio.create_task(limiter.acquire(1, "only", 0))
+        await asyncio.sleep(0.01)
+        assert not again.done()
+        await limiter.leave(0)  # lost for good
+        assert await again == 4 and await limiter.holding() == {1: 2}
+        await limiter.release(2)
+        await limiter.release(2)  # a lease given back twice frees one slot
+        assert await limiter.holding() == {1: 1}
+        assert await limiter.acquire(1, "only", 0) == 5 and limiter.gate.semaphore.locked()  # no third
+
+    asyncio.run(scenario())

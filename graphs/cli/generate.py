@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import csv
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, get_args
+from typing import TYPE_CHECKING, Annotated, Literal, get_args
 
 import typer
 from rich.markup import escape
@@ -18,7 +18,14 @@ from rich.table import Table
 from datasets_io.generated import Decision
 from datasets_io.reviews import GenerationRecords, Review
 from graphs.cli.console import console, error_console
-from graphs.cli.options import DataDirOption, DatasetOptions, HomeOption, ModelParams, parse_key_values
+from graphs.cli.options import (
+    DataDirOption,
+    DatasetOptions,
+    HomeOption,
+    ModelParams,
+    RayAddressOption,
+    parse_key_values,
+)
 from graphs.cli.run import open_store
 
 if TYPE_CHECKING:
@@ -97,6 +104,25 @@ def generate(
     resume: Annotated[
         str | None, typer.Option(metavar="GEN", help="Continue a generation (an id or `latest`).")
     ] = None,
+    executor: Annotated[
+        Literal["local", "ray"],
+        typer.Option(
+            help="Where source problems are advanced: this process (local) or a pool of Ray actors "
+            "(ray; pip install 'bongard-agents\\[ray]'). The store and the dataset are written here "
+            "either way."
+        ),
+    ] = "local",
+    ray_address: RayAddressOption = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            metavar="N",
+            help="With --executor ray: actors advancing sources, one CPU each (and a GPU each with flux), "
+            "sharing --concurrency (default: one per CPU, or GPU, of the cluster).",
+            show_default=False,
+        ),
+    ] = None,
     param: ModelParams = None,
     data_dir: DataDirOption = None,
     option: DatasetOptions = None,
@@ -111,6 +137,15 @@ def generate(
     from graphs.generation_run import GenerationConfig, resume_generation, start_generation
     from graphs.runner import parse_selection
 
+    if executor == "local" and (ray_address is not None or workers is not None):
+        raise typer.BadParameter(
+            "--ray-address and --workers go with --executor ray", param_hint="--executor"
+        )
+    cluster = None
+    if executor == "ray":  # imported before anything is stored: without Ray, no generation is made
+        from graphs.ray_generation import ClusterOptions
+
+        cluster = ClusterOptions(ray_address, workers)
     store = open_store(home)
     if resume is not None:
         job = resume_generation(resume, store, home)
@@ -149,7 +184,12 @@ def generate(
         )
         job = start_generation(config, store, home)
     console.print(f"generation {job.id}: {len(job.sources)} source problems -> {job.folder}")
-    _report(job, asyncio.run(job.run()))
+    if cluster is None:
+        _report(job, asyncio.run(job.run()))
+    else:
+        from graphs.ray_generation import generate_on_ray
+
+        _report(job, generate_on_ray(job, cluster, announce=error_console.print))
 
 
 def _read_groups(path: Path) -> dict[str, str]:

@@ -51,6 +51,15 @@ AgentConfigOption = Annotated[
         show_default=False,
     ),
 ]
+RayAddressOption = Annotated[
+    str | None,
+    typer.Option(
+        metavar="ADDRESS",
+        help="With --executor ray: the cluster to join, `auto` (the one `ray start` runs here) or "
+        "HOST:PORT (default: start one in this process).",
+        show_default=False,
+    ),
+]
 HomeOption = Annotated[
     Path | None,
     typer.Option(

@@ -31,6 +31,7 @@ from graphs.cli.options import (
     JudgingOption,
     ModelParams,
     PolicyOption,
+    RayAddressOption,
     StyleOption,
     parse_key_values,
 )
@@ -182,18 +183,10 @@ def run(
         Literal["local", "ray"],
         typer.Option(
             help="Where items are solved: this process (local) or a pool of Ray actors (ray; "
-            "pip install 'bongard-agents[ray]'). The results are stored here either way."
+            "pip install 'bongard-agents\\[ray]'). The results are stored here either way."
         ),
     ] = "local",
-    ray_address: Annotated[
-        str | None,
-        typer.Option(
-            metavar="ADDRESS",
-            help="With --executor ray: the cluster to join, `auto` (the one `ray start` runs here) or "
-            "HOST:PORT (default: start one in this process).",
-            show_default=False,
-        ),
-    ] = None,
+    ray_address: RayAddressOption = None,
     workers: Annotated[
         int | None,
         typer.Option(
@@ -329,6 +322,7 @@ def _run_with_progress(
     )
     with Progress(*columns, console=error_console, transient=False) as progress:
         task = progress.add_task("starting", total=pending)
+        calls = progress.add_task("calls", total=None, visible=False)  # its speed: every worker's calls/s
 
         def on_item(outcome: ItemOutcome) -> None:
             totals["done" if outcome.ok else "failed"] += 1
@@ -343,11 +337,13 @@ def _run_with_progress(
                     highlight=False,
                 )
             cost = "unknown" if totals["unknown"] else f"${totals['cost']:.4f}"
+            progress.update(calls, advance=outcome.calls)
+            speed = next(t.speed for t in progress.tasks if t.id == calls)  # over the last 30 s
             progress.update(
                 task,
                 advance=1,
                 description=f"{totals['done']} done, {totals['failed']} failed, {totals['calls']} calls, "
-                f"{totals['tokens']} tokens, {cost}",
+                f"{totals['tokens']} tokens, {cost}" + (f", {speed:.1f} calls/s" if speed else ""),
             )
 
         try:
