@@ -19,8 +19,10 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command, StateSnapshot
 from pydantic import BaseModel, Field
 
+from agents.cache import ReplyCache
 from agents.image_embedders import resolve_image_embedder
 from agents.image_generators import resolve_generator
+from agents.managed import ManagedAgent
 from agents.registry import resolve_agent
 from agents.secrets import redact
 from datasets_io.catalog import open_dataset
@@ -166,15 +168,18 @@ class Generation:
             group=group,
         )  # fmt: skip
 
-    def runtime(self, calls: int | None = None) -> GenerationRuntime:
-        """The agents, generator and embedder, built once per process; `calls`: model calls in flight
-        (default: the run's concurrency)."""
-        built = {
-            role: resolve_agent(spec, self.config.agent_params, home=self.home)
+    def agents(self, cache: ReplyCache | None = None) -> dict[str, ManagedAgent]:
+        """The generation's agents by role (`cache`: where they keep replies; None: the workspace's)."""
+        return {
+            role: resolve_agent(spec, self.config.agent_params, home=self.home, cache=cache)
             for role, spec in self.config.agents.items()
         }
+
+    def runtime(self, calls: int | None = None, cache: ReplyCache | None = None) -> GenerationRuntime:
+        """The agents, generator and embedder, built once per process; `calls`: model calls in flight
+        (default: the run's concurrency)."""
         solve = SolveRuntime(
-            agents=built,
+            agents=self.agents(cache),
             render_dir=self.home / "renders",
             call_slots=asyncio.Semaphore(calls or self.config.concurrency),
         )

@@ -161,7 +161,8 @@ def run_on_ray(
         with runner.held(run_id, prompts):
             if not pending:
                 return
-            services = Services(runner, run_id, NAMESPACE)
+            agents, home = runner.agents.values(), runner.home
+            services = Services(agents, runner.config.concurrency, home, run_id, NAMESPACE)
             pool, infos = _start(runner, run_id, cluster, max_failures, prompts.user_dir, services.shared)
             if announce is not None:
                 nodes = len({info.node for info in infos})

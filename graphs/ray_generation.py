@@ -10,7 +10,8 @@ store: the images to review, the status, and the dataset once every source is bu
 
 A killed actor is restarted by Ray and the sources it had in flight are sent to it again,
 continuing from their checkpoints: only the steps in flight are made again. An actor Ray cannot
-bring back hands its sources to the others.
+bring back hands its sources to the others. Each endpoint's limits are held whole by its limiter
+actor and replies kept by the cache actor, as in a run (`graphs.ray_services`).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from graphs.generation_run import (
     SourceUnit,
     advance_source,
 )
-from graphs.ray_cluster import (
+from graphs.ray_cluster import (  # first: without Ray, this import is the one-line ClusterError
     MAX_RESTARTS,
     NAMESPACE,
     ClusterError,
@@ -51,6 +52,7 @@ from graphs.ray_cluster import (
     stop,
     worker_name,
 )
+from graphs.ray_services import Services, Shared
 
 __all__ = ["ClusterError", "ClusterOptions", "GenerationWorker", "generate_on_ray"]
 
@@ -98,14 +100,21 @@ class GenerationWorker:
     """One Ray actor: the generation's agents, generator and embedder, built once and kept."""
 
     def __init__(
-        self, generation_id: str, config: dict[str, Any], home: str, index: int, workers: int
-    ) -> None:
+        self, generation_id: str, config: dict[str, Any], home: str, index: int, workers: int,
+        services: Shared,
+    ) -> None:  # fmt: skip
         folder = Path(home)
         store = ResultsStore(folder / STORE_FILE)  # never written here: the driver keeps the records
         self.job = Generation(generation_id, GenerationConfig.model_validate(config), store, folder)
         self.index = index
         self.sources = share(self.job.config.concurrency, workers, index)
-        self.runtime = self.job.runtime(calls=self.sources)  # its share of the calls in flight too
+        # Its share of the calls in flight too; replies kept by the cache actor, each endpoint's
+        # limits held whole by its limiter actor (an engine of the worker's own keeps its own).
+        self.runtime = self.job.runtime(calls=self.sources, cache=services.replies())
+        limiter = services.joined(index)
+        for agent in self.runtime.solve.agents.values():
+            if agent.provider.gpu_engine is None:
+                agent.limiter = limiter
         self._exits = AsyncExitStack()
         self._opening = asyncio.Lock()
         self._graph: GenerationGraph | None = None
@@ -146,8 +155,11 @@ def generate_on_ray(
         resolve_generator(job.config.generator, job.config.generator_params)  # its package and key
         connected = connect(cluster)
         pool: list[Any] = []
+        services: Services | None = None
         try:
-            pool, places = _start(job, cluster)
+            agents = job.agents().values()
+            services = Services(agents, job.config.concurrency, job.home, job.id, NAMESPACE)
+            pool, places = _start(job, cluster, services.shared)
             if announce is not None:
                 nodes = len({place.node for place in places})
                 announce(f"ray: {len(pool)} workers on {nodes} node{'s' * (nodes > 1)}")
@@ -158,11 +170,14 @@ def generate_on_ray(
             def fail(unit: SourceUnit, error: RayTaskError) -> None:  # as a local source fails
                 job.fail(status, unit.source, error.cause if isinstance(error.cause, Exception) else error)
 
-            drive(
-                pool, [p.sources for p in places], units, lambda w, unit: w.advance.remote(unit), take, fail
-            )
+            def send(worker: Any, unit: SourceUnit) -> Any:
+                return worker.advance.remote(unit)
+
+            drive(pool, [p.sources for p in places], units, send, take, fail, services.lost)
         finally:
             stop(pool)
+            if services is not None:
+                services.stop()
             if connected:
                 ray.shutdown()
     return job.finish(status, results)
@@ -176,7 +191,7 @@ async def _unsettled(
         return await job.unsettled(graph, status, results)
 
 
-def _start(job: Generation, cluster: ClusterOptions) -> tuple[list[Any], list[WorkerPlace]]:
+def _start(job: Generation, cluster: ClusterOptions, services: Shared) -> tuple[list[Any], list[WorkerPlace]]:
     """The pool, each worker started (agents built) and placed on the nodes as evenly as it goes."""
     resources = actor_resources(job.config.generator)
     available: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]
@@ -189,7 +204,7 @@ def _start(job: Generation, cluster: ClusterOptions) -> tuple[list[Any], list[Wo
             max_task_retries=-1,  # a restarted worker takes its sources again, from their checkpoints
             scheduling_strategy="SPREAD",
             **resources,
-        ).remote(job.id, job.config.model_dump(mode="json"), str(job.home), index, workers)
+        ).remote(job.id, job.config.model_dump(mode="json"), str(job.home), index, workers, services)
         for index in range(workers)
     ]
     try:

@@ -1,4 +1,5 @@
-"""What a Ray run's workers share, held by actors beside the driver: limits and the response cache.
+"""What a Ray pool's workers share (a run's or a generation's), held by actors beside the driver:
+limits and the response cache.
 
 An `EndpointLimiter` per endpoint (and the limits its agents ask for) holds the run's whole
 concurrency and requests / tokens per minute there, so a worker that is idle leaves its calls to
@@ -16,7 +17,7 @@ import asyncio
 import itertools
 import uuid
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,8 +29,8 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from agents.cache import ResponseCache
 from agents.limits import Endpoint, Gate, RateLimits
+from agents.managed import ManagedAgent
 from agents.registry import CACHE_FILE
-from graphs.runner import Runner
 
 Gates = dict[tuple[Endpoint, RateLimits], Any]
 """Limiter actors by the endpoint and limits an agent's calls draw from (as `endpoint_slot` keys them)."""
@@ -188,16 +189,20 @@ class Services:
     agents draw from, and the cache keeper, on the driver's node (a worker node lost takes neither
     with it). They live while the driver holds their handles."""
 
-    def __init__(self, runner: Runner, run_id: str, namespace: str) -> None:
+    def __init__(
+        self, agents: Iterable[ManagedAgent], concurrency: int, home: Path, run_id: str, namespace: str
+    ) -> None:
+        """For `agents` (a run's, or a generation's, as their workers build them), of which at most
+        `concurrency` calls wait at once, and the response cache of the workspace `home`."""
         beside = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
-        gates = dict.fromkeys((agent.endpoint, agent.rate_limits) for agent in runner.agents.values())
+        gates = dict.fromkeys((agent.endpoint, agent.rate_limits) for agent in agents)
         names = {gate: limiter_name(run_id, index) for index, gate in enumerate(gates)}
         self.limiters: list[Any] = [
             RemoteLimiter.options(
                 name=name,
                 namespace=namespace,
                 num_cpus=0,
-                max_concurrency=runner.config.concurrency + 1000,  # a waiting call holds one
+                max_concurrency=concurrency + 1000,  # a waiting call holds one
                 scheduling_strategy=beside,
             ).remote(limits)
             for (_, limits), name in names.items()
@@ -205,7 +210,7 @@ class Services:
         cache = f"{run_id}/cache"
         self.keeper: Any = RemoteKeeper.options(
             name=cache, namespace=namespace, num_cpus=0, scheduling_strategy=beside
-        ).remote(str(runner.home / CACHE_FILE))
+        ).remote(str(home / CACHE_FILE))
         self.shared = Shared(namespace, cache, names)
 
     def lost(self, worker: int) -> None:

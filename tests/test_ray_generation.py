@@ -6,8 +6,8 @@ augmenter, its replies following from each request (the panel's pixels included)
 deterministic shapes generator renders and the classical embedder embeds. Stopped for the human
 review (a worker killed on the way), decided and resumed, the Ray generation writes the same
 dataset, byte for byte, as a local generation of the same seed, with each source asked about and
-built once and only the killed worker's call in flight made again; a resume after completion
-sends nothing to the cluster.
+built once and only the killed worker's call in flight made again, and an endpoint's limit of one
+call in flight held across both workers; a resume after completion sends nothing to the cluster.
 """
 
 from __future__ import annotations
@@ -156,9 +156,12 @@ def test_a_ray_generation_writes_the_local_generation_and_resumes_to_nothing(
         return respond(body)
 
     server.responder = killing
-    code, out, err = generate(server, shared_data, on_ray, "--executor", "ray", "--workers", "2")
+    server.latency_s, server.max_in_flight = 0.05, 0
+    limited = ("-M", "concurrency=1")  # the endpoint's limit, held whole by its limiter actor
+    code, out, err = generate(server, shared_data, on_ray, "--executor", "ray", "--workers", "2", *limited)
     assert code == 0 and "72 images of 3 sources await review" in out, err
     assert "ray: 2 workers on 2 nodes" in err and killed  # SPREAD over the cluster's nodes
+    assert server.max_in_flight == 1  # two workers, each advancing a source, one call at a time
     decide(on_ray)
     code, out, err = resume(on_ray, shared_data, "--executor", "ray", "--workers", "2")
     assert code == 0 and f"wrote 12 problems to {on_ray / 'generated'}" in out, err
