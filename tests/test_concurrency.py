@@ -7,6 +7,8 @@ it had in flight at once and the TCP connections it accepted.
 
 from __future__ import annotations
 
+import re
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,21 +29,23 @@ def server() -> Iterator[StandInServer]:
         yield running
 
 
-def run(server: StandInServer, home: Path, data: Path, problems: str, *extra: str) -> str:
+def run(
+    server: StandInServer, home: Path, data: Path, problems: str, *extra: str
+) -> subprocess.CompletedProcess[str]:
     result = run_bongard(
         "run", "--strategy", "descriptive", "--model", f"openai-compatible:m@{server.url}/v1",
         "--dataset", "bongard-classic", "--data-dir", data, "--home", home, "--problems", problems,
         "-M", "cache=false", *extra,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
-    return result.stdout
+    return result
 
 
 def test_concurrency_32_has_32_calls_in_flight_on_kept_alive_connections_and_says_so(
     server: StandInServer, tmp_path: Path, shared_data: Path
 ) -> None:
     server.latency_s = 1.5  # longer than the client takes to send 32 requests, on a busy machine too
-    out = run(server, tmp_path, shared_data, "1-8", "--concurrency", "32")
+    out = run(server, tmp_path, shared_data, "1-8", "--concurrency", "32").stdout
     assert len(list(server.model_requests())) == 8 * DESCRIPTIVE_CALLS
     assert server.max_in_flight == 32  # not the provider's default of 8
     assert server.connections == 32  # each kept alive and reused (httpx keeps 20 by default)
@@ -57,7 +61,7 @@ def test_a_lower_limit_the_user_set_binds_and_is_named(
     (tmp_path / "agents.toml").write_text('["*"]\nconcurrency = 4\n', encoding="utf-8")
     limit = [str(tmp_path / arg) if arg.endswith(".toml") else arg for arg in limit]
     server.latency_s = 0.3
-    out = run(server, tmp_path, shared_data, "1-2", "--concurrency", "32", *limit)
+    out = run(server, tmp_path, shared_data, "1-2", "--concurrency", "32", *limit).stdout
     assert server.max_in_flight == 4
     assert "calls in flight: up to 4 (openai-compatible limit concurrency=4)" in out
 
@@ -69,3 +73,14 @@ def test_the_bound_is_the_sum_of_the_gates_the_agents_draw_from() -> None:
         "calls in flight: up to 10 (openai-compatible limit concurrency=4 + ollama limit concurrency=6)"
     )
     assert str(in_flight(8, gates)) == "calls in flight: up to 8 (--concurrency)"
+
+
+def test_the_progress_line_gives_the_passes_rate_not_a_burst(
+    server: StandInServer, tmp_path: Path, shared_data: Path
+) -> None:
+    """An item's 13 calls are counted when it finishes: a rate over the last few items read thousands
+    of calls a second where 2 calls of 50 ms in flight allow at most 40."""
+    server.latency_s = 0.05
+    progress = run(server, tmp_path, shared_data, "1-4", "--concurrency", "2").stderr
+    rates = [float(rate) for rate in re.findall(r"([0-9.]+) calls/s", progress)]
+    assert rates and all(0 < rate <= 2 / server.latency_s for rate in rates), rates
