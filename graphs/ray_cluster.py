@@ -27,7 +27,7 @@ except ModuleNotFoundError:  # the extra is optional: said in one line, as any t
 
 __all__ = [
     "MAX_RESTARTS", "NAMESPACE", "ClusterError", "ClusterOptions", "RayActorError", "RayTaskError",
-    "connect", "drive", "ray", "share", "stop", "worker_name",
+    "connect", "drive", "ray", "share", "started", "stop", "worker_name",
 ]  # fmt: skip
 
 NAMESPACE = "bongard"
@@ -115,6 +115,16 @@ def drive(
             fail(task, error)
             continue
         take(task, index, result)
+
+
+def started(pool: list[Any]) -> list[Any]:
+    """Each actor's `about()`, once every one has started (its agents built, its model loaded); a
+    pool one of whose actors could not start is stopped and refused in one line."""
+    try:
+        return list(ray.get([actor.about.remote() for actor in pool]))
+    except RayActorError as error:
+        stop(pool)
+        raise ClusterError(f"a Ray worker could not start: {str(error).strip().splitlines()[-1]}") from None
 
 
 def stop(pool: list[Any]) -> None:

@@ -42,6 +42,7 @@ from graphs.ray_cluster import (  # first: without Ray, this import is the one-l
     drive,
     ray,
     share,
+    started,
 )
 from graphs.ray_cluster import NAMESPACE as NAMESPACE  # also this module's, as before the move
 from graphs.ray_cluster import ClusterOptions as ClusterOptions
@@ -229,11 +230,7 @@ def _start(
         )
         for index in range(workers)
     ]
-    try:
-        infos: list[WorkerInfo] = ray.get([worker.about.remote() for worker in pool])
-    except RayActorError as error:
-        _stop(pool)
-        raise ClusterError(f"a Ray worker could not start: {str(error).strip().splitlines()[-1]}") from None
+    infos: list[WorkerInfo] = started(pool)
     return pool, infos
 
 

@@ -43,12 +43,12 @@ from graphs.ray_cluster import (  # first: without Ray, this import is the one-l
     NAMESPACE,
     ClusterError,
     ClusterOptions,
-    RayActorError,
     RayTaskError,
     connect,
     drive,
     ray,
     share,
+    started,
     stop,
     worker_name,
 )
@@ -207,9 +207,5 @@ def _start(job: Generation, cluster: ClusterOptions, services: Shared) -> tuple[
         ).remote(job.id, job.config.model_dump(mode="json"), str(job.home), index, workers, services)
         for index in range(workers)
     ]
-    try:
-        places: list[WorkerPlace] = ray.get([worker.about.remote() for worker in pool])
-    except RayActorError as error:
-        stop(pool)
-        raise ClusterError(f"a Ray worker could not start: {str(error).strip().splitlines()[-1]}") from None
+    places: list[WorkerPlace] = started(pool)
     return pool, places
