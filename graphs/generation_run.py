@@ -11,6 +11,7 @@ every source is built, the folder gets `pool.json`, `dataset.json` and
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -22,6 +23,7 @@ from pydantic import BaseModel, Field
 from agents.cache import ReplyCache
 from agents.image_embedders import resolve_image_embedder
 from agents.image_generators import resolve_generator
+from agents.limits import InFlight, in_flight
 from agents.managed import ManagedAgent
 from agents.registry import resolve_agent
 from agents.secrets import redact
@@ -169,11 +171,19 @@ class Generation:
         )  # fmt: skip
 
     def agents(self, cache: ReplyCache | None = None) -> dict[str, ManagedAgent]:
-        """The generation's agents by role (`cache`: where they keep replies; None: the workspace's)."""
-        return {
+        """The generation's agents by role (`cache`: where they keep replies; None: the workspace's);
+        one that sets no concurrency of its own follows `--concurrency`, not its provider's default."""
+        built = {
             role: resolve_agent(spec, self.config.agent_params, home=self.home, cache=cache)
             for role, spec in self.config.agents.items()
         }
+        for agent in built.values():
+            agent.run_concurrency = self.config.concurrency
+        return built
+
+    def in_flight(self, agents: Iterable[ManagedAgent]) -> InFlight:
+        """How many model calls the generation's `agents` can have in flight, and which limit binds."""
+        return in_flight(self.config.concurrency, ((agent.endpoint, agent.rate_limits) for agent in agents))
 
     def runtime(self, calls: int | None = None, cache: ReplyCache | None = None) -> GenerationRuntime:
         """The agents, generator and embedder, built once per process; `calls`: model calls in flight
@@ -194,14 +204,18 @@ class Generation:
         problem, concept = self._by_source[source]
         return SourceItem(problem, concept, self.config.settings, runtime)
 
-    async def run(self) -> GenerationStatus:
-        """Advance every source as far as it goes, here; write the dataset once all are built."""
+    async def run(self, announce: Callable[[str], None] | None = None) -> GenerationStatus:
+        """Advance every source as far as it goes, here; write the dataset once all are built.
+        `announce` is told the calls in flight once the agents are built (none are, when nothing
+        is left to do)."""
         status, results = GenerationStatus(self.id, self.folder), dict[str, GenerationState]()
         async with open_checkpoints(self.home) as checkpoints:
             graph = generation_graph().copy(update={"checkpointer": checkpoints})
             units = await self.unsettled(graph, status, results)
             if units:  # a finished generation builds no agent
                 runtime, slots = self.runtime(), asyncio.Semaphore(self.config.concurrency)
+                if announce is not None:
+                    announce(str(self.in_flight(runtime.solve.agents.values())))
 
                 async def advance(unit: SourceUnit) -> None:
                     try:

@@ -163,6 +163,7 @@ def generate_on_ray(
             if announce is not None:
                 nodes = len({place.node for place in places})
                 announce(f"ray: {len(pool)} workers on {nodes} node{'s' * (nodes > 1)}")
+                announce(str(job.in_flight(agents)))
 
             def take(unit: SourceUnit, _: int, advanced: Advanced) -> None:
                 job.record(status, results, unit.source, advanced)

@@ -15,6 +15,9 @@ from pathlib import Path
 import pytest
 
 from agents.limits import Endpoint, RateLimits, in_flight
+from datasets_io.store import STORE_FILE, ResultsStore
+from graphs.generation import GenerationSettings
+from graphs.generation_run import GenerationConfig, start_generation
 from tests.cli import run_bongard
 from tests.standins.protocols import OpenAIChat
 from tests.standins.server import StandInServer
@@ -84,3 +87,27 @@ def test_the_progress_line_gives_the_passes_rate_not_a_burst(
     progress = run(server, tmp_path, shared_data, "1-4", "--concurrency", "2").stderr
     rates = [float(rate) for rate in re.findall(r"([0-9.]+) calls/s", progress)]
     assert rates and all(0 < rate <= 2 / server.latency_s for rate in rates), rates
+
+
+@pytest.mark.parametrize(
+    ("params", "bound"),
+    [
+        ({}, "up to 16 (--concurrency)"),
+        ({"concurrency": 3}, "up to 3 (openai-compatible limit concurrency=3)"),
+    ],
+    ids=["follows --concurrency", "a limit the user set"],
+)
+def test_a_generation_has_its_concurrency_in_flight_unless_the_user_set_less(
+    tmp_path: Path, shared_data: Path, params: dict[str, int], bound: str
+) -> None:
+    """As a run: its agents' own limits were their provider's defaults (8), capping --concurrency 16."""
+    spec = "openai-compatible:m@http://127.0.0.1:9/v1"
+    config = GenerationConfig(
+        source="bongard-classic", data_dir=str(shared_data), problems=["6"],
+        agents={"describer": spec, "augmenter": spec}, agent_params=params, generator="shapes",
+        embedder="classical", settings=GenerationSettings(folder=str(tmp_path / "out")), concurrency=16,
+    )  # fmt: skip
+    job = start_generation(config, ResultsStore(tmp_path / STORE_FILE), tmp_path)
+    agents = job.agents().values()
+    assert {agent.rate_limits.concurrency for agent in agents} == {params.get("concurrency", 16)}
+    assert str(job.in_flight(agents)) == f"calls in flight: {bound}"

@@ -31,6 +31,7 @@ def test_generate_review_resume_variants_and_run(tmp_path: Path, shared_data: Pa
     )  # fmt: skip
     assert generated.returncode == 0, generated.stderr
     assert "48 images of 2 sources await review" in generated.stdout
+    assert "calls in flight: up to 4 (--concurrency)" in generated.stdout  # the default, as a run's
 
     template = tmp_path / "review.csv"
     assert run_bongard("review", "latest", "--template", template, "--home", home).returncode == 0

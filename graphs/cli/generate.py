@@ -185,7 +185,7 @@ def generate(
         job = start_generation(config, store, home)
     console.print(f"generation {job.id}: {len(job.sources)} source problems -> {job.folder}")
     if cluster is None:
-        _report(job, asyncio.run(job.run()))
+        _report(job, asyncio.run(job.run(announce=lambda said: console.print(said, highlight=False))))
     else:
         from graphs.ray_generation import generate_on_ray
 
