@@ -13,13 +13,12 @@ account: the scaling is an estimate, the shares are what is measured.
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import tempfile
 from collections import Counter
 from pathlib import Path
 
-from benchmarks.runs import BONGARD, latency_server, measured_child, model_args
+from benchmarks.runs import BONGARD, latency_server, measured_child, model_args, run_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 LIBRARIES = {
@@ -108,12 +107,7 @@ def print_summary(samples: Counter[str], cpu_per_call_ms: float | None) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--problems", type=int, default=100)
-    parser.add_argument("--concurrency", type=int, default=32)
-    parser.add_argument("--latency-ms", type=float, default=100.0)
+    parser = run_parser(__doc__)
     parser.add_argument(
         "--client", choices=("lean", "sdk"), default="lean",
         help="the toolkit's own OpenAI-protocol client, or ChatOpenAI and the openai SDK (the path before)",

@@ -422,13 +422,19 @@ def memory_and_scale(server: LatencyServer, sizes: list[int], work: Path) -> Non
 SECTIONS = ("speed", "resume", "cache", "scale")
 
 
-def main() -> None:
+def run_parser(description: str | None) -> argparse.ArgumentParser:
+    """The options of a benchmark of `bongard run` against the stand-in: problems, concurrency, latency."""
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        description=description, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--problems", type=int, default=100)
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--latency-ms", type=float, default=100.0)
+    return parser
+
+
+def main() -> None:
+    parser = run_parser(__doc__)
     parser.add_argument("--scale-sizes", default="100,1000,5400", help="item counts for memory and scale")
     parser.add_argument("--scale-latency-ms", type=float, default=5.0)
     parser.add_argument("--sections", default=",".join(SECTIONS), help=f"any of {', '.join(SECTIONS)}")

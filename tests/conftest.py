@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from tests.builders import copy_classic_subset
+
 if TYPE_CHECKING:
     from datasets_io.problem import BongardProblem
 
@@ -31,6 +33,14 @@ def shared_data() -> Path:
 def data_dir(tmp_path: Path) -> Path:
     """An empty data directory for datasets a test builds."""
     return (tmp_path / "data").resolve()
+
+
+@pytest.fixture
+def classic_copy(shared_data: Path, tmp_path: Path) -> Path:
+    """A data directory holding a copy of classic problems 1-3, for tests that damage a panel or a
+    rules file."""
+    copy_classic_subset(shared_data, tmp_path / "data" / "bongard-classic", [1, 2, 3])
+    return tmp_path / "data"
 
 
 @pytest.fixture

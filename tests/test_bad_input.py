@@ -13,19 +13,10 @@ from PIL import Image
 from datasets_io.catalog import open_dataset
 from datasets_io.errors import DatasetError
 from datasets_io.images import open_image
-from tests.builders import copy_classic_subset
-
-PROBLEMS = [1, 2, 3]
 
 
-@pytest.fixture
-def data_dir(shared_data: Path, tmp_path: Path) -> Path:
-    copy_classic_subset(shared_data, tmp_path / "data" / "bongard-classic", PROBLEMS)
-    return tmp_path / "data"
-
-
-def panel(data_dir: Path, problem: int, number: int) -> Path:
-    return data_dir / "bongard-classic" / f"{problem:03d}" / f"{number}.png"
+def panel(classic_copy: Path, problem: int, number: int) -> Path:
+    return classic_copy / "bongard-classic" / f"{problem:03d}" / f"{number}.png"
 
 
 def remove(path: Path) -> None:
@@ -59,15 +50,15 @@ def bomb(path: Path) -> None:
     ],
 )
 def test_damaged_panel_is_named_and_the_other_problems_survive(
-    data_dir: Path, damage: Callable[[Path], None], structural: bool, reason: str
+    classic_copy: Path, damage: Callable[[Path], None], structural: bool, reason: str
 ) -> None:
-    damage(panel(data_dir, 2, 7))
-    dataset = open_dataset("bongard-classic", data_dir)
+    damage(panel(classic_copy, 2, 7))
+    dataset = open_dataset("bongard-classic", classic_copy)
     scan = dataset.scan(open_images=True)
     assert [p.id for p in scan.problems] == ["1", "3"]
     [error] = scan.errors
     assert (error.dataset, error.problem_id) == ("bongard-classic", "2")
-    expected_path = panel(data_dir, 2, 7).parent if structural else panel(data_dir, 2, 7)
+    expected_path = panel(classic_copy, 2, 7).parent if structural else panel(classic_copy, 2, 7)
     assert error.path == expected_path
     assert re.search(reason, error.reason)
     assert f"dataset bongard-classic, problem 2, file {expected_path}" in str(error)
@@ -75,45 +66,45 @@ def test_damaged_panel_is_named_and_the_other_problems_survive(
     assert len(dataset.scan().errors) == (1 if structural else 0)
 
 
-def test_rules_file_without_an_entry_names_the_problem_and_file(data_dir: Path) -> None:
-    rules_path = data_dir / "bongard-classic" / "bp_solutions.json"
+def test_rules_file_without_an_entry_names_the_problem_and_file(classic_copy: Path) -> None:
+    rules_path = classic_copy / "bongard-classic" / "bp_solutions.json"
     rules = json.loads(rules_path.read_text("utf-8"))
     del rules["3"]
     rules_path.write_text(json.dumps(rules), encoding="utf-8")
-    scan = open_dataset("bongard-classic", data_dir).scan()
+    scan = open_dataset("bongard-classic", classic_copy).scan()
     [error] = scan.errors
     assert (error.problem_id, error.path) == ("3", rules_path)
     assert "no entry for this problem" in error.reason
     assert [p.id for p in scan.problems] == ["1", "2"]
 
 
-def test_malformed_rules_entry_is_named(data_dir: Path) -> None:
-    rules_path = data_dir / "bongard-classic" / "bp_solutions.json"
+def test_malformed_rules_entry_is_named(classic_copy: Path) -> None:
+    rules_path = classic_copy / "bongard-classic" / "bp_solutions.json"
     rules = json.loads(rules_path.read_text("utf-8"))
     rules["1"] = ["only one rule"]
     rules_path.write_text(json.dumps(rules), encoding="utf-8")
     with pytest.raises(DatasetError, match=r"problem 1, file .*bp_solutions.json: malformed rules entry"):
-        open_dataset("bongard-classic", data_dir).problem("1")
+        open_dataset("bongard-classic", classic_copy).problem("1")
 
 
-def test_malformed_rules_json_names_the_file(data_dir: Path) -> None:
-    rules_path = data_dir / "bongard-classic" / "bp_solutions.json"
+def test_malformed_rules_json_names_the_file(classic_copy: Path) -> None:
+    rules_path = classic_copy / "bongard-classic" / "bp_solutions.json"
     rules_path.write_text('{"1": ["a", "b"],', encoding="utf-8")
-    scan = open_dataset("bongard-classic", data_dir).scan()
+    scan = open_dataset("bongard-classic", classic_copy).scan()
     assert scan.problems == []
     assert {(e.path, e.dataset) for e in scan.errors} == {(rules_path, "bongard-classic")}
     assert all("malformed JSON" in e.reason for e in scan.errors)
 
 
-def test_two_folders_for_one_problem_are_refused(data_dir: Path) -> None:
-    (data_dir / "bongard-classic" / "2").mkdir()
+def test_two_folders_for_one_problem_are_refused(classic_copy: Path) -> None:
+    (classic_copy / "bongard-classic" / "2").mkdir()
     with pytest.raises(DatasetError, match="folders 002 and 2 are both 2"):
-        open_dataset("bongard-classic", data_dir).problem_ids()
+        open_dataset("bongard-classic", classic_copy).problem_ids()
 
 
-def test_unknown_dataset_names_the_valid_choices(data_dir: Path) -> None:
+def test_unknown_dataset_names_the_valid_choices(classic_copy: Path) -> None:
     with pytest.raises(DatasetError, match=r"no dataset 'classic' in .*datasets there: bongard-classic"):
-        open_dataset("classic", data_dir)
+        open_dataset("classic", classic_copy)
 
 
 def test_transparent_images_are_flattened_onto_white(tmp_path: Path) -> None:

@@ -24,7 +24,6 @@ import agents.registry
 from agents.cache import ResponseCache
 from agents.retry import RetryPolicy
 from datasets_io.store import ResultsStore
-from tests.builders import copy_classic_subset
 from tests.cli import run_bongard
 from tests.standins.faults import FaultMode, sent_key
 from tests.standins.protocols import OpenAIChat
@@ -72,12 +71,6 @@ def few_retries(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def data_dir(shared_data: Path, tmp_path: Path) -> Path:
-    copy_classic_subset(shared_data, tmp_path / "data" / "bongard-classic", [1, 2, 3])
-    return tmp_path / "data"
-
-
-@pytest.fixture
 def server() -> Iterator[StandInServer]:
     with StandInServer(
         OpenAIChat(), responder=lambda body: "Left: one figure\nRight: two figures"
@@ -85,10 +78,10 @@ def server() -> Iterator[StandInServer]:
         yield running
 
 
-def run_args(url: str, data_dir: Path, home: Path, strategy: str = "descriptive") -> list[str | Path]:
+def run_args(url: str, classic_copy: Path, home: Path, strategy: str = "descriptive") -> list[str | Path]:
     return [
         "run", "--strategy", strategy, "--model", f"openai-compatible:m@{url}", "--dataset",
-        "bongard-classic", "--data-dir", data_dir, "--home", home, "-M", "timeout_s=1",
+        "bongard-classic", "--data-dir", classic_copy, "--home", home, "-M", "timeout_s=1",
     ]  # fmt: skip
 
 
@@ -105,7 +98,7 @@ def idle_cpu_s(seconds: float = 0.5) -> float:
 
 @pytest.mark.parametrize("case", CASES, ids=[case.mode for case in CASES])
 def test_a_run_survives_a_misbehaving_server(
-    case: Case, server: StandInServer, data_dir: Path, tmp_path: Path
+    case: Case, server: StandInServer, classic_copy: Path, tmp_path: Path
 ) -> None:
     home, url = tmp_path / "home", f"{server.url}/v1"
     mode = FaultMode(case.mode, after=CALLS_PER_ITEM + ANSWERED_FIRST, requests=ATTEMPTS)
@@ -113,7 +106,7 @@ def test_a_run_survives_a_misbehaving_server(
     threads = client_threads()
     started = time.monotonic()
     ran = run_bongard(
-        *run_args(url, data_dir, home), "--concurrency", "1",
+        *run_args(url, classic_copy, home), "--concurrency", "1",
         "-M", f"temperature={case.temperature}", "-M", f"max_reply_chars={MAX_REPLY_CHARS}",
     )  # fmt: skip
     took = time.monotonic() - started
@@ -170,14 +163,14 @@ def test_a_run_survives_a_misbehaving_server(
 
 
 def test_a_server_that_never_replies_fails_every_item_and_the_run_exits_4(
-    server: StandInServer, data_dir: Path, tmp_path: Path
+    server: StandInServer, classic_copy: Path, tmp_path: Path
 ) -> None:
     """A hung server used to end the run with exit 0; timeouts are no endpoint fault, so the breaker
     leaves them to the retries and every item fails on its own, in bounded time."""
     url = f"{server.url}/v1"
     server.fault_policy = FaultMode("hang", requests=100)
     started = time.monotonic()
-    ran = run_bongard(*run_args(url, data_dir, tmp_path, "direct"))
+    ran = run_bongard(*run_args(url, classic_copy, tmp_path, "direct"))
     assert time.monotonic() - started < 30 and ran.returncode == EXIT_NONE_DONE, ran.stderr
     assert "failed, 0/3 items done, 3 failed" in ran.stdout and "--retry-errors" in ran.stdout
     assert ran.stderr.count(f"no complete reply from {url} within 1 s (timeout_s)") == 3

@@ -20,7 +20,6 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from tests.builders import copy_classic_subset
 from tests.cli import run_bongard, run_bongard_process
 from tests.standins.protocols import OpenAIChat
 from tests.standins.server import Fault, StandInServer
@@ -29,12 +28,6 @@ from tests.test_agents_safety import PLANTED, files_containing
 EXIT_NOT_ALL_DONE = 3
 EXIT_NONE_DONE = 4
 BAD_KEY = Fault(401, body='{"error": {"message": "invalid key"}}')
-
-
-@pytest.fixture
-def data_dir(shared_data: Path, tmp_path: Path) -> Path:
-    copy_classic_subset(shared_data, tmp_path / "data" / "bongard-classic", [1, 2, 3])
-    return tmp_path / "data"
 
 
 @pytest.fixture
@@ -88,15 +81,15 @@ def test_a_panel_that_does_not_decode_fails_its_item_alone(
     damage: Callable[[Path], None],
     reason: str,
     server: StandInServer,
-    data_dir: Path,
+    classic_copy: Path,
     tmp_path: Path,
 ) -> None:
-    panel = data_dir / "bongard-classic" / "002" / "7.png"
+    panel = classic_copy / "bongard-classic" / "002" / "7.png"
     damage(panel)
     named = re.compile(
         f"failed: bongard-classic/2 .*: dataset bongard-classic, problem 2, file {panel}: .*{reason}"
     )
-    first = run_bongard(*run_args(server, data_dir, tmp_path, strategy))
+    first = run_bongard(*run_args(server, classic_copy, tmp_path, strategy))
     assert first.returncode == EXIT_NOT_ALL_DONE, first.stderr
     assert named.search(first.stderr) and "failed, 2/3 items done, 1 failed" in first.stdout
     resumed = run_bongard("run", "--resume", "latest", "--home", tmp_path)
@@ -106,10 +99,10 @@ def test_a_panel_that_does_not_decode_fails_its_item_alone(
 
 
 def test_exclude_drops_a_problem_from_the_run_for_good(
-    server: StandInServer, data_dir: Path, tmp_path: Path
+    server: StandInServer, classic_copy: Path, tmp_path: Path
 ) -> None:
-    not_an_image(data_dir / "bongard-classic" / "002" / "7.png")
-    run_bongard(*run_args(server, data_dir, tmp_path), "--problems", "1-2")
+    not_an_image(classic_copy / "bongard-classic" / "002" / "7.png")
+    run_bongard(*run_args(server, classic_copy, tmp_path), "--problems", "1-2")
     [failed] = runs_json(tmp_path)
     assert (failed["status"], failed["planned"], failed["failed"]) == ("failed", 2, 1)
     stray = run_bongard("run", "--resume", "latest", "--exclude", "3", "--home", tmp_path)
@@ -125,16 +118,16 @@ def test_exclude_drops_a_problem_from_the_run_for_good(
     again = run_bongard("run", "--resume", "latest", "--retry-errors", "--home", tmp_path)
     assert again.returncode == 0 and "complete, 1/1 items done" in again.stdout  # recorded with the run
     assert len(list(server.model_requests())) == sent
-    alone = run_bongard(*run_args(server, data_dir, tmp_path), "--exclude", "2")
+    alone = run_bongard(*run_args(server, classic_copy, tmp_path), "--exclude", "2")
     assert alone.returncode == 2 and "give --resume RUN" in alone.stderr
 
 
-def test_a_run_against_a_dead_server_stops_in_seconds_naming_it(data_dir: Path, tmp_path: Path) -> None:
+def test_a_run_against_a_dead_server_stops_in_seconds_naming_it(classic_copy: Path, tmp_path: Path) -> None:
     with socket.socket() as probe:  # a port nothing listens on
         probe.bind(("127.0.0.1", 0))
         url = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
     started = time.monotonic()
-    ran = run_bongard_process(*run_args(url, data_dir, tmp_path, "descriptive"), timeout=60)
+    ran = run_bongard_process(*run_args(url, classic_copy, tmp_path, "descriptive"), timeout=60)
     took = time.monotonic() - started
     assert took < 30 and ran.returncode == EXIT_NONE_DONE, (took, ran.stderr)
     assert f"stopped: the first 5 requests to openai-compatible at {url} all failed (connection refused)" in (
@@ -148,11 +141,11 @@ def test_a_run_against_a_dead_server_stops_in_seconds_naming_it(data_dir: Path, 
 
 @pytest.mark.parametrize(("max_failures", "requests"), [(None, 5), ("2", 2), ("0", 6)])
 def test_a_refused_key_stops_the_run_after_the_first_failures(
-    max_failures: str | None, requests: int, server: StandInServer, data_dir: Path, tmp_path: Path
+    max_failures: str | None, requests: int, server: StandInServer, classic_copy: Path, tmp_path: Path
 ) -> None:
     """6 items (3 problems x 2 attempts) of one call each, one at a time."""
     server.fault_policy = lambda index: BAD_KEY
-    args = run_args(server, data_dir, tmp_path)
+    args = run_args(server, classic_copy, tmp_path)
     extra = ["--max-failures", max_failures] if max_failures else []
     ran = run_bongard(*args, "--concurrency", "1", "--attempts", "2", *extra)
     assert ran.returncode == EXIT_NONE_DONE
@@ -164,31 +157,31 @@ def test_a_refused_key_stops_the_run_after_the_first_failures(
 
 
 def test_an_endpoint_that_has_answered_is_not_stopped(
-    server: StandInServer, data_dir: Path, tmp_path: Path
+    server: StandInServer, classic_copy: Path, tmp_path: Path
 ) -> None:
     server.fault_policy = lambda index: None if index == 0 else BAD_KEY
-    ran = run_bongard(*run_args(server, data_dir, tmp_path), "--concurrency", "1", "--max-failures", "1")
+    ran = run_bongard(*run_args(server, classic_copy, tmp_path), "--concurrency", "1", "--max-failures", "1")
     assert ran.returncode == EXIT_NOT_ALL_DONE and "stopped" not in ran.stderr
     assert "failed, 1/3 items done, 2 failed" in ran.stdout
 
 
 def test_a_run_where_every_call_fails_exits_non_zero(
-    server: StandInServer, data_dir: Path, tmp_path: Path
+    server: StandInServer, classic_copy: Path, tmp_path: Path
 ) -> None:
     """A 429 storm: every call retried, then failed; the run says how to retry."""
     server.fault_policy = lambda index: Fault(429, {"retry-after": "0"}, '{"error": {"message": "slow"}}')
-    ran = run_bongard(*run_args(server, data_dir, tmp_path), "--problems", "1")
+    ran = run_bongard(*run_args(server, classic_copy, tmp_path), "--problems", "1")
     assert ran.returncode == EXIT_NONE_DONE and "failed, 0/1 items done, 1 failed" in ran.stdout
     assert "to retry the 1 failed item" in ran.stdout
 
 
-def test_a_run_with_nothing_to_do_says_why_and_stores_nothing(data_dir: Path, tmp_path: Path) -> None:
-    backwards = run_bongard(*run_args("http://127.0.0.1:9/v1", data_dir, tmp_path), "--problems", "5-1")
+def test_a_run_with_nothing_to_do_says_why_and_stores_nothing(classic_copy: Path, tmp_path: Path) -> None:
+    backwards = run_bongard(*run_args("http://127.0.0.1:9/v1", classic_copy, tmp_path), "--problems", "5-1")
     assert backwards.returncode == 2 and "5-1 is an empty range" in backwards.stderr
-    rules = data_dir / "bongard-classic" / "bp_solutions.json"
+    rules = classic_copy / "bongard-classic" / "bp_solutions.json"
     rules.write_text('{"1": ["a", "b"],', encoding="utf-8")
     for selection in ([], ["--problems", "1-2"]):
-        ran = run_bongard(*run_args("http://127.0.0.1:9/v1", data_dir, tmp_path), *selection)
+        ran = run_bongard(*run_args("http://127.0.0.1:9/v1", classic_copy, tmp_path), *selection)
         assert ran.returncode == 2 and "see the warnings above" not in ran.stderr
         assert f"file {rules}: malformed JSON" in ran.stderr and "problems 1, 2" in ran.stderr
     assert not (tmp_path / "store.sqlite").exists() or runs_json(tmp_path) == []
@@ -203,13 +196,13 @@ def test_a_missing_data_directory_is_named_as_missing(tmp_path: Path) -> None:
 
 
 def test_a_key_echoed_in_a_reply_plain_or_base64_is_stored_nowhere(
-    data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    classic_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENAI_COMPATIBLE_API_KEY", PLANTED)
     encoded = base64.b64encode(f"Bearer {PLANTED}".encode()).decode()
     reply = f"Left: the key {PLANTED}\nRight: the header, encoded: {encoded}"
     with StandInServer(OpenAIChat(), responder=lambda body: reply) as server:
-        ran = run_bongard(*run_args(server, data_dir, tmp_path), "-M", "temperature=0")
+        ran = run_bongard(*run_args(server, classic_copy, tmp_path), "-M", "temperature=0")
     assert ran.returncode == 0, ran.stderr
     assert files_containing(tmp_path, PLANTED) == []
     assert files_containing(tmp_path, encoded[12:-4]) == []  # the part that encodes the key alone
@@ -218,11 +211,11 @@ def test_a_key_echoed_in_a_reply_plain_or_base64_is_stored_nowhere(
 
 
 def test_a_redacted_key_in_a_failure_shows_as_redacted(
-    server: StandInServer, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    server: StandInServer, classic_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENAI_COMPATIBLE_API_KEY", PLANTED)
     server.fault_policy = lambda index: Fault(400, body=f'{{"error": {{"message": "bad key {PLANTED}"}}}}')
-    ran = run_bongard(*run_args(server, data_dir, tmp_path), "--problems", "1")
+    ran = run_bongard(*run_args(server, classic_copy, tmp_path), "--problems", "1")
     assert "Error code: 400 - bad key [redacted]" in ran.stderr and PLANTED not in ran.stderr
 
 
