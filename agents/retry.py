@@ -63,12 +63,23 @@ def error_chain(error: BaseException) -> Iterator[BaseException]:
         current = current.__cause__ or current.__context__
 
 
+AIOHTTP_NAMES = {
+    "TransportError": ("ClientConnectionError", "ClientPayloadError"),
+    "ConnectError": ("ClientConnectorError",),
+    "TimeoutException": ("ServerTimeoutError",),
+}
+"""aiohttp's classes for httpx's: a link that failed or dropped, a refused connection, a timeout."""
+
+
 def http_errors(name: str) -> tuple[type[BaseException], ...]:
-    """httpx's exception class `name`, and httpx2's too when it is loaded: the openai and anthropic
-    SDKs send through httpx2 (`agents.http_pool`), whose errors are not httpx's. A module that is
-    not loaded raised nothing, so it is not imported for the check."""
-    loaded = (sys.modules.get(module) for module in ("httpx", "httpx2"))
-    return tuple(getattr(module, name) for module in loaded if module is not None)
+    """httpx's exception class `name`, with its kin in the other HTTP stacks that are loaded: httpx2
+    (the openai and anthropic SDKs, `agents.http_pool`) and aiohttp (the toolkit's own OpenAI-protocol
+    client, `agents.wire_sessions`). A module that is not loaded raised nothing, so it is not imported
+    for the check."""
+    found = [getattr(module, name) for module in map(sys.modules.get, ("httpx", "httpx2")) if module]
+    if (aiohttp := sys.modules.get("aiohttp")) is not None:
+        found += [getattr(aiohttp, kin) for kin in AIOHTTP_NAMES[name]]
+    return tuple(found)
 
 
 def status_code(error: BaseException) -> int | None:

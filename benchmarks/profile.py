@@ -21,8 +21,9 @@ from pathlib import Path
 from benchmarks.runs import BONGARD, latency_server, measured_child, model_args, run_parser
 
 ROOT = Path(__file__).resolve().parents[1]
+HTTP = "HTTP (aiohttp, httpx, httpcore, anyio)"
 LIBRARIES = {
-    "HTTP (httpx, httpcore, anyio)": ("httpx/", "httpx2/", "httpcore/", "httpcore2/", "h11/", "anyio/"),
+    HTTP: ("aiohttp/", "multidict/", "yarl/", "httpx", "httpcore", "h11/", "anyio/"),
     "openai SDK": ("openai/",),
     "LangChain": ("langchain_core/", "langchain_openai/", "langsmith/"),
     "checkpointer (SQLite)": ("langgraph/checkpoint/", "aiosqlite/"),
@@ -36,6 +37,7 @@ checkpointer is not LangGraph)."""
 TOOLKIT = {
     "checkpointer (SQLite)": ("graphs/checkpoints.py",),
     "images": ("datasets_io/images.py", "datasets_io/render.py", "agents/images.py"),
+    HTTP: ("agents/wire_sessions.py", "agents/http_pool.py"),
     "prompts": ("agents/prompt_library.py",),
     "results store": ("datasets_io/store.py",),
 }

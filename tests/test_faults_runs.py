@@ -235,3 +235,22 @@ def test_transport_errors_of_either_http_stack_are_classified(module: str) -> No
     assert is_timeout(timed_out) and not is_timeout(refused)
     assert all(is_retryable(error) for error in (refused, timed_out, dropped))
     assert endpoint_fault(timed_out) is None
+
+
+def test_transport_errors_of_the_lean_client_are_classified() -> None:
+    """The toolkit's own OpenAI-protocol client sends through aiohttp (`agents.wire_sessions`)."""
+    import aiohttp
+    from aiohttp.client_reqrep import ConnectionKey
+
+    from agents.breaker import CONNECTION, endpoint_fault
+    from agents.providers.openai_wire import ReplyCutOff
+    from agents.retry import is_retryable, is_timeout
+
+    key = ConnectionKey("127.0.0.1", 9, False, True, None, None, None)
+    refused = aiohttp.ClientConnectorError(key, ConnectionRefusedError(111, "refused"))
+    timed_out, dropped = aiohttp.ServerTimeoutError("slow"), aiohttp.ServerDisconnectedError()
+    cut = ReplyCutOff("the connection closed before the reply was complete")
+    assert endpoint_fault(refused) == CONNECTION
+    assert is_timeout(timed_out) and not is_timeout(refused)
+    assert all(is_retryable(error) for error in (refused, timed_out, dropped, cut))
+    assert endpoint_fault(timed_out) is endpoint_fault(dropped) is endpoint_fault(cut) is None

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
@@ -24,6 +25,7 @@ from agents.images import image_block
 from agents.managed import AgentCallError, ManagedAgent
 from agents.registry import resolve_agent
 from agents.structured import CUT_REPLY_ERROR
+from agents.wire_sessions import endpoint_session
 from tests.standins.protocols import OpenAIChat
 from tests.standins.schema_replies import minimal_reply, output_schema
 from tests.standins.server import Fault, StandInServer
@@ -176,7 +178,28 @@ def test_a_call_on_the_lean_path_does_not_load_the_sdk(server: StandInServer) ->
         "from agents.registry import resolve_agent\n"
         f"agent = resolve_agent('openai-compatible:m@{server.url}/v1', {{'cache': False}})\n"
         "asyncio.run(agent.acall([HumanMessage('hello')]))\n"
+        "asyncio.run(agent.acall([HumanMessage('again, in a loop of its own')]))\n"
         "print(sorted(m for m in ('openai', 'langchain_openai') if m in sys.modules))\n"
     )
-    loaded = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
-    assert loaded.stdout.strip() == "[]" and len(server.requests) == 1
+    loaded = subprocess.run(
+        [sys.executable, "-W", "always::ResourceWarning", "-c", script],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert loaded.stdout.strip() == "[]" and len(server.requests) == 2
+    assert loaded.stderr == ""  # no session or socket left unclosed by either loop
+
+
+def test_a_loops_session_is_closed_as_the_loop_shuts_down(server: StandInServer) -> None:
+    lean, _ = agents_for(server)
+
+    async def call() -> aiohttp.ClientSession:
+        await lean.acall([HumanMessage("hello")])
+        session = await endpoint_session(f"{server.url}/v1")
+        await lean.acall([HumanMessage("hello again")])  # on the same session
+        assert await endpoint_session(f"{server.url}/v1") is session and not session.closed
+        return session
+
+    first, second = asyncio.run(call()), asyncio.run(call())
+    assert first is not second and first.closed and second.closed

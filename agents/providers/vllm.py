@@ -89,7 +89,6 @@ PROVIDER = Provider(
     summary="vLLM: a running server (-M base_url=...) or `vllm serve` started here (GPU)",
     build=build,
     params=VllmParams,
-    requires=("httpx2",),
     extra="vllm",
     image_limits=OPENAI_IMAGE_LIMITS,
     rate_limits=RateLimits(concurrency=32),
