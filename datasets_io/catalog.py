@@ -9,16 +9,17 @@ other folder in the first format whose layout it matches.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Generic, TypeVar
 
-from pydantic import ValidationError
+from pydantic import JsonValue, ValidationError
 
 from datasets_io.errors import DatasetError, describe_validation_error
 from datasets_io.images import DEFAULT_MAX_PIXELS, open_image
 from datasets_io.loaders import DatasetLoader, loader_class, loader_formats
-from datasets_io.problem import BongardProblem
+from datasets_io.problem import BongardProblem, Concept
 
 DATA_DIR_ENV = "BONGARD_DATA"
 
@@ -35,11 +36,36 @@ def default_data_dir() -> Path:
     return next((path for path in FALLBACK_DATA_DIRS if path.is_dir()), FALLBACK_DATA_DIRS[0])
 
 
-@dataclass
-class ScanResult:
-    """The usable problems of a dataset and an error for each unusable one."""
+@dataclass(frozen=True, slots=True)
+class ProblemSummary:
+    """What a run keeps of each of its problems until the problem's item starts: enough to select,
+    sample and offer its concept as a distractor. The problem itself, panels and all, is loaded
+    when its item starts (`Dataset.load`), so a run's memory does not grow with its dataset."""
 
-    problems: list[BongardProblem] = field(default_factory=list)
+    dataset: str
+    id: str
+    concept: Concept | None
+    concept_group: str | None
+    metadata: Mapping[str, JsonValue]
+
+    @property
+    def key(self) -> str:
+        """`dataset/id`, as `BongardProblem.key`."""
+        return f"{self.dataset}/{self.id}"
+
+    @classmethod
+    def of(cls, problem: BongardProblem) -> ProblemSummary:
+        return cls(problem.dataset, problem.id, problem.concept, problem.concept_group, problem.metadata)
+
+
+T = TypeVar("T", BongardProblem, ProblemSummary)
+
+
+@dataclass
+class ScanResult(Generic[T]):
+    """The usable problems of a dataset (or what is kept of each) and an error for each unusable one."""
+
+    problems: list[T] = field(default_factory=list)
     errors: list[DatasetError] = field(default_factory=list)
 
 
@@ -79,11 +105,14 @@ class Dataset:
 
     def problem(self, problem_id: str) -> BongardProblem:
         """One problem; a `DatasetError` naming the dataset, problem and file if unusable."""
-        resolved = self.resolve_id(problem_id)
+        return self.load(self.resolve_id(problem_id))
+
+    def load(self, problem_id: str) -> BongardProblem:
+        """The problem of an id the dataset gave (`problem_ids`, a scan): not resolved again."""
         try:
-            return self.loader.load_problem(resolved)
+            return self.loader.load_problem(problem_id)
         except DatasetError as error:
-            raise error.located(dataset=self.name, problem_id=resolved) from None
+            raise error.located(dataset=self.name, problem_id=problem_id) from None
 
     def iter_problems(
         self, problem_ids: Iterable[str] | None = None, *, open_images: bool = False
@@ -93,9 +122,11 @@ class Dataset:
         With `open_images`, every image is decoded too (what `validate` does),
         so corrupt, truncated and over-large files are caught before a run.
         """
-        for problem_id in problem_ids if problem_ids is not None else self.problem_ids():
+        ids: Iterable[str] = self.problem_ids() if problem_ids is None else problem_ids
+        read = self.load if problem_ids is None else self.problem  # its own ids need no resolving
+        for problem_id in ids:
             try:
-                problem = self.problem(problem_id)
+                problem = read(problem_id)
                 if open_images:
                     check_images(problem)
             except DatasetError as error:
@@ -103,14 +134,26 @@ class Dataset:
             else:
                 yield problem
 
-    def scan(self, problem_ids: Iterable[str] | None = None, *, open_images: bool = False) -> ScanResult:
-        result = ScanResult()
-        for item in self.iter_problems(problem_ids, open_images=open_images):
-            if isinstance(item, DatasetError):
-                result.errors.append(item)
-            else:
-                result.problems.append(item)
-        return result
+    def scan(
+        self, problem_ids: Iterable[str] | None = None, *, open_images: bool = False
+    ) -> ScanResult[BongardProblem]:
+        return _collected(self.iter_problems(problem_ids, open_images=open_images), lambda problem: problem)
+
+    def survey(self) -> ScanResult[ProblemSummary]:
+        """Every problem read once, one at a time, and only its summary kept (what a run holds)."""
+        return _collected(self.iter_problems(), ProblemSummary.of)
+
+
+def _collected(
+    items: Iterable[BongardProblem | DatasetError], keep: Callable[[BongardProblem], T]
+) -> ScanResult[T]:
+    result: ScanResult[T] = ScanResult()
+    for item in items:
+        if isinstance(item, DatasetError):
+            result.errors.append(item)
+        else:
+            result.problems.append(keep(item))
+    return result
 
 
 def check_images(problem: BongardProblem, max_pixels: int = DEFAULT_MAX_PIXELS) -> None:

@@ -10,12 +10,13 @@ sizes its own way, and it is not a dependency here.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Protocol, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from datasets_io.errors import BongardError
-from datasets_io.problem import BongardProblem
+from datasets_io.problem import Concept
 
 STRATA = "concept (the left rule), group (the concept group) or metadata.KEY"
 
@@ -35,7 +36,21 @@ class SampleSpec(BaseModel):
     seed: int = 0
 
 
-def stratum(problem: BongardProblem, field: str) -> str:
+class Stratifiable(Protocol):
+    """What a sample reads of a problem: a `BongardProblem`, or a run's summary of one."""
+
+    @property
+    def concept(self) -> Concept | None: ...
+    @property
+    def concept_group(self) -> str | None: ...
+    @property
+    def metadata(self) -> Mapping[str, JsonValue]: ...
+
+
+P = TypeVar("P", bound=Stratifiable)
+
+
+def stratum(problem: Stratifiable, field: str) -> str:
     """The problem's label for `field`; problems without one form a stratum of their own ("")."""
     if field == "concept":
         return problem.concept.left if problem.concept else ""
@@ -46,11 +61,11 @@ def stratum(problem: BongardProblem, field: str) -> str:
     raise SampleError(f"cannot stratify by {field!r}: use {STRATA}")
 
 
-def draw(problems: Sequence[BongardProblem], spec: SampleSpec) -> list[BongardProblem]:
+def draw(problems: Sequence[P], spec: SampleSpec) -> list[P]:
     """`spec.size` problems, each stratum in proportion to its size, in dataset order."""
     if spec.size > len(problems):
         raise SampleError(f"a sample of {spec.size} from {len(problems)} problems is not possible")
-    strata: dict[str, list[BongardProblem]] = {}
+    strata: dict[str, list[P]] = {}
     for problem in problems:
         strata.setdefault(stratum(problem, spec.stratify) if spec.stratify else "", []).append(problem)
     rng = random.Random(f"{spec.seed}:sample")

@@ -16,7 +16,7 @@ import hashlib
 import platform
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -68,18 +68,23 @@ def git_commit(folder: Path = SOURCE) -> str | None:
     return head.stdout.strip() + ("+dirty" if status.stdout.strip() else "")
 
 
-def dataset_fingerprint(problems: Sequence[BongardProblem]) -> dict[str, Any]:
+def dataset_fingerprint(problems: Iterable[BongardProblem]) -> dict[str, Any]:
     """A SHA-256 over the problems a run solves: ids, concepts and every image's bytes, so the
-    same data moved elsewhere keeps its fingerprint and an edited panel changes it."""
+    same data moved elsewhere keeps its fingerprint and an edited panel changes it. The problems
+    may come one at a time in any order: each one's part is kept (about 600 bytes), not the problem."""
+    parts = sorted((problem.key, _fingerprint_part(problem)) for problem in problems)
     digest = hashlib.sha256()
-    for problem in sorted(problems, key=lambda p: p.key):
-        digest.update(problem.key.encode("utf-8"))
-        concept = problem.concept.model_dump_json() if problem.concept is not None else ""
-        digest.update(concept.encode("utf-8"))
-        for panel in (*problem.left, *problem.right, *problem.test_left, *problem.test_right):
-            digest.update(f"{panel.ref}:".encode())
-            digest.update(hashlib.sha256(_bytes_of(panel.path)).digest())
-    return {"problems": len(problems), "sha256": digest.hexdigest()}
+    for _, part in parts:
+        digest.update(part)
+    return {"problems": len(parts), "sha256": digest.hexdigest()}
+
+
+def _fingerprint_part(problem: BongardProblem) -> bytes:
+    concept = problem.concept.model_dump_json() if problem.concept is not None else ""
+    part = [problem.key.encode("utf-8"), concept.encode("utf-8")]
+    for panel in (*problem.left, *problem.right, *problem.test_left, *problem.test_right):
+        part += [f"{panel.ref}:".encode(), hashlib.sha256(_bytes_of(panel.path)).digest()]
+    return b"".join(part)
 
 
 def _bytes_of(path: Path) -> bytes:
@@ -89,7 +94,7 @@ def _bytes_of(path: Path) -> bytes:
         return f"unreadable: {error.strerror}".encode()
 
 
-def session_record(problems: Sequence[BongardProblem], prompts: PromptLibrary) -> dict[str, Any]:
+def session_record(problems: Iterable[BongardProblem], prompts: PromptLibrary) -> dict[str, Any]:
     """The provenance of one session of a run, as it starts (its prompts are added as it ends)."""
     return {
         "started_at": time.time(),

@@ -29,7 +29,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from agents.breaker import DEFAULT_MAX_FAILURES, CircuitBreaker
 from agents.prompt_library import PromptLibrary
-from datasets_io.problem import BongardProblem
+from datasets_io.catalog import ProblemSummary
 from datasets_io.store import STORE_FILE, ResultsStore
 from graphs.checkpoints import item_thread, open_checkpoints
 from graphs.kept import KeptResults
@@ -79,7 +79,7 @@ class ItemWorker:
         store = ResultsStore(self.home / STORE_FILE)  # read only for the earlier runs a strategy reuses
         self.runner = Runner(RunConfig.model_validate(config), store, self.home, services.replies())
         limiter = services.joined(index)
-        self.problems: dict[str, BongardProblem] = {p.key: p for p in self.runner.problems}
+        self.problems: dict[str, ProblemSummary] = {p.key: p for p in self.runner.problems}
         self.items = share(self.runner.config.concurrency, workers, index)
         breaker = CircuitBreaker(max_failures)
         self.calls: dict[str, int] = {}
@@ -248,24 +248,24 @@ def _drive(
     run_id: str,
     pool: list[Any],
     slots: list[int],
-    pending: deque[tuple[BongardProblem, int]],
+    pending: deque[tuple[ProblemSummary, int]],
     on_item: Callable[[ItemOutcome], None] | None,
     lost: Callable[[int], None],
 ) -> None:
     """Keep each worker's slots full, store each finished item once, as it comes; `lost(index)`
     when a worker is gone for good."""
 
-    def send(worker: Any, item: tuple[BongardProblem, int]) -> Any:
+    def send(worker: Any, item: tuple[ProblemSummary, int]) -> Any:
         return worker.solve.remote(run_id, item[0].key, item[1])
 
-    def take(item: tuple[BongardProblem, int], index: int, solved: SolvedItem) -> None:
+    def take(item: tuple[ProblemSummary, int], index: int, solved: SolvedItem) -> None:
         outcome = runner.save_solved(run_id, solved)
         if solved.answer is not None:
             pool[index].forget.remote(run_id, solved.problem, solved.attempt)
         if on_item is not None:
             on_item(outcome)
 
-    def fail(item: tuple[BongardProblem, int], error: RayTaskError) -> None:
+    def fail(item: tuple[ProblemSummary, int], error: RayTaskError) -> None:
         # a dead endpoint, a full disk: the run stops as it does locally
         raise (error.cause if isinstance(error.cause, Exception) else error) from None
 

@@ -9,9 +9,9 @@ same path a third-party package takes; a package may also name a `StrategyInfo`.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, TypeVar, get_args, get_origin
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, get_args, get_origin
 
 from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
@@ -20,6 +20,9 @@ from datasets_io.errors import BongardError, did_you_mean
 from datasets_io.plugins import Registry, UnknownName
 from datasets_io.problem import BongardProblem, Concept
 from judges.styles import JudgeStyle
+
+if TYPE_CHECKING:
+    from datasets_io.catalog import ProblemSummary
 
 ENTRY_POINT_GROUP = "bongard_agents.strategies"
 
@@ -58,7 +61,7 @@ class DatasetContext:
     concepts: Sequence[tuple[str, Concept]] = ()
 
     @classmethod
-    def of(cls, problems: Sequence[BongardProblem]) -> DatasetContext:
+    def of(cls, problems: Iterable[BongardProblem | ProblemSummary]) -> DatasetContext:
         return cls(tuple((p.id, p.concept) for p in problems if p.concept is not None))
 
     def other_concepts(self, own: Concept) -> list[Concept]:

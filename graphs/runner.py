@@ -29,7 +29,7 @@ from agents.limits import InFlight, in_flight
 from agents.managed import AgentCallError, ManagedAgent
 from agents.prompt_library import PromptLibrary
 from agents.registry import check_agent_params, resolve_agent, shared_params
-from datasets_io.catalog import Dataset, ScanResult, open_dataset
+from datasets_io.catalog import Dataset, ProblemSummary, ScanResult, open_dataset
 from datasets_io.errors import DatasetError
 from datasets_io.images import natural_key
 from datasets_io.problem import BongardProblem
@@ -145,7 +145,7 @@ class Runner:
         self.dataset: Dataset = open_dataset(
             config.dataset, Path(config.data_dir) if config.data_dir else None, config.dataset_options
         )
-        scan = self.dataset.scan()
+        scan = self.dataset.survey()  # summaries: each problem is loaded again as its item starts
         self.skipped: list[DatasetError] = scan.errors
         self.context = DatasetContext.of(scan.problems)
         excluded = sorted(
@@ -176,7 +176,7 @@ class Runner:
             raise StrategyError(f"-S {option}={run}: run {run_id} holds no answers with {key!r} to reuse")
         return found
 
-    def strategy_options(self, problem: BongardProblem, attempt: int) -> dict[str, Any]:
+    def strategy_options(self, problem: BongardProblem | ProblemSummary, attempt: int) -> dict[str, Any]:
         """The run's strategy options, with each reused result looked up for this problem."""
         options: dict[str, Any] = dict(self.config.strategy_options)
         for option, found in self.reused.items():
@@ -188,7 +188,7 @@ class Runner:
             options[option] = value
         return options
 
-    def _select(self, scan: ScanResult) -> list[BongardProblem]:
+    def _select(self, scan: ScanResult[ProblemSummary]) -> list[ProblemSummary]:
         """The run's problems, less the excluded ones; an unusable one asked for by id, or none at
         all, is refused with the reasons (the run is not stored)."""
         name = self.dataset.name
@@ -236,7 +236,7 @@ class Runner:
         gates = ((agent.endpoint, agent.rate_limits) for agent in self.agents.values())
         return in_flight(self.config.concurrency, gates)
 
-    def pending(self, run_id: str, retry_errors: bool) -> list[tuple[BongardProblem, int]]:
+    def pending(self, run_id: str, retry_errors: bool) -> list[tuple[ProblemSummary, int]]:
         done = self.store.finished_items(run_id)
         failed = set() if retry_errors else self.store.failed_items(run_id)
         return [
@@ -266,7 +266,7 @@ class Runner:
             call_slots=asyncio.Semaphore(self.config.concurrency),
             kept=KeptResults(self.home / "kept"),
         )
-        work: Iterator[tuple[BongardProblem, int]] = iter(self.pending(run_id, retry_errors))
+        work: Iterator[tuple[ProblemSummary, int]] = iter(self.pending(run_id, retry_errors))
         with self.held(run_id, runtime.prompts):
             async with open_checkpoints(self.home) as checkpoints:
 
@@ -288,7 +288,7 @@ class Runner:
         run_id: str,
         runtime: SolveRuntime,
         checkpoints: AsyncSqliteSaver,
-        problem: BongardProblem,
+        problem: ProblemSummary,
         attempt: int,
     ) -> ItemOutcome:
         solved = await self.solve_item(run_id, runtime, checkpoints, problem, attempt)
@@ -302,18 +302,19 @@ class Runner:
         run_id: str,
         runtime: SolveRuntime,
         checkpoints: AsyncSqliteSaver,
-        problem: BongardProblem,
+        problem: ProblemSummary,
         attempt: int,
     ) -> SolvedItem:
         """One item solved but not stored, so whoever stores it may run elsewhere (the Ray driver,
-        `graphs.ray_executor`); its thread is kept until the item is stored."""
+        `graphs.ray_executor`); its thread is kept until the item is stored. Its problem is loaded
+        now: a run holds only summaries, so its memory does not grow with the dataset."""
         thread = item_thread(run_id, problem.key, attempt)
         try:
             with keeping_unfinished_calls() as unfinished:
                 options = self.strategy_options(problem, attempt)
                 answer = await solve(
                     self.config.strategy,
-                    problem,
+                    self.dataset.load(problem.id),
                     runtime,
                     context=self.context,
                     seed=self.config.seed + attempt,
@@ -344,6 +345,16 @@ class Runner:
             **spent(trace),
         )
 
+    def loaded(self) -> Iterator[BongardProblem]:
+        """The run's problems, loaded one at a time (one that has become unusable since the run
+        started is left out: its item fails with the error, named)."""
+        for problem in self.problems:
+            try:
+                loaded = self.dataset.load(problem.id)
+            except DatasetError:
+                continue
+            yield loaded
+
     @contextmanager
     def held(self, run_id: str, prompts: PromptLibrary) -> Iterator[None]:
         """The run held by this process for one pass over its pending items, the pass's provenance
@@ -351,7 +362,7 @@ class Runner:
         normally (Ctrl-C or an error leave it resumable; a SIGKILL leaves the owner set, and
         `process_alive` finds it gone)."""
         self.store.hold_run(run_id, planned=len(self.problems) * self.config.attempts)
-        sessions = [*self.store.provenance(run_id), session_record(self.problems, prompts)]
+        sessions = [*self.store.provenance(run_id), session_record(self.loaded(), prompts)]
         self.store.save_provenance(run_id, sessions)
         finished = False
         try:

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from datasets_io.catalog import Dataset, ScanResult, default_data_dir, find_datasets, open_dataset
 from datasets_io.errors import DatasetError
+from datasets_io.problem import BongardProblem
 from datasets_io.render import DEFAULT_MAX_SIDE, Variant, render_sheet, render_strip, save_png
 from graphs.cli.console import console, error_console
 from graphs.cli.options import DataDirOption, DatasetOptions, parse_key_values
@@ -100,7 +101,7 @@ def validate(
     console.print(f"{dataset.name}: all {total} problems usable, every image opened")
 
 
-def _scan_with_warnings(dataset: Dataset) -> ScanResult:
+def _scan_with_warnings(dataset: Dataset) -> ScanResult[BongardProblem]:
     """Usable problems; one warning per skipped problem and a count."""
     scan = dataset.scan()
     for error in scan.errors:
