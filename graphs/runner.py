@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import gc
 import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -267,7 +268,7 @@ class Runner:
             kept=KeptResults(self.home / "kept"),
         )
         work: Iterator[tuple[ProblemSummary, int]] = iter(self.pending(run_id, retry_errors))
-        with self.held(run_id, runtime.prompts):
+        with self.held(run_id, runtime.prompts), frozen_heap():
             async with open_checkpoints(self.home) as checkpoints:
 
                 async def worker() -> None:
@@ -372,6 +373,19 @@ class Runner:
             sessions[-1]["prompts"] = dict(sorted(prompts.used.items()))
             self.store.save_provenance(run_id, sessions)
             self.store.release_run(run_id, finished=finished)
+
+
+@contextmanager
+def frozen_heap() -> Iterator[None]:
+    """Everything allocated so far (the toolkit's and its libraries' modules, the run's agents and
+    summaries) left out of the garbage collector's passes until the block ends: it lives as long
+    as the run, and each full pass walked all of it (0.45 s of a 7 s run over the 100 classic
+    problems). Unfrozen at the end, so what became garbage meanwhile is collected after all."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 class SolvedItem(BaseModel):
