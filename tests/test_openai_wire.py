@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -25,7 +26,7 @@ from agents.images import image_block
 from agents.managed import AgentCallError, ManagedAgent
 from agents.registry import resolve_agent
 from agents.structured import CUT_REPLY_ERROR
-from agents.wire_sessions import endpoint_session
+from agents.wire_sessions import endpoint_session, env_proxy
 from tests.standins.protocols import OpenAIChat
 from tests.standins.schema_replies import minimal_reply, output_schema
 from tests.standins.server import Fault, StandInServer
@@ -203,3 +204,27 @@ def test_a_loops_session_is_closed_as_the_loop_shuts_down(server: StandInServer)
 
     first, second = asyncio.run(call()), asyncio.run(call())
     assert first is not second and first.closed and second.closed
+
+
+def test_the_lean_path_honours_the_proxy_the_environment_names(
+    server: StandInServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """HTTP_PROXY and NO_PROXY as httpx honours them, read once per server rather than per request."""
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        port = unused.getsockname()[1]  # nothing listens there once the socket is closed
+    for name in ("http_proxy", "no_proxy", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{port}")
+    lean, _ = agents_for(server)
+    for no_proxy, reached in (("", False), ("127.0.0.1", True)):
+        monkeypatch.setenv("NO_PROXY", no_proxy)
+        env_proxy.cache_clear()
+        before = len(server.requests)
+        if reached:
+            asyncio.run(lean.acall([HumanMessage("hello")]))
+        else:
+            with pytest.raises(AgentCallError, match=f"Cannot connect to host 127.0.0.1:{port}"):
+                asyncio.run(lean.acall([HumanMessage("hello")]))
+        assert len(server.requests) - before == int(reached)
+    env_proxy.cache_clear()

@@ -30,7 +30,7 @@ from langchain_core.utils.function_calling import convert_to_openai_function
 from pydantic import Field, SecretStr
 
 from agents.provider import AgentParams
-from agents.wire_sessions import endpoint_session
+from agents.wire_sessions import endpoint_session, env_proxy
 
 ROLES = {"system": "system", "human": "user", "ai": "assistant"}
 STATUS_NAMES = {
@@ -171,7 +171,7 @@ class WireChatModel(BaseChatModel):
                     f"schema {schema.get('title')!r} cannot be a response format: ask in the prompt"
                 )
             body["response_format"] = asked
-        session = await endpoint_session(self.base_url)
+        session, (proxy, proxy_auth) = await endpoint_session(self.base_url), env_proxy(self.base_url)
         async with session.post(
             f"{self.base_url.rstrip('/')}/chat/completions",
             data=json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode(),
@@ -180,6 +180,8 @@ class WireChatModel(BaseChatModel):
                 "content-type": "application/json",
             },
             timeout=aiohttp.ClientTimeout(total=self.timeout_s),
+            proxy=proxy,
+            proxy_auth=proxy_auth,
         ) as response:
             try:
                 content = await response.read()
