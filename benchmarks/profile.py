@@ -26,7 +26,7 @@ LIBRARIES = {
     HTTP: ("aiohttp/", "multidict/", "yarl/", "httpx", "httpcore", "h11/", "anyio/"),
     "openai SDK": ("openai/",),
     "LangChain": ("langchain_core/", "langchain_openai/", "langsmith/"),
-    "checkpointer (SQLite)": ("langgraph/checkpoint/", "aiosqlite/"),
+    "checkpointer (SQLite)": ("langgraph/checkpoint/",),
     "LangGraph": ("langgraph/",),
     "images": ("PIL/",),
     "progress line (rich)": ("rich/",),
@@ -48,9 +48,8 @@ EVENT_LOOP = "event loop (asyncio)"
 OTHER = "interpreter, other"
 IDLE = "idle"
 WAITING = ("EpollSelector.select (", "Condition.wait (", "Event.wait (", "_worker (", "Queue.get (")
-WAITING_AT = ("aiosqlite/core.py:59)",)
 """A waiting thread's innermost frame (py-spy's own idle detection misses them here): the event
-loop's poll, a condition or a pool thread waiting, aiosqlite's thread waiting for a statement."""
+loop's poll, a condition or a pool thread waiting (the checkpoints' thread among them)."""
 
 
 def frame_layer(frame: str) -> str | None:
@@ -68,7 +67,7 @@ def frame_layer(frame: str) -> str | None:
 def layer(stack: list[str]) -> str:
     """The layer of a sample: idle; imports; else that of its innermost frame in a layer, the event
     loop's if asyncio's frames run between that and the toolkit code that started it, the toolkit's."""
-    if not stack[-1] or stack[-1].startswith(WAITING) or stack[-1].endswith(WAITING_AT):
+    if not stack[-1] or stack[-1].startswith(WAITING):
         return IDLE
     if any(IMPORTS in frame for frame in stack):
         return IMPORTS_LAYER

@@ -1,6 +1,6 @@
 """Per-item LangGraph checkpoints: a killed item resumes after its last finished model call.
 
-One SQLite file per workspace (LangGraph's own `AsyncSqliteSaver`); each item of
+One SQLite file per workspace (LangGraph's own tables, `Checkpoints`); each item of
 a run is a thread named after the run, problem and attempt. Every finished
 node, every finished branch of a fan-out and every turn of a conversation
 (`graphs.turns`) is written before the graph moves on, so a resumed item repeats
@@ -13,20 +13,27 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import AsyncIterator, Collection, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, TypeVar
 
-import aiosqlite
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
+from langgraph.checkpoint.base import (
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+)
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from langgraph.checkpoint.sqlite import SqliteSaver
 
 from datasets_io.records import CallTrace
 from datasets_io.sqlite_errors import CHECKPOINTS, SQLiteFileError
 
+T = TypeVar("T")
 CHECKPOINTS_FILE = "checkpoints.sqlite"
 STATE_RECORDS = [("datasets_io.records", "CallTrace"), ("datasets_io.records", "AnswerParts")]
 """The pydantic records graph state holds, the only classes a checkpoint may rebuild."""
@@ -50,70 +57,102 @@ def item_thread(run_id: str, problem_key: str, attempt: int) -> str:
     return f"{run_id}/{problem_key}/{attempt}/state-v{STATE_VERSION}"
 
 
-class _FailedFileLock(asyncio.Lock):
-    """The saver's lock, refusing once the file has failed: what waits on it fails at once."""
+class Checkpoints(BaseCheckpointSaver[str]):
+    """LangGraph's SQLite saver, each of its operations one trip to the file's own thread.
 
-    failed: sqlite3.Error | None = None
+    LangGraph's async saver (on aiosqlite) went to its thread three or four times per write (a
+    cursor, the statement, the commit, closing the cursor), each return a wake-up of the event
+    loop: about a tenth of a run's CPU per call (`benchmarks.profile`). Here the sync saver does
+    the whole write, commit included, in one trip. The file and its tables are LangGraph's own.
 
-    async def acquire(self) -> Literal[True]:
-        await super().acquire()
-        if self.failed is not None:
-            self.release()
-            raise self.failed
-        return True
+    Once an operation has failed, every later one fails at once with its error: otherwise each
+    write queued behind a failed one tried the file again and, where SQLite answers "busy"
+    (another writer, or a full disk's WAL index), waited out the busy timeout in turn, and a run
+    that filled its disk hung for minutes.
+    """
 
+    def __init__(self, saver: SqliteSaver, thread: ThreadPoolExecutor) -> None:
+        super().__init__(serde=saver.serde)
+        self.saver = saver
+        self.failed: sqlite3.Error | None = None
+        self._thread = thread
 
-class _Checkpointer(AsyncSqliteSaver):
-    """LangGraph's saver that stops using its file once a write has failed. With its own, every
-    write queued behind a failed one tries the file again and, where SQLite answers "busy" (another
-    writer, or a full disk's WAL index), waits out the busy timeout in turn: a run that filled its
-    disk hung for minutes. Here every call after the first failure fails at once with it."""
+    async def _on_file(self, operation: Callable[[], T]) -> T:
+        def guarded() -> T:
+            if self.failed is not None:
+                raise self.failed
+            try:
+                return operation()
+            except sqlite3.Error as error:
+                self.failed = self.failed or error
+                raise
 
-    lock: _FailedFileLock
+        return await asyncio.get_running_loop().run_in_executor(self._thread, guarded)
 
-    def __init__(self, connection: aiosqlite.Connection) -> None:
-        super().__init__(connection, serde=JsonPlusSerializer(allowed_msgpack_modules=STATE_RECORDS))
-        self.lock = _FailedFileLock()
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return await self._on_file(lambda: self.saver.get_tuple(config))
+
+    async def alist(
+        self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None, limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:  # fmt: skip
+        found = self.saver.list
+        listed = await self._on_file(lambda: list(found(config, filter=filter, before=before, limit=limit)))
+        for item in listed:
+            yield item
 
     async def aput(
         self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:  # fmt: skip
-        try:
-            return await super().aput(config, checkpoint, metadata, new_versions)
-        except sqlite3.Error as error:
-            self.lock.failed = self.lock.failed or error
-            raise
+        return await self._on_file(lambda: self.saver.put(config, checkpoint, metadata, new_versions))
 
     async def aput_writes(
         self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
     ) -> None:
-        try:
-            await super().aput_writes(config, writes, task_id, task_path)
-        except sqlite3.Error as error:
-            self.lock.failed = self.lock.failed or error
-            raise
+        await self._on_file(lambda: self.saver.put_writes(config, writes, task_id, task_path))
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        await self._on_file(lambda: self.saver.delete_thread(thread_id))
+
+    def get_next_version(self, current: str | None, channel: None) -> str:
+        return self.saver.get_next_version(current, channel)
+
+
+def _connected(path: Path, busy_timeout_s: float) -> SqliteSaver:
+    """The saver on its file (tables made, write-ahead log on), from the file's own thread."""
+    connection = sqlite3.connect(path, timeout=busy_timeout_s, check_same_thread=False)
+    saver = SqliteSaver(connection, serde=JsonPlusSerializer(allowed_msgpack_modules=STATE_RECORDS))
+    try:
+        saver.setup()  # write-ahead log
+        connection.execute(f"PRAGMA synchronous={SYNCHRONOUS}")
+    except sqlite3.Error:
+        connection.close()
+        raise
+    return saver
 
 
 @asynccontextmanager
-async def open_checkpoints(home: Path, busy_timeout_s: float = 5.0) -> AsyncIterator[AsyncSqliteSaver]:
+async def open_checkpoints(home: Path, busy_timeout_s: float = 5.0) -> AsyncIterator[Checkpoints]:
     """The workspace's checkpointer, open for the life of one run. A fault of its file (full disk,
     corrupt, locked past `busy_timeout_s`, read-only), met on opening or by any checkpoint read or
     write in the block, is one `SQLiteFileError` naming it: the toolkit's other SQLite files raise
     their own, so a bare SQLite error here is the checkpointer's."""
     home.mkdir(parents=True, exist_ok=True)
     path = home / CHECKPOINTS_FILE
-    try:
-        async with aiosqlite.connect(str(path), timeout=busy_timeout_s) as connection:
-            saver = _Checkpointer(connection)
-            await saver.setup()  # write-ahead log
-            await connection.execute(f"PRAGMA synchronous={SYNCHRONOUS}")
-            yield saver
-    except sqlite3.Error as error:
-        raise SQLiteFileError(CHECKPOINTS, path, error) from None
+    loop = asyncio.get_running_loop()
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="checkpoints") as thread:
+        try:
+            saver = await loop.run_in_executor(thread, _connected, path, busy_timeout_s)
+            try:
+                yield Checkpoints(saver, thread)
+            finally:
+                await loop.run_in_executor(thread, saver.conn.close)
+        except sqlite3.Error as error:
+            raise SQLiteFileError(CHECKPOINTS, path, error) from None
 
 
-async def run_threads(checkpoints: AsyncSqliteSaver, run_id: str) -> set[str]:
+async def run_threads(checkpoints: Checkpoints, run_id: str) -> set[str]:
     """The threads a run's items hold in the checkpointer."""
     return {
         thread
@@ -143,7 +182,7 @@ async def checkpointed_calls(
         return total
 
 
-async def checkpointed_trace(checkpoints: AsyncSqliteSaver, strategy: str, thread: str) -> list[CallTrace]:
+async def checkpointed_trace(checkpoints: Checkpoints, strategy: str, thread: str) -> list[CallTrace]:
     """The calls an item's checkpoint holds: those of its finished nodes and branches."""
     from graphs.solve import compiled
 

@@ -25,13 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-
 from agents.breaker import DEFAULT_MAX_FAILURES, CircuitBreaker
 from agents.prompt_library import PromptLibrary
 from datasets_io.catalog import ProblemSummary
 from datasets_io.store import STORE_FILE, ResultsStore
-from graphs.checkpoints import item_thread, open_checkpoints
+from graphs.checkpoints import Checkpoints, item_thread, open_checkpoints
 from graphs.kept import KeptResults
 from graphs.nodes import SolveRuntime
 from graphs.ray_cluster import (  # first: without Ray, this import is the one-line ClusterError
@@ -95,14 +93,14 @@ class ItemWorker:
         self.prompts = PromptLibrary(Path(prompts_dir) if prompts_dir else None)
         self._exits = AsyncExitStack()
         self._opening = asyncio.Lock()
-        self._checkpoints: AsyncSqliteSaver | None = None
+        self._checkpoints: Checkpoints | None = None
         self._runtime: SolveRuntime | None = None
 
     async def about(self) -> WorkerInfo:
         node = ray.get_runtime_context().get_node_id()
         return WorkerInfo(self.index, os.getpid(), node, self.items, self.calls)
 
-    async def _opened(self) -> tuple[SolveRuntime, AsyncSqliteSaver]:
+    async def _opened(self) -> tuple[SolveRuntime, Checkpoints]:
         """The runtime and checkpointer, made in the actor's event loop by its first items' call."""
         async with self._opening:
             if self._runtime is None or self._checkpoints is None:

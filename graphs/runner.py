@@ -21,7 +21,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from pydantic import BaseModel, Field
 
 from agents.breaker import DEFAULT_MAX_FAILURES, CircuitBreaker
@@ -40,7 +39,7 @@ from datasets_io.sampling import SampleSpec, draw
 from datasets_io.store import ResultsStore, StoreError
 from datasets_io.workspace import workspace_home
 from graphs.answer import Answer
-from graphs.checkpoints import checkpointed_trace, item_thread, open_checkpoints
+from graphs.checkpoints import Checkpoints, checkpointed_trace, item_thread, open_checkpoints
 from graphs.kept import KeptResults
 from graphs.nodes import SolveRuntime, keeping_unfinished_calls
 from graphs.provenance import session_record, toolkit_version
@@ -288,7 +287,7 @@ class Runner:
         self,
         run_id: str,
         runtime: SolveRuntime,
-        checkpoints: AsyncSqliteSaver,
+        checkpoints: Checkpoints,
         problem: ProblemSummary,
         attempt: int,
     ) -> ItemOutcome:
@@ -302,7 +301,7 @@ class Runner:
         self,
         run_id: str,
         runtime: SolveRuntime,
-        checkpoints: AsyncSqliteSaver,
+        checkpoints: Checkpoints,
         problem: ProblemSummary,
         attempt: int,
     ) -> SolvedItem:

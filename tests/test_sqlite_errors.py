@@ -40,7 +40,7 @@ PADDING = "x" * 2_000
 async def _checkpoint(home: Path, busy_timeout_s: float, max_pages: int | None, count: int) -> None:
     async with open_checkpoints(home, busy_timeout_s) as saver:
         if max_pages is not None:
-            await saver.conn.execute(f"PRAGMA max_page_count = {max_pages}")
+            saver.saver.conn.execute(f"PRAGMA max_page_count = {max_pages}")
         for number in range(count):
             config = RunnableConfig(configurable={"thread_id": f"t{number}", "checkpoint_ns": ""})
             checkpoint = empty_checkpoint()
