@@ -10,10 +10,10 @@ ratios); none gates CI.
 
 - speed: `bongard run --strategy descriptive --concurrency C` over N problems
   (13 calls each), its requests recorded by the server, then the same
-  requests replayed by raw `httpx` and `httpx2` (the `openai` SDK's own HTTP
-  library since openai 3, about a third of httpx's CPU per call here): one
-  `AsyncClient`, a pool of C, the floor; and by the raw `openai` SDK, C in
-  flight. For each: wall / ideal (ideal = calls x latency / C; wall from the
+  requests replayed by raw `httpx`, `httpx2` (the `openai` SDK's own HTTP
+  library since openai 3): one `AsyncClient`, a pool of C, the floor; and
+  aiohttp (what the toolkit's own client posts through): one session; and by
+  the raw `openai` SDK, C in flight. For each: wall / ideal (ideal = calls x latency / C; wall from the
   server's first request received to its last reply) and client CPU per call
   (the process's CPU over that span / calls; for `bongard run`, its child
   process sampled, so start-up before the first request and the store and
@@ -55,6 +55,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import httpx
 from openai import AsyncOpenAI
 
@@ -270,6 +271,19 @@ async def replay_http(
         await asyncio.gather(*(one(body) for body in bodies))
 
 
+async def replay_aiohttp(server: LatencyServer, bodies: list[dict[str, Any]], concurrency: int) -> None:
+    """The recorded requests posted by one aiohttp session, `concurrency` in flight."""
+    slots = asyncio.Semaphore(concurrency)
+    async with aiohttp.ClientSession() as session:
+
+        async def one(body: dict[str, Any]) -> None:
+            async with slots, session.post(f"{server.url}/v1/chat/completions", json=body) as response:
+                response.raise_for_status()
+                await response.json()
+
+        await asyncio.gather(*(one(body) for body in bodies))
+
+
 async def replay_sdk(server: LatencyServer, bodies: list[dict[str, Any]], concurrency: int) -> None:
     """The recorded requests through the raw `openai` SDK as a user calls it, `concurrency` in flight."""
     slots = asyncio.Semaphore(concurrency)
@@ -297,6 +311,8 @@ def speed(server: LatencyServer, problems: int, concurrency: int, home: Path) ->
         replayed(f"raw {name}, requests replayed", server, replay_http(library, server, bodies, concurrency))
         for name, library in http_libraries().items()
     ]
+    aiohttp_floor = replay_aiohttp(server, bodies, concurrency)
+    floors.append(replayed("raw aiohttp, requests replayed", server, aiohttp_floor))
     sdk = replayed("raw openai SDK, requests replayed", server, replay_sdk(server, bodies, concurrency))
     ideal = max(len(bodies) * server.latency_s / concurrency, CRITICAL_PATH_CALLS * server.latency_s)
     print(
