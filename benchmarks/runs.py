@@ -63,6 +63,7 @@ from datasets_io.catalog import default_data_dir
 from datasets_io.store import STORE_FILE, ResultsStore
 from graphs.checkpoints import checkpointed_calls
 from graphs.runner import RunConfig, start_run
+from tests.repeated_classic import repeated_classic
 
 BONGARD = Path(sys.executable).with_name("bongard")
 CRITICAL_PATH_CALLS = 2
@@ -394,20 +395,6 @@ def cache(server: LatencyServer, problems: int, home: Path) -> None:
     )
 
 
-def repeated_classic(count: int, folder: Path) -> Path:
-    """`count` problems in the folder layout, cycling through the real classic panels (symlinks)."""
-    classic = (default_data_dir() / "bongard-classic").resolve()
-    for number in range(count):
-        source = classic / f"{number % 100 + 1:03d}"
-        for side, first in (("left", 0), ("right", 6)):
-            (folder / f"p{number + 1:04d}" / side).mkdir(parents=True)
-            for index in range(6):
-                (folder / f"p{number + 1:04d}" / side / f"{index + 1}.png").symlink_to(
-                    source / f"{first + index}.png"
-                )
-    return folder
-
-
 def memory_and_scale(server: LatencyServer, sizes: list[int], work: Path) -> None:
     print(
         f"memory and scale: `bongard run --concurrency 32` x descriptive over the classic problems "
@@ -417,7 +404,9 @@ def memory_and_scale(server: LatencyServer, sizes: list[int], work: Path) -> Non
     print("| " + " | ".join(columns) + " |\n" + "| --- " * len(columns) + "|")
     runs: list[Figures] = []
     for size in sizes:
-        data = repeated_classic(size, work / f"data-{size}")
+        data = repeated_classic(
+            (default_data_dir() / "bongard-classic").resolve(), size, work / f"data-{size}"
+        )
         args = cli_run_args(server, work / f"home-{size}", f"folder:{data}", size, "cache=false")
         args[args.index("--problems") : args.index("--problems") + 2] = []
         runs.append(figures := measured_child(f"{size} items", args, server))

@@ -14,22 +14,10 @@ from pathlib import Path
 
 from datasets_io.store import STORE_FILE, ResultsStore
 from graphs.runner import RunConfig, Runner, start_run
+from tests.repeated_classic import repeated_classic
 
 SUMMARY_BYTES = 2_000
 """At most this much held per problem (a summary measures about 500 bytes, a problem about 9 KB)."""
-
-
-def repeated_classic(classic: Path, count: int, folder: Path) -> Path:
-    """`count` problems in the folder layout, cycling through the real classic panels (symlinks)."""
-    for number in range(count):
-        source = classic / f"{number % 100 + 1:03d}"
-        for side, first in (("left", 0), ("right", 6)):
-            (folder / f"p{number + 1:04d}" / side).mkdir(parents=True)
-            for index in range(6):
-                (folder / f"p{number + 1:04d}" / side / f"{index + 1}.png").symlink_to(
-                    source / f"{first + index}.png"
-                )
-    return folder
 
 
 def held_by_a_runner(data: Path, home: Path) -> int:
