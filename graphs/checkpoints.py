@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
@@ -51,6 +52,9 @@ fsyncs only at WAL checkpoints: a finished step survives the process being kille
 resume promises to survive) though not a power loss or an OS crash, which may take the last steps
 back; those items then repeat their last calls. FULL, SQLite's default, fsyncs every commit: about
 20 per problem, 1-2 ms of CPU per model call on one thread (`benchmarks.profile`)."""
+
+
+SETUP_RETRY_S = 0.02
 
 
 def item_thread(run_id: str, problem_key: str, attempt: int) -> str:
@@ -120,11 +124,23 @@ class Checkpoints(BaseCheckpointSaver[str]):
 
 
 def _connected(path: Path, busy_timeout_s: float) -> SqliteSaver:
-    """The saver on its file (tables made, write-ahead log on), from the file's own thread."""
+    """The saver on its file (tables made, write-ahead log on), from the file's own thread.
+
+    Processes opening one new file at once (a run's Ray workers) race to switch it to the
+    write-ahead log, and SQLite refuses the losers at once, without its busy wait: "database is
+    locked" in 7 of 30 trials of four openers. Each tries again until `busy_timeout_s` has passed."""
     connection = sqlite3.connect(path, timeout=busy_timeout_s, check_same_thread=False)
     saver = SqliteSaver(connection, serde=JsonPlusSerializer(allowed_msgpack_modules=STATE_RECORDS))
+    deadline = time.monotonic() + busy_timeout_s
     try:
-        saver.setup()  # write-ahead log
+        while True:
+            try:
+                saver.setup()  # write-ahead log
+                break
+            except sqlite3.OperationalError as error:
+                if "locked" not in str(error) or time.monotonic() > deadline:
+                    raise
+                time.sleep(SETUP_RETRY_S)
         connection.execute(f"PRAGMA synchronous={SYNCHRONOUS}")
     except sqlite3.Error:
         connection.close()

@@ -8,6 +8,7 @@ and every checkpoint it reported is read back from the files it left.
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
 import signal
 import subprocess
 import sys
@@ -96,3 +97,30 @@ def test_a_write_and_its_commit_are_one_trip_to_the_files_thread(tmp_path: Path)
     assert trips == 2
     assert {verb for _, verb in statements} == {"BEGIN", "INSERT", "COMMIT"}
     assert all(name.startswith("checkpoints") for name, _ in statements)
+
+
+def open_at_once(home: str, start: Any) -> str:
+    """Open the checkpoints in `home` as soon as every opener is ready; what came of it."""
+
+    async def opened() -> None:
+        async with open_checkpoints(Path(home)):
+            pass
+
+    start.wait()
+    try:
+        asyncio.run(opened())
+    except Exception as error:  # what each opener met is the finding
+        return f"{type(error).__name__}: {error}"
+    return "opened"
+
+
+def test_workers_opening_a_new_checkpoints_file_at_once_all_open_it(tmp_path: Path) -> None:
+    """A run's Ray workers open the workspace's checkpoints together; SQLite refuses all but one
+    switch of a new file to the write-ahead log without waiting (4 openers: 7 of 30 rounds failed)."""
+    openers, rounds = 4, 15
+    context = multiprocessing.get_context("spawn")
+    with context.Manager() as manager, context.Pool(openers) as pool:
+        for round_ in range(rounds):
+            start = manager.Barrier(openers)
+            home = str(tmp_path / f"round-{round_}")
+            assert pool.starmap(open_at_once, [(home, start)] * openers) == ["opened"] * openers
