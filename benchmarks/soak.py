@@ -211,14 +211,16 @@ def soak(
         while child.poll() is None and server.log.stat().st_size == log_size:
             time.sleep(0.02)  # start-up takes 1 s to several on a busy machine: kill during the work
         time.sleep(rng.uniform(0, 1.0))
-        if child.poll() is not None:
-            break
-        child.send_signal(signal.SIGKILL)
-        child.wait()
-        kill_times.append(time.time())
-        time.sleep(0.5)  # what was in flight is answered, to nobody
+        finished = child.poll() is not None  # a fast strategy may be done before the kill
+        if not finished:
+            child.send_signal(signal.SIGKILL)
+            child.wait()
+            kill_times.append(time.time())
+            time.sleep(0.5)  # what was in flight is answered, to nobody
         found = latest(home, earlier)
         args = [str(BONGARD), "run", "--resume", found[1], "--home", str(home)] if found else args
+        if finished:
+            break  # and the last step resumes it (nothing left), rather than starting a second run
     kept, answered_at_last_kill = kept_calls(home, strategy, earlier), len(server.answered())
     finish(args)
     planned, done, calls = stored_calls(home, earlier)
