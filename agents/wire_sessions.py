@@ -24,28 +24,25 @@ import aiohttp
 from aiohttp.helpers import get_env_proxy_for_url
 from yarl import URL
 
-_sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, aiohttp.ClientSession]] = (
-    weakref.WeakKeyDictionary()
-)
-_closers: set[object] = set()
-"""The generators holding sessions open: the loop's registry of them is weak."""
+Held = tuple[aiohttp.ClientSession, AsyncIterator[None]]
+"""A session and the started generator that closes it with its loop (the loop holds its async
+generators weakly: this is their strong reference)."""
+_sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, Held]] = weakref.WeakKeyDictionary()
 
 
 async def endpoint_session(base_url: str) -> aiohttp.ClientSession:
     """The running loop's session for the server at `base_url`, opened on first use."""
-    loop = asyncio.get_running_loop()
-    per_loop = _sessions.setdefault(loop, {})
-    session = per_loop.get(base_url)
-    if session is None or session.closed:
-        session = per_loop[base_url] = aiohttp.ClientSession(
+    per_loop = _sessions.setdefault(asyncio.get_running_loop(), {})
+    held = per_loop.get(base_url)
+    if held is None or held[0].closed:
+        session = aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(limit=0),  # no cap of its own: the endpoint's gate is the cap
-            timeout=aiohttp.ClientTimeout(total=None),  # the managed agent times each attempt
+            timeout=aiohttp.ClientTimeout(total=None),  # each request carries its model's timeout
             trust_env=False,  # it reads ~/.netrc and the proxy settings per request: `env_proxy`
         )
-        closer = _closed_with_loop(per_loop, base_url, session)
-        _closers.add(closer)
-        await anext(closer)  # started: the loop now knows it and closes it at shutdown
-    return session
+        held = per_loop[base_url] = (session, _closed_with_loop(per_loop, base_url, session))
+        await anext(held[1])  # started: the loop now knows it and closes it at shutdown
+    return held[0]
 
 
 @functools.cache
@@ -60,12 +57,12 @@ def env_proxy(base_url: str) -> tuple[URL | None, aiohttp.BasicAuth | None]:
 
 
 async def _closed_with_loop(
-    per_loop: dict[str, aiohttp.ClientSession], base_url: str, session: aiohttp.ClientSession
+    per_loop: dict[str, Held], base_url: str, session: aiohttp.ClientSession
 ) -> AsyncIterator[None]:
-    """Waits, started, until its loop shuts down (or it is collected), then closes `session`."""
+    """Waits, started, until its loop shuts down, then closes `session` and forgets it."""
     try:
         yield
     finally:
-        if per_loop.get(base_url) is session:
+        if (held := per_loop.get(base_url)) is not None and held[0] is session:
             del per_loop[base_url]
         await session.close()
