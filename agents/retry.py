@@ -83,8 +83,14 @@ def http_errors(name: str) -> tuple[type[BaseException], ...]:
 
 
 def status_code(error: BaseException) -> int | None:
-    """The HTTP status behind an SDK error, whatever the SDK calls it."""
+    """The HTTP status of the reply behind an SDK error, whatever the SDK calls it; None where no
+    reply came. Below a dropped link or a cut body lies no status a server sent: aiohttp's error for a
+    body cut short carries `code=400` for its own parser's sake, and read as a status it made a cut
+    reply a bad request, never retried."""
+    transport: tuple[type[BaseException], ...] = (ConnectionError, *http_errors("TransportError"))
     for item in error_chain(error):
+        if isinstance(item, transport):
+            return None
         for attribute in ("status_code", "code", "status"):
             value = getattr(item, attribute, None)
             if isinstance(value, int) and 100 <= value < 600:

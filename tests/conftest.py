@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -11,18 +10,16 @@ from typing import TYPE_CHECKING
 import pytest
 
 from tests.builders import copy_classic_subset
+from tests.data_paths import SHARED_DATA_ENV, shared_data_dir
 
 if TYPE_CHECKING:
     from datasets_io.problem import BongardProblem
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
-SHARED_DATA_ENV = "BONGARD_SHARED_DATA"
 
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """The real data folder; its absence is a failure, not a skip."""
-    path = Path(os.environ.get(SHARED_DATA_ENV) or REPO_ROOT.parent / "shared" / "data")
+    path = shared_data_dir()
     assert (path / "bongard-classic").is_dir() and (path / "bongard-rwr").is_dir(), (
         f"real Bongard data not found at {path}; set {SHARED_DATA_ENV}"
     )

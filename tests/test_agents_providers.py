@@ -11,10 +11,12 @@ import asyncio
 import base64
 import io
 import json
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from langchain_core.messages import HumanMessage
@@ -25,6 +27,7 @@ from agents.managed import AgentCallError, ManagedAgent
 from agents.registry import resolve_agent
 from tests.builders import make_image
 from tests.standins.protocols import (
+    GEMINI_API_VERSIONS,
     TOKENS_IN,
     TOKENS_OUT,
     AnthropicMessages,
@@ -93,6 +96,7 @@ class Wire:
     name: str
     protocol: Callable[[], WireProtocol]
     path: str
+    """The request paths the real service serves (a regular expression)."""
     key_env: str | None
     images: Callable[[Any], list[tuple[str, Image.Image]]]
     sent_key: Callable[[Recorded], str | None]
@@ -104,7 +108,7 @@ WIRES = {
     "anthropic": Wire(
         "anthropic",
         AnthropicMessages,
-        "/v1/messages",
+        r"/v1/messages",
         "ANTHROPIC_API_KEY",
         _anthropic_images,
         _anthropic_key,
@@ -113,7 +117,7 @@ WIRES = {
     "gemini": Wire(
         "gemini",
         GeminiGenerateContent,
-        f"/v1beta/models/{MODEL}:generateContent",
+        rf"/{GEMINI_API_VERSIONS}/models/{MODEL}:generateContent",
         "GOOGLE_API_KEY",
         _gemini_images,
         lambda request: _header(request, "x-goog-api-key"),
@@ -122,7 +126,7 @@ WIRES = {
     "ollama": Wire(
         "ollama",
         OllamaChat,
-        "/api/chat",
+        r"/api/chat",
         None,
         _ollama_images,
         lambda request: _header(request, "authorization"),
@@ -148,7 +152,7 @@ class Setup:
 
     def only_request(self) -> Any:
         [request] = self.requests()
-        assert request.path == self.wire.path
+        assert re.fullmatch(self.wire.path, urlsplit(request.path).path), request.path
         return request.body
 
 

@@ -25,14 +25,15 @@ from agents.call import AgentReply, CallSpec
 from agents.images import image_block
 from agents.managed import AgentCallError, ManagedAgent
 from agents.registry import resolve_agent
+from agents.retry import RetryPolicy
 from agents.structured import CUT_REPLY_ERROR
 from agents.wire_sessions import endpoint_session, env_proxy
+from tests.data_paths import shared_data_dir
 from tests.standins.protocols import OpenAIChat
 from tests.standins.schema_replies import minimal_reply, output_schema
 from tests.standins.server import Fault, StandInServer
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-PANEL = next(iter(sorted((DATA / "bongard-classic").rglob("*.png"))))
+PANEL = next(iter(sorted((shared_data_dir() / "bongard-classic").rglob("*.png"))))
 
 
 class Part(BaseModel):
@@ -156,6 +157,17 @@ def test_an_error_status_fails_as_the_sdk_says_it(server: StandInServer, status:
     (lean_name, lean), (_, sdk) = (failure.split(": ", 1) for failure in failures)
     assert lean_name == name  # the SDK's name; LangChain renames it (OpenAIInvalidRequestError...)
     assert lean == sdk == f"Error code: {status} - not today"
+
+
+def test_a_reply_cut_mid_body_is_tried_again_on_both_paths(server: StandInServer) -> None:
+    """A body cut short is a dropped link, not the 400 that aiohttp's parser error carries."""
+    for agent in agents_for(server):
+        agent.retry_policy = RetryPolicy(max_attempts=2, base_delay_s=0.01, max_delay_s=0.02)
+        server.faults.append(Fault(drop="mid-reply"))
+        before = len(server.requests)
+        reply = asyncio.run(agent.acall([HumanMessage("hello")]))
+        assert reply.text == "a figure of three lines"
+        assert len(server.requests) - before == 2
 
 
 def test_the_lean_model_is_a_langchain_chat_model_too(server: StandInServer) -> None:

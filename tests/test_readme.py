@@ -2,7 +2,8 @@
 
 - ```python blocks run whole in a fresh interpreter;
 - ```bash blocks run line by line (`bongard ...` through the real entry point; `python -m
-  benchmarks.X`, minutes each and run by hand, must name a module that exists);
+  benchmarks.X` and `bash scripts/X`, minutes each and run by hand, must name a module or script
+  that exists);
 - ```text blocks are usage synopses: each names a command that exists, and every `--option` it
   shows is one that command takes;
 - the first block (the two setup commands) is what `.ci/run` itself runs.
@@ -71,6 +72,8 @@ def run_shell(command: str, cwd: Path, env: dict[str, str], where: str) -> None:
         assert result.returncode == 0, f"{where}: {command}\n{result.stdout[-2000:]}\n{result.stderr[-2000:]}"
     elif words[1:3] == ["-m", words[2]] and words[0].endswith("python"):
         assert importlib.util.find_spec(words[2]) is not None, f"{where}: no module {words[2]}"
+    elif words[0] == "bash" and words[1].startswith("scripts/"):  # minutes and the network: by hand
+        assert (README.parent / words[1]).is_file(), f"{where}: no script {words[1]}"
     else:
         pytest.fail(f"{where}: the test does not know how to run {command!r}")
 

@@ -8,6 +8,7 @@ import json
 import re
 import time
 from typing import Any
+from urllib.parse import urlsplit
 
 from PIL import Image, ImageColor
 
@@ -84,11 +85,17 @@ class AnthropicMessages:
         )
 
 
+GEMINI_API_VERSIONS = "(?:v1|v1beta|v1alpha)"
+"""The versions of the Gemini API that serve generateContent: google-genai 3.x posts to v1, 1.x-2.x
+to v1beta; any other path is a 404 there, and so here."""
+
+
 class GeminiGenerateContent:
-    """POST /v1beta/models/MODEL:generateContent."""
+    """POST /{v1,v1beta,v1alpha}/models/MODEL:generateContent."""
 
     def handles(self, method: str, path: str) -> bool:
-        return method == "POST" and re.search(r"/models/[^/]+:generateContent", path) is not None
+        pattern = rf"/{GEMINI_API_VERSIONS}/models/[^/:]+:generateContent"
+        return method == "POST" and re.fullmatch(pattern, urlsplit(path).path) is not None
 
     def reply(self, path: str, body: Any, text: str, finish: str) -> Reply:
         return Reply(
