@@ -70,10 +70,10 @@ def run_shell(command: str, cwd: Path, env: dict[str, str], where: str) -> None:
     if words[0] == "bongard":
         result = run_bongard(*words[1:], env={k: (v or None) for k, v in env.items()}, cwd=cwd, timeout=600)  # type: ignore[misc]
         assert result.returncode == 0, f"{where}: {command}\n{result.stdout[-2000:]}\n{result.stderr[-2000:]}"
-    elif words[1:3] == ["-m", words[2]] and words[0].endswith("python"):
-        assert importlib.util.find_spec(words[2]) is not None, f"{where}: no module {words[2]}"
     elif words[0] == "bash" and words[1].startswith("scripts/"):  # minutes and the network: by hand
         assert (README.parent / words[1]).is_file(), f"{where}: no script {words[1]}"
+    elif words[1:3] == ["-m", words[2]] and words[0].endswith("python"):
+        assert importlib.util.find_spec(words[2]) is not None, f"{where}: no module {words[2]}"
     else:
         pytest.fail(f"{where}: the test does not know how to run {command!r}")
 
