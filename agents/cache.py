@@ -52,7 +52,7 @@ class CacheStats:
 @runtime_checkable
 class ReplyCache(Protocol):
     """What an agent reads and writes replies through: a `ResponseCache` file in this process, or
-    the one a Ray run's cache actor holds for every worker (`graphs.ray_services`)."""
+    the one a Ray run's cache actor holds for every worker (`graphs.cluster.services`)."""
 
     async def aget(self, key: str) -> dict[str, Any] | None: ...
 

@@ -59,7 +59,7 @@ class Gate:
 @runtime_checkable
 class Limiter(Protocol):
     """Where an agent's calls wait for their endpoint: `endpoint_slot` in this process, or a slot
-    the workers of a Ray run share (`graphs.ray_services`)."""
+    the workers of a Ray run share (`graphs.cluster.services`)."""
 
     def slot(
         self, endpoint: Endpoint, limits: RateLimits, estimated_tokens: int = 0

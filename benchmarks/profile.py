@@ -35,7 +35,7 @@ LIBRARIES = {
 """Layers by the packages their frames are in; the first that matches names a frame (so LangGraph's
 checkpointer is not LangGraph)."""
 TOOLKIT = {
-    "checkpointer (SQLite)": ("graphs/checkpoints.py",),
+    "checkpointer (SQLite)": ("graphs/runs/checkpoints.py",),
     "images": ("datasets_io/images.py", "datasets_io/render.py", "agents/images.py"),
     HTTP: ("agents/wire_sessions.py", "agents/http_pool.py"),
     "prompts": ("agents/prompt_library.py",),

@@ -7,7 +7,7 @@ number of calls in flight, so N workers should make N times the calls per second
 taken at the server, from its first request to its last (the workers' start-up left out); the
 ideal is workers x calls in flight each / latency. Figures depend on the machine's cores.
 
-First, what the run's shared actors add to each call (`graphs.ray_services`), side by side with
+First, what the run's shared actors add to each call (`graphs.cluster.services`), side by side with
 what a local run pays: a slot from the limiter actor against one from this process's gates, and
 a cached reply read through the cache actor against one read from the file, one call after
 another and, for the limiter, many calls at once.
@@ -30,9 +30,9 @@ import ray
 from agents.cache import ReplyCache, ResponseCache
 from agents.limits import Endpoint, RateLimits, endpoint_slot
 from datasets_io.store import STORE_FILE, ResultsStore
-from graphs.ray_executor import ClusterOptions, run_on_ray
-from graphs.ray_services import RayCache, RayLimiter, RemoteKeeper, RemoteLimiter
-from graphs.runner import RunConfig, start_run
+from graphs.cluster.executor import ClusterOptions, run_on_ray
+from graphs.cluster.services import RayCache, RayLimiter, RemoteKeeper, RemoteLimiter
+from graphs.runs.runner import RunConfig, start_run
 from tests.standins.protocols import OpenAIChat
 from tests.standins.server import StandInServer
 

@@ -61,8 +61,8 @@ from openai import AsyncOpenAI
 
 from datasets_io.catalog import default_data_dir
 from datasets_io.store import STORE_FILE, ResultsStore
-from graphs.checkpoints import checkpointed_calls
-from graphs.runner import RunConfig, start_run
+from graphs.runs.checkpoints import checkpointed_calls
+from graphs.runs.runner import RunConfig, start_run
 from tests.repeated_classic import repeated_classic
 
 BONGARD = Path(sys.executable).with_name("bongard")

@@ -456,7 +456,7 @@ class ResultsStore:
             )
 
     def provenance(self, run_id: str) -> list[dict[str, Any]]:
-        """The run's sessions, oldest first: code, packages, prompts and data (`graphs.provenance`)."""
+        """The run's sessions, oldest first: code, packages, prompts and data (`graphs.runs.provenance`)."""
         with self.reading() as db:
             row = db.execute("SELECT provenance FROM runs WHERE id = ?", (run_id,)).fetchone()
         if row is None:

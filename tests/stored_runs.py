@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from datasets_io.store import ResultsStore
-from graphs.runner import RunConfig, start_run
+from graphs.runs.runner import RunConfig, start_run
 
 
 class Stored:

@@ -17,10 +17,10 @@ from typing import Any
 
 from datasets_io.problem import BongardProblem, Side
 from graphs.answer import Answer
-from graphs.case_study_binary import TestImageSide, TwoTestImages
+from graphs.strategies.case_study_binary import TestImageSide, TwoTestImages
 from graphs.nodes import SolveRuntime
 from graphs.registry import DatasetContext
-from graphs.sides import SideLabel
+from graphs.blocks.sides import SideLabel
 from graphs.solve import solve
 from tests.scripted import Replies, Request, ScriptedAgent
 

@@ -19,14 +19,14 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import empty_checkpoint
 
-from graphs.checkpoints import open_checkpoints
+from graphs.runs.checkpoints import open_checkpoints
 
 WRITER = """
 import asyncio, sys
 from pathlib import Path
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import empty_checkpoint
-from graphs.checkpoints import open_checkpoints
+from graphs.runs.checkpoints import open_checkpoints
 
 async def main() -> None:
     async with open_checkpoints(Path(sys.argv[1])) as saver:

@@ -16,7 +16,7 @@ import pytest
 
 from datasets_io.problem import BongardProblem, Concept
 from graphs.registry import DatasetContext, StrategyError
-from graphs.rwr_plus import subsequent_distractors
+from graphs.strategies.rwr_plus import subsequent_distractors
 from graphs.solve import strategy_inputs
 
 COUNTS = [2, 4, 8, 16]

@@ -16,8 +16,8 @@ import pytest
 
 from agents.limits import Endpoint, RateLimits, in_flight
 from datasets_io.store import STORE_FILE, ResultsStore
-from graphs.generation import GenerationSettings
-from graphs.generation_run import GenerationConfig, start_generation
+from graphs.generation.graph import GenerationSettings
+from graphs.generation.run import GenerationConfig, start_generation
 from tests.cli import run_bongard
 from tests.standins.protocols import OpenAIChat
 from tests.standins.server import StandInServer

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from datasets_io.store import STORE_FILE, ResultsStore
-from graphs.checkpoints import checkpointed_calls
+from graphs.runs.checkpoints import checkpointed_calls
 from tests.cli import run_bongard
 from tests.killed_runs import kill, run_args, start, wait_for
 from tests.standins.protocols import OpenAIChat

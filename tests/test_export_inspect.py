@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from graphs.runner import RunConfig
+from graphs.runs.runner import RunConfig
 from tests.cli import run_bongard
 from tests.stored_runs import run_into_store
 

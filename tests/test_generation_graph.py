@@ -20,8 +20,8 @@ from datasets_io.catalog import open_dataset
 from datasets_io.generated import Pool
 from datasets_io.reviews import GenerationRecords
 from datasets_io.store import ResultsStore, StoreError
-from graphs.generation import GenerationSettings, ReviewVerdict, checked_decisions, image_id
-from graphs.generation_run import GenerationConfig, resume_generation, start_generation
+from graphs.generation.graph import GenerationSettings, ReviewVerdict, checked_decisions, image_id
+from graphs.generation.run import GenerationConfig, resume_generation, start_generation
 from tests.scripted import Request, RequestLog, Script, ScriptedChatModel
 
 SOURCES = ["6", "31"]  # triangles vs quadrangles; one line vs two lines

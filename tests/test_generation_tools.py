@@ -12,7 +12,7 @@ from langchain_core.tools import StructuredTool
 
 from agents.image_embedders import ClassicalEmbedder
 from agents.image_generators import resolve_generator
-from graphs.generation_tools import (
+from graphs.generation.tools import (
     PromptPair,
     ToolCallError,
     augment_prompt_tool,

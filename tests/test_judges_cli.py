@@ -13,7 +13,7 @@ from datasets_io.frames import store_frame
 from datasets_io.plugins import Registry
 from datasets_io.store import STORE_FILE
 from graphs.cli import main
-from graphs.runner import RunConfig
+from graphs.runs.runner import RunConfig
 from judges import specs
 from tests.distributions import installed_distribution
 from tests.stored_runs import Stored, run_into_store

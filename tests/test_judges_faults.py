@@ -17,7 +17,7 @@ import pytest
 
 from datasets_io.problem import Concept
 from datasets_io.records import Verdict
-from graphs.runner import RunConfig
+from graphs.runs.runner import RunConfig
 from judges.answer_data import ANSWER_LIMIT_CHARS, FENCE_CLOSE, fenced
 from judges.llm_judge import final_evaluation
 from judges.specs import build_judge

@@ -750,7 +750,7 @@ def test_zero_padded_uid_is_found_as_written(data_dir: Path, root: Path) -> None
 
 
 def test_problems_selected_by_number_find_zero_padded_uids(data_dir: Path, root: Path) -> None:
-    from graphs.runner import parse_selection
+    from graphs.runs.runner import parse_selection
 
     github_release(root)
     dataset = open_dataset(FORMAT, data_dir)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from graphs.runner import RunConfig
+from graphs.runs.runner import RunConfig
 from tests.stored_runs import Stored, run_into_store
 
 PROBLEMS = ["6", "31"]

@@ -13,8 +13,8 @@ import pytest
 
 from datasets_io.catalog import open_dataset
 from datasets_io.store import ResultsStore
-from graphs.provenance import dataset_fingerprint, git_commit, provenance_lines
-from graphs.runner import RunConfig, resume_run
+from graphs.runs.provenance import dataset_fingerprint, git_commit, provenance_lines
+from graphs.runs.runner import RunConfig, resume_run
 from tests.cli import run_bongard
 from tests.stored_runs import run_into_store
 

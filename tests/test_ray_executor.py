@@ -29,7 +29,7 @@ import pytest
 from agents.limits import RateLimits
 from agents.registry import CACHE_FILE
 from datasets_io.store import STORE_FILE, ResultsStore
-from graphs.runner import ItemOutcome, RunConfig, start_run
+from graphs.runs.runner import ItemOutcome, RunConfig, start_run
 from tests.cli import run_bongard, run_bongard_process
 from tests.killed_runs import kill, start, wait_for
 from tests.standins.protocols import OpenAIChat
@@ -95,7 +95,7 @@ def holders(path: Path) -> set[int]:
 def worker_pids(run_id: str, workers: int) -> set[int]:
     import ray
 
-    from graphs.ray_executor import NAMESPACE, WorkerInfo, worker_name
+    from graphs.cluster.executor import NAMESPACE, WorkerInfo, worker_name
 
     pool = [ray.get_actor(worker_name(run_id, index), namespace=NAMESPACE) for index in range(workers)]
     infos: list[WorkerInfo] = ray.get([worker.about.remote() for worker in pool])
@@ -131,7 +131,7 @@ def test_a_ray_run_matches_the_local_run_keeps_the_limit_and_is_cached_on_rerun(
 
     # A new run of the same settings (from this process's connection) asks the model nothing: the
     # cache actor answers, and no worker opens the cache file, as on a machine of its own.
-    from graphs.ray_executor import ClusterOptions, run_on_ray
+    from graphs.cluster.executor import ClusterOptions, run_on_ray
 
     run_id, runner = start_run(
         RunConfig.model_validate(store.run_config(summary.id)), store, tmp_path / "ray"
@@ -170,8 +170,8 @@ def test_a_killed_worker_costs_at_most_its_calls_in_flight_and_its_slots_come_ba
     would wait for them for ever."""
     import ray
 
-    from graphs.ray_executor import NAMESPACE, ClusterOptions, WorkerInfo, run_on_ray, worker_name
-    from graphs.ray_services import limiter_name
+    from graphs.cluster.executor import NAMESPACE, ClusterOptions, WorkerInfo, run_on_ray, worker_name
+    from graphs.cluster.services import limiter_name
 
     server.latency_s = 0.05
     spec = f"openai-compatible:solver@{server.url}/v1"
@@ -223,7 +223,7 @@ def test_a_killed_driver_is_resumed_locally_without_repaying_the_workers_finishe
     is cached, so each call made again reaches the server."""
     import ray
 
-    from graphs.ray_executor import NAMESPACE, worker_name
+    from graphs.cluster.executor import NAMESPACE, worker_name
 
     server.latency_s = 0.05
     args = run_args(server, shared_data, tmp_path, "-M", "temperature=0.7", "--concurrency", "4")
@@ -297,7 +297,7 @@ def test_a_limiter_gives_a_dead_workers_slots_back_and_none_to_its_old_process()
     """The limiter actor's bookkeeping, run as plain asyncio: a worker restarted (a new process
     joins) or lost for good (left) hands its slots to the others."""
     pytest.importorskip("ray")
-    from graphs.ray_services import EndpointLimiter
+    from graphs.cluster.services import EndpointLimiter
 
     async def scenario() -> None:
         limiter = EndpointLimiter(RateLimits(concurrency=2))

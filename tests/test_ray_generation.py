@@ -27,8 +27,8 @@ import pytest
 from datasets_io.generated import Decision
 from datasets_io.reviews import GenerationRecords
 from datasets_io.store import STORE_FILE, ResultsStore
-from graphs.generation import GenerationState
-from graphs.generation_run import Advanced, Generation, GenerationStatus
+from graphs.generation.graph import GenerationState
+from graphs.generation.run import Advanced, Generation, GenerationStatus
 from tests.cli import run_bongard
 from tests.standins.protocols import OpenAIChat
 from tests.standins.server import StandInServer
@@ -96,8 +96,8 @@ def kill_worker(index: int) -> int:
     """SIGKILL the process of the running generation's worker `index`; its pid."""
     import ray
 
-    from graphs.ray_cluster import NAMESPACE
-    from graphs.ray_generation import WorkerPlace
+    from graphs.cluster.connect import NAMESPACE
+    from graphs.cluster.generation import WorkerPlace
 
     [name] = [
         actor["name"]
@@ -193,7 +193,7 @@ def test_ray_options_need_the_ray_executor(tmp_path: Path) -> None:
 
 def test_flux_takes_a_gpu_per_worker_and_a_pool_that_cannot_be_placed_is_refused() -> None:
     pytest.importorskip("ray")
-    from graphs.ray_generation import ClusterError, ClusterOptions, actor_resources, pool_size
+    from graphs.cluster.generation import ClusterError, ClusterOptions, actor_resources, pool_size
 
     assert actor_resources("flux") == actor_resources("flux:black-forest-labs/FLUX.1-schnell")
     assert actor_resources("flux") == {"num_cpus": 1, "num_gpus": 1}

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from datasets_io.store import STORE_FILE, ResultsStore
-from graphs.runner import ItemOutcome, RunConfig, start_run
+from graphs.runs.runner import ItemOutcome, RunConfig, start_run
 from tests.cli import run_bongard
 from tests.standins.vllm_package.vllm import RECORDS_ENV
 
@@ -139,7 +139,7 @@ def test_an_engines_limits_are_its_own_and_the_runs_items_are_divided(
 ) -> None:
     import ray
 
-    from graphs.ray_executor import NAMESPACE, ClusterOptions, WorkerInfo, run_on_ray, worker_name
+    from graphs.cluster.executor import NAMESPACE, ClusterOptions, WorkerInfo, run_on_ray, worker_name
 
     config = RunConfig(
         strategy="descriptive",

@@ -16,7 +16,7 @@ from datasets_io.report_figures import FIGURES, INTERVAL_GID
 from datasets_io.run_compatibility import IncompatibleRuns, select_runs
 from datasets_io.store import ResultsStore
 from datasets_io.task_types import TaskTypes, write_types
-from graphs.runner import RunConfig
+from graphs.runs.runner import RunConfig
 from tests.stored_runs import run_into_store
 
 HELD_OUT = {"holdout_test": "true"}

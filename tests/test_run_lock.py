@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from datasets_io.store import STORE_FILE, ResultsStore, StoreError
-from graphs.checkpoints import checkpointed_calls
+from graphs.runs.checkpoints import checkpointed_calls
 from tests.cli import run_bongard
 from tests.killed_runs import kill, respond, run_args, start, summaries, wait_for
 from tests.standins.protocols import OpenAIChat

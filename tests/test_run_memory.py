@@ -13,7 +13,7 @@ import tracemalloc
 from pathlib import Path
 
 from datasets_io.store import STORE_FILE, ResultsStore
-from graphs.runner import RunConfig, Runner, start_run
+from graphs.runs.runner import RunConfig, Runner, start_run
 from tests.repeated_classic import repeated_classic
 
 SUMMARY_BYTES = 2_000

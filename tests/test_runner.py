@@ -20,8 +20,8 @@ import pytest
 from PIL import Image
 
 from datasets_io.store import STORE_FILE, ResultsStore, StoreError
-from graphs.checkpoints import checkpointed_calls
-from graphs.runner import RunConfig, resume_run
+from graphs.runs.checkpoints import checkpointed_calls
+from graphs.runs.runner import RunConfig, resume_run
 from tests.cli import BONGARD, run_bongard
 from tests.standins.protocols import OpenAIChat
 from tests.standins.server import Fault, StandInServer

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from graphs.runner import RunConfig
+from graphs.runs.runner import RunConfig
 from tests.cli import run_bongard
 from tests.stored_runs import Stored, run_into_store
 

@@ -28,7 +28,7 @@ from agents.cache import ResponseCache
 from agents.registry import CACHE_FILE
 from datasets_io.sqlite_errors import SQLiteFileError
 from datasets_io.store import STORE_FILE, ResultsStore, StoreError
-from graphs.checkpoints import CHECKPOINTS_FILE, open_checkpoints
+from graphs.runs.checkpoints import CHECKPOINTS_FILE, open_checkpoints
 from tests.cli import run_bongard
 
 CONFIG = {"strategy": "direct", "dataset": "d", "agents": {}}

@@ -18,7 +18,7 @@ from agents.managed import ManagedAgent
 from agents.registry import resolve_agent
 from datasets_io.catalog import open_dataset
 from datasets_io.problem import BongardProblem
-from graphs.case_study_binary import TwoTestImages
+from graphs.strategies.case_study_binary import TwoTestImages
 from graphs.nodes import SolveRuntime
 from graphs.registry import DatasetContext, get_strategy, strategy_names
 from graphs.solve import solve

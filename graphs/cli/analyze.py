@@ -78,7 +78,7 @@ def groups(
     home: HomeOption = None,
 ) -> None:
     """Solved problems and accuracy per concept group (Size, Position, Count, ... Angle)."""
-    from graphs.analyses import group_accuracy
+    from graphs.reports.analyses import group_accuracy
 
     store = open_store(home)
     counting = Counting(Aggregate.parse(aggregate), judging)
@@ -95,7 +95,7 @@ def categories(
 ) -> None:
     """Solved problems and accuracy per Bongard in Wonderland category of the classic problems
     (size, concept, number, spatial, same)."""
-    from graphs.analyses import wonderland_category_accuracy
+    from graphs.reports.analyses import wonderland_category_accuracy
 
     store = open_store(home)
     counting = Counting(Aggregate.parse(aggregate), judging)
@@ -171,7 +171,7 @@ def types(
 ) -> None:
     """Type I-IV: the problems solved in each task and their intersections, a table and a Venn diagram."""
     from datasets_io.task_types import TASKS, markdown_table, write_types
-    from graphs.analyses import task_types_of_runs
+    from graphs.reports.analyses import task_types_of_runs
 
     chosen = parse_task_aggregates(aggregate or [], TASKS)
     countings = tuple(Counting(chosen[task], judging) for task in TASKS)
@@ -207,7 +207,7 @@ def metrics(
     BERTScore, embedding similarity (Bongard-RWR+ CG)."""
     import pandas as pd
 
-    from graphs.analyses import concept_generation_metrics
+    from graphs.reports.analyses import concept_generation_metrics
 
     store = open_store(home)
     result = concept_generation_metrics(store, store.resolve_run(run_id))

@@ -30,7 +30,7 @@ def export(
     home: HomeOption = None,
 ) -> None:
     """Write a run as another tool's log: every item, its calls, answer, target and score."""
-    from graphs.inspect_export import export_run
+    from graphs.reports.inspect_export import export_run
 
     store = open_store(home)
     path = export_run(store, store.resolve_run(run_id), out)

@@ -29,7 +29,7 @@ from graphs.cli.options import (
 from graphs.cli.run import open_store
 
 if TYPE_CHECKING:
-    from graphs.generation_run import Generation, GenerationStatus
+    from graphs.generation.run import Generation, GenerationStatus
 
 DECISION_KEYS: dict[str, Decision] = {"l": "left", "r": "right", "n": "none"}
 
@@ -133,9 +133,9 @@ def generate(
     A human review stops the run with the images to review: decide them with
     `bongard review GEN`, then continue with `bongard generate --resume GEN`.
     """
-    from graphs.generation import GenerationSettings, ReviewMode
-    from graphs.generation_run import GenerationConfig, resume_generation, start_generation
-    from graphs.runner import parse_selection
+    from graphs.generation.graph import GenerationSettings, ReviewMode
+    from graphs.generation.run import GenerationConfig, resume_generation, start_generation
+    from graphs.runs.runner import parse_selection
 
     if executor == "local" and (ray_address is not None or workers is not None):
         raise typer.BadParameter(
@@ -143,7 +143,7 @@ def generate(
         )
     cluster = None
     if executor == "ray":  # imported before anything is stored: without Ray, no generation is made
-        from graphs.ray_generation import ClusterOptions
+        from graphs.cluster.generation import ClusterOptions
 
         cluster = ClusterOptions(ray_address, workers)
     store = open_store(home)
@@ -187,7 +187,7 @@ def generate(
     if cluster is None:
         _report(job, asyncio.run(job.run(announce=lambda said: console.print(said, highlight=False))))
     else:
-        from graphs.ray_generation import generate_on_ray
+        from graphs.cluster.generation import generate_on_ray
 
         _report(job, generate_on_ray(job, cluster, announce=error_console.print))
 
@@ -336,8 +336,8 @@ def variants(
 ) -> None:
     """Variants of a generated dataset as extra manifests: LP / P panels, TVT splits, impure sides."""
     from agents.image_embedders import resolve_image_embedder
-    from graphs.generation_variants import write_variants
-    from graphs.runner import parse_selection
+    from graphs.generation.variants import write_variants
+    from graphs.runs.runner import parse_selection
 
     counts = [int(n) for n in parse_selection(panels)] if panels else []
     report = write_variants(

@@ -37,8 +37,8 @@ from graphs.cli.options import (
 )
 
 if TYPE_CHECKING:  # the graphs room loads LangGraph: imported by the commands that run graphs
-    from graphs.ray_executor import ClusterOptions
-    from graphs.runner import ItemOutcome, Runner
+    from graphs.cluster.executor import ClusterOptions
+    from graphs.runs.runner import ItemOutcome, Runner
 
 DEFAULT_RUN: dict[str, Any] = {
     "strategy": "images-to-sides",
@@ -212,7 +212,7 @@ def run(
     from agents.registry import read_agent_config
     from datasets_io.sampling import SampleSpec
     from graphs.registry import get_strategy
-    from graphs.runner import RunConfig, parse_selection, resume_run, start_run
+    from graphs.runs.runner import RunConfig, parse_selection, resume_run, start_run
 
     store = open_store(home)
     if exclude is not None and resume is None:
@@ -225,7 +225,7 @@ def run(
         )
     cluster = None
     if executor == "ray":  # imported before anything is stored: without Ray, the run is not made
-        from graphs.ray_executor import ClusterOptions
+        from graphs.cluster.executor import ClusterOptions
 
         cluster = ClusterOptions(ray_address, workers)
     if resume is not None:
@@ -353,7 +353,7 @@ def _run_with_progress(
                     runner.run(run_id, retry_errors=retry_errors, on_item=on_item, max_failures=max_failures)
                 )
             else:
-                from graphs.ray_executor import run_on_ray
+                from graphs.cluster.executor import run_on_ray
 
                 run_on_ray(
                     runner, run_id, cluster, retry_errors=retry_errors, on_item=on_item,
@@ -483,7 +483,7 @@ def delete_run(
     home: HomeOption = None,
 ) -> None:
     """Delete a run: its items, calls, verdicts and the checkpoints of its unfinished items."""
-    from graphs.checkpoints import delete_run_threads
+    from graphs.runs.checkpoints import delete_run_threads
 
     store = open_store(home)
     resolved = store.resolve_run(run_id)
@@ -520,7 +520,7 @@ def show_run(
         shown = {**summary.as_json(), "judgings": [j.__dict__ for j in judgings], "provenance": sessions}
         print(json.dumps(shown, indent=2))
         return
-    from graphs.provenance import provenance_lines
+    from graphs.runs.provenance import provenance_lines
 
     console.print_json(json.dumps(summary.config))
     _print_summary(summary, home)
@@ -548,8 +548,8 @@ def judge(
     home: HomeOption = None,
 ) -> None:
     """Judge a stored run's free-form answers; nothing is re-solved, repeated judging is cached."""
-    from graphs.analyses import run_dataset
-    from graphs.judging import judge_run
+    from graphs.reports.analyses import run_dataset
+    from graphs.runs.judging import judge_run
 
     store = open_store(home)
     resolved = store.resolve_run(run_id)

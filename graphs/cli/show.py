@@ -67,7 +67,7 @@ def show(
     rows = items[items["problem"] == key].sort_values("attempt")
     if rows.empty:
         raise typer.BadParameter(f"run {resolved} has no item for problem {key}", param_hint="PROBLEM")
-    from graphs.analyses import run_dataset
+    from graphs.reports.analyses import run_dataset
 
     concept = run_dataset(store, resolved).problem(key.split("/", 1)[1]).concept
     if concept is not None:

@@ -41,7 +41,7 @@ from datasets_io.errors import BongardError
 from datasets_io.images import natural_key
 from datasets_io.render import VARIANTS, Variant
 from datasets_io.store import StoreError
-from graphs.provenance import provenance_lines
+from graphs.runs.provenance import provenance_lines
 from graphs.view.data import (
     SHOWN,
     ReadOnlyStore,

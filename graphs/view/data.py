@@ -411,7 +411,7 @@ def kappa_text(kappa: float, labels: AbstractSet[str]) -> str:
 
 @dataclass
 class JudgingStats:
-    """A judging of a run and the agreement of its judges, as `graphs.judging.JudgingReport` prints it."""
+    """A judging of a run and the agreement of its judges, as `graphs.runs.judging.JudgingReport` prints it."""
 
     judging: Judging
     counts: bool
@@ -549,7 +549,7 @@ def verdict_counts(rows: Sequence[ItemRow]) -> dict[str, int]:
 
 def open_run_dataset(config: Mapping[str, Any]) -> Dataset:
     """The dataset a stored run was made on, opened with the run's own settings, as
-    `graphs.analyses.run_dataset` opens it (without loading the runner and LangGraph)."""
+    `graphs.reports.analyses.run_dataset` opens it (without loading the runner and LangGraph)."""
     from datasets_io.catalog import open_dataset
 
     data_dir = config.get("data_dir")

@@ -3,7 +3,7 @@
 One SQLite file per workspace (LangGraph's own tables, `Checkpoints`); each item of
 a run is a thread named after the run, problem and attempt. Every finished
 node, every finished branch of a fan-out and every turn of a conversation
-(`graphs.turns`) is written before the graph moves on, so a resumed item repeats
+(`graphs.blocks.turns`) is written before the graph moves on, so a resumed item repeats
 no call that had returned, cached or not, however the process was stopped (not
 a power loss: see `SYNCHRONOUS`). A thread is deleted once its item is in the
 results store.
@@ -43,7 +43,7 @@ STATE_RECORDS = [("datasets_io.records", "CallTrace"), ("datasets_io.records", "
 STATE_VERSION = 3
 """Raised when graph state changes shape, so a thread saved by an older toolkit is started afresh
 instead of continued with keys its nodes no longer read (2: typed state keys, no `notes`;
-3: conversations one checkpointed step per turn, `graphs.turns`)."""
+3: conversations one checkpointed step per turn, `graphs.blocks.turns`)."""
 
 
 SYNCHRONOUS = "NORMAL"

@@ -31,7 +31,7 @@ from graphs.nodes import (
     with_intro,
 )
 from graphs.registry import Graph, ProtocolCard, strategy
-from graphs.turns import Dialogue, TurnsState, dialogues_graph, shown_then_asked
+from graphs.blocks.turns import Dialogue, TurnsState, dialogues_graph, shown_then_asked
 
 
 class PanelText(TypedDict):

@@ -39,10 +39,10 @@ from datasets_io.sampling import SampleSpec, draw
 from datasets_io.store import ResultsStore, StoreError
 from datasets_io.workspace import workspace_home
 from graphs.answer import Answer
-from graphs.checkpoints import Checkpoints, checkpointed_trace, item_thread, open_checkpoints
+from graphs.runs.checkpoints import Checkpoints, checkpointed_trace, item_thread, open_checkpoints
 from graphs.kept import KeptResults
 from graphs.nodes import SolveRuntime, keeping_unfinished_calls
-from graphs.provenance import session_record, toolkit_version
+from graphs.runs.provenance import session_record, toolkit_version
 from graphs.registry import DatasetContext, Reused, StrategyError, get_strategy
 from graphs.solve import solve
 
@@ -306,7 +306,7 @@ class Runner:
         attempt: int,
     ) -> SolvedItem:
         """One item solved but not stored, so whoever stores it may run elsewhere (the Ray driver,
-        `graphs.ray_executor`); its thread is kept until the item is stored. Its problem is loaded
+        `graphs.cluster.executor`); its thread is kept until the item is stored. Its problem is loaded
         now: a run holds only summaries, so its memory does not grow with the dataset."""
         thread = item_thread(run_id, problem.key, attempt)
         try:

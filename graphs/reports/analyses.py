@@ -21,7 +21,7 @@ from datasets_io.store import ResultsStore
 from datasets_io.task_types import TASKS, TaskTypes
 from datasets_io.wonderland_categories import wonderland_category
 from graphs.registry import StrategyError, get_strategy
-from graphs.runner import RunConfig
+from graphs.runs.runner import RunConfig
 from judges.metrics import METRICS, MetricScore, concept_metrics
 
 

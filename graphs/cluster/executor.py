@@ -11,7 +11,7 @@ continuing from their checkpoints: only the calls in flight are made again. A wo
 bring back hands its items to the others, which continue them the same way. The run's
 concurrency is divided among the workers; each endpoint's limits (calls in flight, requests and
 tokens per minute) are held whole by a limiter actor beside the driver that every worker's calls
-lease from, and the workspace's response cache by a cache actor there (`graphs.ray_services`).
+lease from, and the workspace's response cache by a cache actor there (`graphs.cluster.services`).
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ from agents.breaker import DEFAULT_MAX_FAILURES, CircuitBreaker
 from agents.prompt_library import PromptLibrary
 from datasets_io.catalog import ProblemSummary
 from datasets_io.store import STORE_FILE, ResultsStore
-from graphs.checkpoints import Checkpoints, item_thread, open_checkpoints
+from graphs.runs.checkpoints import Checkpoints, item_thread, open_checkpoints
 from graphs.kept import KeptResults
 from graphs.nodes import SolveRuntime
-from graphs.ray_cluster import (  # first: without Ray, this import is the one-line ClusterError
+from graphs.cluster.connect import (  # first: without Ray, this import is the one-line ClusterError
     MAX_RESTARTS,
     ClusterError,
     RayActorError,
@@ -42,13 +42,13 @@ from graphs.ray_cluster import (  # first: without Ray, this import is the one-l
     share,
     started,
 )
-from graphs.ray_cluster import NAMESPACE as NAMESPACE  # also this module's, as before the move
-from graphs.ray_cluster import ClusterOptions as ClusterOptions
-from graphs.ray_cluster import connect as _connect
-from graphs.ray_cluster import stop as _stop
-from graphs.ray_cluster import worker_name as worker_name
-from graphs.ray_services import Services, Shared
-from graphs.runner import ItemOutcome, RunConfig, Runner, SolvedItem
+from graphs.cluster.connect import NAMESPACE as NAMESPACE  # also this module's, as before the move
+from graphs.cluster.connect import ClusterOptions as ClusterOptions
+from graphs.cluster.connect import connect as _connect
+from graphs.cluster.connect import stop as _stop
+from graphs.cluster.connect import worker_name as worker_name
+from graphs.cluster.services import Services, Shared
+from graphs.runs.runner import ItemOutcome, RunConfig, Runner, SolvedItem
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from agents.call import ImageSource
 from agents.prompt_library import prompt_family
 from datasets_io.problem import BongardProblem
 from graphs.answer import AnswerParts
-from graphs.describe_first import (
+from graphs.blocks.describe_first import (
     DescribedState,
     DescribeInputs,
     Describer,
@@ -42,7 +42,7 @@ from graphs.registry import (
     seeded_random,
     strategy,
 )
-from graphs.sides import (
+from graphs.blocks.sides import (
     RWR_PLUS,
     RWR_PLUS_DECODING,
     SideLabel,

@@ -11,7 +11,7 @@ store: the images to review, the status, and the dataset once every source is bu
 A killed actor is restarted by Ray and the sources it had in flight are sent to it again,
 continuing from their checkpoints: only the steps in flight are made again. An actor Ray cannot
 bring back hands its sources to the others. Each endpoint's limits are held whole by its limiter
-actor and replies kept by the cache actor, as in a run (`graphs.ray_services`).
+actor and replies kept by the cache actor, as in a run (`graphs.cluster.services`).
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ from typing import Any
 
 from agents.image_generators import resolve_generator
 from datasets_io.store import STORE_FILE, ResultsStore
-from graphs.checkpoints import open_checkpoints
-from graphs.generation import Generation as GenerationGraph
-from graphs.generation import GenerationState, generation_graph
-from graphs.generation_run import (
+from graphs.runs.checkpoints import open_checkpoints
+from graphs.generation.graph import Generation as GenerationGraph
+from graphs.generation.graph import GenerationState, generation_graph
+from graphs.generation.run import (
     Advanced,
     Generation,
     GenerationConfig,
@@ -38,7 +38,7 @@ from graphs.generation_run import (
     SourceUnit,
     advance_source,
 )
-from graphs.ray_cluster import (  # first: without Ray, this import is the one-line ClusterError
+from graphs.cluster.connect import (  # first: without Ray, this import is the one-line ClusterError
     MAX_RESTARTS,
     NAMESPACE,
     ClusterError,
@@ -52,7 +52,7 @@ from graphs.ray_cluster import (  # first: without Ray, this import is the one-l
     stop,
     worker_name,
 )
-from graphs.ray_services import Services, Shared
+from graphs.cluster.services import Services, Shared
 
 __all__ = ["ClusterError", "ClusterOptions", "GenerationWorker", "generate_on_ray"]
 

@@ -37,7 +37,7 @@ from graphs.registry import (
     seeded_random,
     strategy,
 )
-from graphs.sides import (
+from graphs.blocks.sides import (
     RWR_PLUS,
     RWR_PLUS_DECODING,
     SideLabel,

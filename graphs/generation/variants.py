@@ -18,7 +18,7 @@ from agents.image_embedders import ImageEmbedder
 from datasets_io.generated import MANIFEST_FILE, Matrix, Pool, read_manifest, write_manifest
 from datasets_io.problem import SIDES
 from datasets_io.variants import impure_matrices, pool_matrices, tvt_matrices
-from graphs.generation import embeddings_file
+from graphs.generation.graph import embeddings_file
 
 
 def pool_embeddings(folder: Path, pool: Pool, embedder: ImageEmbedder) -> dict[int, np.ndarray[Any, Any]]:

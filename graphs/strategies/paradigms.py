@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 from agents.call import AgentReply, ImageSource
 from agents.prompt_library import prompt_family
 from datasets_io.problem import BongardProblem
-from graphs.describe_first import (
+from graphs.blocks.describe_first import (
     DescribedState,
     DescribeInputs,
     Describer,
@@ -31,7 +31,7 @@ from graphs.describe_first import (
     descriptions_of,
 )
 from graphs.nodes import Ctx, Item, ask, fan_out_graph, graph_of, panel_source, panel_sources
-from graphs.queries import (
+from graphs.blocks.queries import (
     QueryConclusion,
     QueryInputs,
     QueryState,
@@ -43,7 +43,7 @@ from graphs.queries import (
     query_result,
 )
 from graphs.registry import Graph, Preparation, ProtocolCard, StrategyOptions, strategy
-from graphs.turns import Dialogue, Question, Turn, TurnsState, add_dialogue
+from graphs.blocks.turns import Dialogue, Question, Turn, TurnsState, add_dialogue
 
 PARADIGMS = "Vaishnav & Tammet (cognitive paradigms)"
 PARADIGMS_DECODING = {"temperature": 0}

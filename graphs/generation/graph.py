@@ -42,7 +42,7 @@ from datasets_io.diverse_subsets import MEAN_SIMILARITY_LIMIT, SUBSETS_PER_SIDE
 from datasets_io.generated import Decision, PoolImage, SourceConcept
 from datasets_io.problem import SIDES, BongardProblem, Panel, PanelRole, Side
 from graphs.answer import CallTrace
-from graphs.generation_tools import FAMILY, IMAGE_SIDE, VARIATIONS, ToolCallError, generation_tools
+from graphs.generation.tools import FAMILY, IMAGE_SIDE, VARIATIONS, ToolCallError, generation_tools
 from graphs.nodes import Conversation, Item, SolveRuntime, ask, recording_calls
 
 RWR_PLUS = prompt_family("rwr_plus", "graphs")

@@ -31,7 +31,7 @@ PACKAGES = (
     "opencv-python-headless", "scikit-image", "pillow",
 )  # fmt: skip
 """Packages whose version can change what a run sends or computes; those not installed are left out."""
-SOURCE = Path(__file__).resolve().parent.parent
+SOURCE = Path(__file__).resolve().parents[2]
 
 
 def toolkit_version() -> str | None:

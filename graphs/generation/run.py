@@ -43,9 +43,9 @@ from datasets_io.problem import BongardProblem
 from datasets_io.reviews import GenerationRecords, Review
 from datasets_io.store import ResultsStore
 from datasets_io.workspace import workspace_home
-from graphs.checkpoints import open_checkpoints
-from graphs.generation import Generation as GenerationGraph
-from graphs.generation import (
+from graphs.runs.checkpoints import open_checkpoints
+from graphs.generation.graph import Generation as GenerationGraph
+from graphs.generation.graph import (
     GenerationRuntime,
     GenerationSettings,
     GenerationState,

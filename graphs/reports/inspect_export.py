@@ -67,7 +67,7 @@ def eval_log(store: ResultsStore, run_id: str) -> EvalLog:
         EvalStats,
     )
 
-    from graphs.analyses import run_dataset
+    from graphs.reports.analyses import run_dataset
 
     summary = store.summary(run_id)
     config = summary.config

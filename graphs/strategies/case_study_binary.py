@@ -38,8 +38,8 @@ from graphs.registry import (
     seeded_random,
     strategy,
 )
-from graphs.sides import SideLabel
-from graphs.turns import Dialogue, Question, Turn, TurnsState, dialogues_graph
+from graphs.blocks.sides import SideLabel
+from graphs.blocks.turns import Dialogue, Question, Turn, TurnsState, dialogues_graph
 
 INCORRECT_LABEL_OFFSET = 20
 

@@ -1,0 +1,1 @@
+"""What is read out of stored runs: the papers' analyses and the inspect_ai export."""

@@ -1,0 +1,1 @@
+"""A run over a dataset: the runner and its workers, checkpoints, provenance, and judging stored answers."""
