@@ -42,7 +42,7 @@ class AgentSpecError(BongardError, ValueError):
 
 def register_provider(provider: Provider) -> Provider:
     """Make a provider available by name (what the entry points do for packages)."""
-    return PROVIDERS.register(provider.name, provider)
+    return PROVIDERS.register(provider.name, provider, source=provider.build.__module__)
 
 
 def provider_names() -> list[str]:

@@ -8,6 +8,10 @@ or a whole module (`family = "pkg.mod"`) whose import registers its objects, e.g
 `@registry.decorator(...)`. Object entry points are listed by name without importing anything
 and loaded when that name is asked for, so an optional SDK is imported only when its provider
 is used; module entry points are imported when names are listed.
+
+A name belongs to one source. Registered again by another (a plugin naming its strategy `direct`,
+two packages declaring one provider), it is refused with both sources named, whatever order the
+packages were installed in: a silent replacement would run another strategy under a known name.
 """
 
 from __future__ import annotations
@@ -39,11 +43,22 @@ class Registry(Generic[T]):
         self.accepts = accepts
         """The type an entry point may name directly; None: any object."""
         self._entries: dict[str, T] = {}
+        self._sources: dict[str, str] = {}
         self._pending: dict[str, EntryPoint] | None = None
 
-    def register(self, name: str, item: T) -> T:
-        """Make `item` available as `name` (a second registration of a name replaces the first)."""
+    def register(self, name: str, item: T, source: str | None = None) -> T:
+        """Make `item` available as `name`. `source` says where it comes from (default: the module
+        that defines it); the same source registering again (a module imported anew) replaces its
+        entry, another source is refused naming both."""
+        source = source or str(getattr(item, "__module__", None) or type(item).__module__)
+        held = self._sources.get(name)
+        if held is not None and held != source:
+            raise BongardError(
+                f"{self.kind} {name!r} is registered twice, by {held} and by {source}; "
+                f"uninstall one of them or rename one {self.kind}"
+            )
         self._entries[name] = item
+        self._sources[name] = source
         return item
 
     def decorator(self, name: str) -> Callable[[T], T]:
@@ -87,7 +102,15 @@ class Registry(Generic[T]):
 
     def _entry_points(self) -> dict[str, EntryPoint]:
         if self._pending is None:
-            self._pending = {entry.name: entry for entry in entry_points(group=self.group)}
+            found: dict[str, EntryPoint] = {}
+            for entry in entry_points(group=self.group):
+                other = found.setdefault(entry.name, entry)
+                if other.value != entry.value:
+                    raise BongardError(
+                        f"{self.kind} {entry.name!r} is declared twice in entry-point group {self.group}, "
+                        f"by {_described(other)} and by {_described(entry)}; uninstall one of them"
+                    )
+            self._pending = found
         return self._pending
 
     def _load(self, entry: EntryPoint) -> None:
@@ -100,4 +123,10 @@ class Registry(Generic[T]):
                 f"entry point {entry.name} = {entry.value} in group {self.group} names a "
                 f"{type(loaded).__name__}, not a {self.kind}"
             )
-        self._entries.setdefault(entry.name, loaded)
+        self.register(entry.name, loaded, _described(entry))
+
+
+def _described(entry: EntryPoint) -> str:
+    """An entry point as a person finds it: its target and the package that declares it."""
+    package = entry.dist.name if entry.dist is not None else "an unnamed package"
+    return f"{entry.value} (package {package})"

@@ -191,7 +191,8 @@ def strategy(name: str, **info: Any) -> Callable[[Callable[[], Graph]], Callable
     """Decorator: register the graph builder it wraps as strategy `name` (options default: none)."""
 
     def register(build: Callable[[], Graph]) -> Callable[[], Graph]:
-        STRATEGIES.register(name, StrategyInfo(name=name, build=build, **{"options": NoOptions, **info}))
+        info = {"options": NoOptions, **info}
+        STRATEGIES.register(name, StrategyInfo(name=name, build=build, **info), source=build.__module__)
         return build
 
     return register

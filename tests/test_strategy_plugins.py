@@ -1,14 +1,18 @@
-"""A strategy from another package, added through an entry point without editing the toolkit."""
+"""A strategy from another package, added through an entry point without editing the toolkit,
+written against the author API (`from graphs import ...`) or against the modules that hold it."""
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from datasets_io.catalog import open_dataset
+from datasets_io.errors import BongardError
+from datasets_io.plugins import Registry
 from graphs.nodes import SolveRuntime
 from graphs.registry import STRATEGIES, get_strategy
 from graphs.solve import solve
@@ -16,12 +20,18 @@ from tests.cli import run_bongard
 from tests.distributions import installed_distribution
 from tests.scripted import ScriptedAgent
 
+IMPORTS = {
+    "author-api": "from graphs import Ctx, Graph, SolveState, StrategyOptions, ask, free_answer, "
+    "linear_graph, sheet_source, strategy",
+    "module-paths": "from graphs.nodes import Ctx, SolveState, ask, free_answer, linear_graph, sheet_source\n"
+    "from graphs.registry import Graph, StrategyOptions, strategy",
+}
+"""The same plugin's imports both ways: a plugin written before `graphs` re-exported its API still loads."""
 PLUGIN = '''
 """A package's own strategy: one look at the sheet, then the rule, in one call."""
 from pydantic import Field
 
-from graphs.nodes import Ctx, SolveState, ask, free_answer, linear_graph, sheet_source
-from graphs.registry import Graph, StrategyOptions, strategy
+{imports}
 
 
 class OneLookOptions(StrategyOptions):
@@ -51,14 +61,17 @@ def one_look() -> Graph:
 '''
 
 
-@pytest.fixture
-def installed_strategy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+@pytest.fixture(params=list(IMPORTS))
+def installed_strategy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> Iterator[None]:
     """A distribution naming its strategy module, as `pip install` would leave it."""
     STRATEGIES.names()  # the built-ins, before the plugin is installed
     monkeypatch.setattr(STRATEGIES, "_entries", dict(STRATEGIES._entries))
     monkeypatch.setattr(STRATEGIES, "_pending", None)  # look at the installed entry points again
     with installed_distribution(
-        tmp_path / "site", monkeypatch, "one-look-plugin", {"one_look_plugin": PLUGIN},
+        tmp_path / "site", monkeypatch, "one-look-plugin",
+        {"one_look_plugin": PLUGIN.replace("{imports}", IMPORTS[request.param])},
         {"bongard_agents.strategies": {"one_look": "one_look_plugin"}},
     ):  # fmt: skip
         yield
@@ -84,3 +97,55 @@ def test_a_plugin_strategy_is_listed_described_and_solves(
     assert (answer.strategy, answer.problem, len(answer.trace)) == ("one-look", problem.key, 1)
     refused = run_bongard("strategies", "one-lok")
     assert refused.returncode == 2 and "did you mean 'one-look'?" in refused.stderr
+
+
+def test_the_author_api_names_each_name_of_its_modules() -> None:
+    """`graphs.__all__` (written out for the type checkers) is what `graphs` serves, each name the
+    object its module holds."""
+    import graphs
+
+    assert sorted(graphs.__all__) == sorted(graphs._HOME_OF)
+    for name, module in graphs._HOME_OF.items():
+        assert getattr(graphs, name) is getattr(importlib.import_module(module), name), name
+    with pytest.raises(AttributeError, match="no attribute 'solve_everything'"):
+        _ = graphs.solve_everything  # type: ignore[attr-defined]
+
+
+COLLIDING = '''
+"""A package's strategy that takes a built-in's name."""
+from graphs import Graph, SolveState, linear_graph, strategy
+
+
+@strategy("direct", family="mine", paper="-", section="-", roles=("reasoner",), calls="-")
+def my_direct() -> Graph:
+    return linear_graph(SolveState)
+'''
+
+
+def test_a_plugin_taking_a_built_in_name_is_refused_naming_both(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    STRATEGIES.names()
+    for attribute in ("_entries", "_sources"):
+        monkeypatch.setattr(STRATEGIES, attribute, dict(getattr(STRATEGIES, attribute)))
+    monkeypatch.setattr(STRATEGIES, "_pending", None)
+    with installed_distribution(
+        tmp_path / "site", monkeypatch, "direct-plugin", {"direct_plugin": COLLIDING},
+        {"bongard_agents.strategies": {"mine": "direct_plugin"}},
+    ):  # fmt: skip
+        refused = run_bongard("strategies")
+    assert refused.returncode == 2
+    assert "strategy 'direct' is registered twice, by graphs.strategies.case_study and by direct_plugin" in (
+        " ".join(refused.stderr.split())
+    )
+    assert get_strategy("direct").build.__module__ == "graphs.strategies.case_study"  # still the built-in
+
+
+def test_a_name_belongs_to_one_source_whatever_the_order() -> None:
+    for first, second in (("pkg_a", "pkg_b"), ("pkg_b", "pkg_a")):
+        things: Registry[str] = Registry("test.group", "thing")
+        things.register("x", "one", source=first)
+        things.register("x", "again", source=first)  # a module imported anew replaces its own entry
+        with pytest.raises(BongardError, match=f"thing 'x' is registered twice, by {first} and by {second}"):
+            things.register("x", "two", source=second)
+        assert things.get("x") == "again"

@@ -29,7 +29,7 @@ class GeneratorSpecError(AgentSpecError):
 
 def register_generator(provider: GeneratorProvider) -> GeneratorProvider:
     """Make a generator available by name (what the entry points do for packages)."""
-    return GENERATORS.register(provider.name, provider)
+    return GENERATORS.register(provider.name, provider, source=provider.build.__module__)
 
 
 def generator_names() -> list[str]:
