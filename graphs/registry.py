@@ -191,8 +191,8 @@ def strategy(name: str, **info: Any) -> Callable[[Callable[[], Graph]], Callable
     """Decorator: register the graph builder it wraps as strategy `name` (options default: none)."""
 
     def register(build: Callable[[], Graph]) -> Callable[[], Graph]:
-        info = {"options": NoOptions, **info}
-        STRATEGIES.register(name, StrategyInfo(name=name, build=build, **info), source=build.__module__)
+        described = StrategyInfo(name=name, build=build, **{"options": NoOptions, **info})
+        STRATEGIES.register(name, described, source=build.__module__)
         return build
 
     return register

@@ -17,11 +17,11 @@ from typing import Any
 
 from datasets_io.problem import BongardProblem, Side
 from graphs.answer import Answer
-from graphs.strategies.case_study_binary import TestImageSide, TwoTestImages
+from graphs.blocks.sides import SideLabel
 from graphs.nodes import SolveRuntime
 from graphs.registry import DatasetContext
-from graphs.blocks.sides import SideLabel
 from graphs.solve import solve
+from graphs.strategies.case_study_binary import TestImageSide, TwoTestImages
 from tests.scripted import Replies, Request, ScriptedAgent
 
 LABELS: dict[Side, SideLabel] = {"left": "LEFT", "right": "RIGHT"}

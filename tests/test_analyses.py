@@ -20,9 +20,9 @@ from datasets_io.query_report import category_accuracy, query_accuracy, query_fr
 from datasets_io.report import problems_frame, solved_problems
 from datasets_io.store import STORE_FILE, ResultsStore
 from datasets_io.task_types import TaskTypes, write_types
-from graphs.reports.analyses import group_accuracy, task_types_of_runs, wonderland_category_accuracy
 from graphs.answer import Answer
 from graphs.registry import StrategyError
+from graphs.reports.analyses import group_accuracy, task_types_of_runs, wonderland_category_accuracy
 from judges.rule_similarity import rule_description_similarity
 from judges.verdict import Verdict
 from tests.cli import run_bongard

@@ -16,8 +16,8 @@ import pytest
 
 from datasets_io.problem import BongardProblem, Concept
 from graphs.registry import DatasetContext, StrategyError
-from graphs.strategies.rwr_plus import subsequent_distractors
 from graphs.solve import strategy_inputs
+from graphs.strategies.rwr_plus import subsequent_distractors
 
 COUNTS = [2, 4, 8, 16]
 

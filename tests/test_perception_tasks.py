@@ -22,8 +22,8 @@ from agents.schema_fill import SchemaFillError, fill
 from agents.structured import parse_reply
 from datasets_io.catalog import open_dataset
 from datasets_io.problem import BongardProblem, Panel
-from graphs.strategies.paradigms import ImageDescription, RuleExtraction
 from graphs.blocks.queries import QueryConclusion, QueryVerdict
+from graphs.strategies.paradigms import ImageDescription, RuleExtraction
 from graphs.strategies.wonderland import Hypotheses, OptionChoice, ProbeAnswer, SetRules
 
 CONCLUSION = {"left": "positive", "right": "negative"}

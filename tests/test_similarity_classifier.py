@@ -21,11 +21,11 @@ from agents.registry import AgentSpecError, resolve_agent
 from agents.similarity import Assignment, SimilarityChatModel, classify, joint_sides, nearer_side, side_scores
 from datasets_io.catalog import open_dataset
 from datasets_io.problem import BongardProblem, Panel, Side
-from graphs.strategies.case_study_binary import TwoTestImages
 from graphs.nodes import SolveRuntime
 from graphs.registry import DatasetContext
-from graphs.strategies.rwr_plus import OneTestImage
 from graphs.solve import solve
+from graphs.strategies.case_study_binary import TwoTestImages
+from graphs.strategies.rwr_plus import OneTestImage
 from tests.builders import make_image
 from tests.cli import run_bongard
 

@@ -16,10 +16,10 @@ from langchain_core.messages import AIMessage, SystemMessage
 from datasets_io.catalog import open_dataset
 from datasets_io.problem import BongardProblem, Concept
 from graphs.answer import parse_rules
-from graphs.strategies.case_study_binary import TwoTestImages, Verdict
 from graphs.registry import DatasetContext, StrategyError, strategy_names
-from graphs.strategies.rwr_plus import OneTestImage, Selection
 from graphs.solve import strategy_inputs
+from graphs.strategies.case_study_binary import TwoTestImages, Verdict
+from graphs.strategies.rwr_plus import OneTestImage, Selection
 from tests.scripted import Request, SchemaReplies
 from tests.strategy_runs import LABELS, StrategyRunner, both_sides_right, sides_asked, two_test_images
 

@@ -18,10 +18,10 @@ from agents.managed import ManagedAgent
 from agents.registry import resolve_agent
 from datasets_io.catalog import open_dataset
 from datasets_io.problem import BongardProblem
-from graphs.strategies.case_study_binary import TwoTestImages
 from graphs.nodes import SolveRuntime
 from graphs.registry import DatasetContext, get_strategy, strategy_names
 from graphs.solve import solve
+from graphs.strategies.case_study_binary import TwoTestImages
 from tests.scripted import ScriptedAgent
 from tests.strategy_runs import both_sides_right
 

@@ -14,9 +14,9 @@ import pytest
 from datasets_io.catalog import open_dataset
 from datasets_io.problem import BongardProblem
 from graphs.answer import Answer
-from graphs.strategies.paradigms import ImageDescription, RuleExtraction
 from graphs.blocks.queries import CONCLUSION_SIDES, QueryConclusion, QueryVerdict
 from graphs.registry import Reused, StrategyError, get_strategy
+from graphs.strategies.paradigms import ImageDescription, RuleExtraction
 from tests.scripted import Request, SchemaReplies
 from tests.strategy_runs import StrategyRunner, sides_asked
 from tests.test_loader_openworld import make_record, write_records

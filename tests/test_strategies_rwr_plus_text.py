@@ -10,8 +10,8 @@ import pytest
 
 from datasets_io.problem import BongardProblem
 from graphs.registry import DatasetContext, Reused, StrategyError
-from graphs.strategies.rwr_plus_text import ConceptPair, DescriptionSide, OneDescription, TwoDescriptions
 from graphs.solve import strategy_inputs
+from graphs.strategies.rwr_plus_text import ConceptPair, DescriptionSide, OneDescription, TwoDescriptions
 from tests.scripted import Request, SchemaReplies
 from tests.strategy_runs import LABELS, StrategyRun, StrategyRunner, sides_asked
 

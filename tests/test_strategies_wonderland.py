@@ -12,8 +12,8 @@ from datasets_io.catalog import open_dataset
 from datasets_io.problem import BongardProblem, Concept
 from datasets_io.store import ResultsStore
 from graphs.answer import Answer
-from graphs.runs.judging import candidate_texts, judge_run
 from graphs.registry import DatasetContext, Reused, StrategyError
+from graphs.runs.judging import candidate_texts, judge_run
 from graphs.solve import strategy_inputs
 from graphs.strategies.wonderland import (
     Hypotheses,

@@ -108,7 +108,7 @@ def test_the_author_api_names_each_name_of_its_modules() -> None:
     for name, module in graphs._HOME_OF.items():
         assert getattr(graphs, name) is getattr(importlib.import_module(module), name), name
     with pytest.raises(AttributeError, match="no attribute 'solve_everything'"):
-        _ = graphs.solve_everything  # type: ignore[attr-defined]
+        _ = graphs.solve_everything
 
 
 COLLIDING = '''

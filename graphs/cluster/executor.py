@@ -29,9 +29,6 @@ from agents.breaker import DEFAULT_MAX_FAILURES, CircuitBreaker
 from agents.prompt_library import PromptLibrary
 from datasets_io.catalog import ProblemSummary
 from datasets_io.store import STORE_FILE, ResultsStore
-from graphs.runs.checkpoints import Checkpoints, item_thread, open_checkpoints
-from graphs.kept import KeptResults
-from graphs.nodes import SolveRuntime
 from graphs.cluster.connect import (  # first: without Ray, this import is the one-line ClusterError
     MAX_RESTARTS,
     ClusterError,
@@ -48,6 +45,9 @@ from graphs.cluster.connect import connect as _connect
 from graphs.cluster.connect import stop as _stop
 from graphs.cluster.connect import worker_name as worker_name
 from graphs.cluster.services import Services, Shared
+from graphs.kept import KeptResults
+from graphs.nodes import SolveRuntime
+from graphs.runs.checkpoints import Checkpoints, item_thread, open_checkpoints
 from graphs.runs.runner import ItemOutcome, RunConfig, Runner, SolvedItem
 
 

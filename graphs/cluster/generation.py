@@ -27,17 +27,6 @@ from typing import Any
 
 from agents.image_generators import resolve_generator
 from datasets_io.store import STORE_FILE, ResultsStore
-from graphs.runs.checkpoints import open_checkpoints
-from graphs.generation.graph import Generation as GenerationGraph
-from graphs.generation.graph import GenerationState, generation_graph
-from graphs.generation.run import (
-    Advanced,
-    Generation,
-    GenerationConfig,
-    GenerationStatus,
-    SourceUnit,
-    advance_source,
-)
 from graphs.cluster.connect import (  # first: without Ray, this import is the one-line ClusterError
     MAX_RESTARTS,
     NAMESPACE,
@@ -53,6 +42,17 @@ from graphs.cluster.connect import (  # first: without Ray, this import is the o
     worker_name,
 )
 from graphs.cluster.services import Services, Shared
+from graphs.generation.graph import Generation as GenerationGraph
+from graphs.generation.graph import GenerationState, generation_graph
+from graphs.generation.run import (
+    Advanced,
+    Generation,
+    GenerationConfig,
+    GenerationStatus,
+    SourceUnit,
+    advance_source,
+)
+from graphs.runs.checkpoints import open_checkpoints
 
 __all__ = ["ClusterError", "ClusterOptions", "GenerationWorker", "generate_on_ray"]
 

@@ -43,7 +43,6 @@ from datasets_io.problem import BongardProblem
 from datasets_io.reviews import GenerationRecords, Review
 from datasets_io.store import ResultsStore
 from datasets_io.workspace import workspace_home
-from graphs.runs.checkpoints import open_checkpoints
 from graphs.generation.graph import Generation as GenerationGraph
 from graphs.generation.graph import (
     GenerationRuntime,
@@ -55,6 +54,7 @@ from graphs.generation.graph import (
     resume_with,
 )
 from graphs.nodes import SolveRuntime
+from graphs.runs.checkpoints import open_checkpoints
 
 
 class GenerationConfig(BaseModel):

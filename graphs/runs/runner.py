@@ -39,11 +39,11 @@ from datasets_io.sampling import SampleSpec, draw
 from datasets_io.store import ResultsStore, StoreError
 from datasets_io.workspace import workspace_home
 from graphs.answer import Answer
-from graphs.runs.checkpoints import Checkpoints, checkpointed_trace, item_thread, open_checkpoints
 from graphs.kept import KeptResults
 from graphs.nodes import SolveRuntime, keeping_unfinished_calls
-from graphs.runs.provenance import session_record, toolkit_version
 from graphs.registry import DatasetContext, Reused, StrategyError, get_strategy
+from graphs.runs.checkpoints import Checkpoints, checkpointed_trace, item_thread, open_checkpoints
+from graphs.runs.provenance import session_record, toolkit_version
 from graphs.solve import solve
 
 RANGE = re.compile(r"^(\d+)-(\d+)$")

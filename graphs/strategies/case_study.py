@@ -12,6 +12,7 @@ from typing import Annotated, Any, TypedDict
 
 from agents.call import ImageSource
 from datasets_io.problem import Side
+from graphs.blocks.turns import Dialogue, TurnsState, dialogues_graph, shown_then_asked
 from graphs.nodes import (
     CASE,
     CASE_STUDY,
@@ -31,7 +32,6 @@ from graphs.nodes import (
     with_intro,
 )
 from graphs.registry import Graph, ProtocolCard, strategy
-from graphs.blocks.turns import Dialogue, TurnsState, dialogues_graph, shown_then_asked
 
 
 class PanelText(TypedDict):

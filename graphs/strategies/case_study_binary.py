@@ -13,6 +13,8 @@ from pydantic import BaseModel, Field
 from agents.call import AgentReply
 from datasets_io.problem import BongardProblem, Concept, Panel, Side
 from graphs.answer import AnswerParts
+from graphs.blocks.sides import SideLabel
+from graphs.blocks.turns import Dialogue, Question, Turn, TurnsState, dialogues_graph
 from graphs.nodes import (
     CASE,
     CASE_STUDY,
@@ -38,8 +40,6 @@ from graphs.registry import (
     seeded_random,
     strategy,
 )
-from graphs.blocks.sides import SideLabel
-from graphs.blocks.turns import Dialogue, Question, Turn, TurnsState, dialogues_graph
 
 INCORRECT_LABEL_OFFSET = 20
 

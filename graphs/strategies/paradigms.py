@@ -30,7 +30,6 @@ from graphs.blocks.describe_first import (
     described_details,
     descriptions_of,
 )
-from graphs.nodes import Ctx, Item, ask, fan_out_graph, graph_of, panel_source, panel_sources
 from graphs.blocks.queries import (
     QueryConclusion,
     QueryInputs,
@@ -42,8 +41,9 @@ from graphs.blocks.queries import (
     query_answer,
     query_result,
 )
-from graphs.registry import Graph, Preparation, ProtocolCard, StrategyOptions, strategy
 from graphs.blocks.turns import Dialogue, Question, Turn, TurnsState, add_dialogue
+from graphs.nodes import Ctx, Item, ask, fan_out_graph, graph_of, panel_source, panel_sources
+from graphs.registry import Graph, Preparation, ProtocolCard, StrategyOptions, strategy
 
 PARADIGMS = "Vaishnav & Tammet (cognitive paradigms)"
 PARADIGMS_DECODING = {"temperature": 0}

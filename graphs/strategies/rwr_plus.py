@@ -14,6 +14,16 @@ from typing import Annotated, Literal, TypedDict
 from pydantic import BaseModel, BeforeValidator, Field
 
 from datasets_io.problem import BongardProblem, Concept
+from graphs.blocks.sides import (
+    RWR_PLUS,
+    RWR_PLUS_DECODING,
+    SideLabel,
+    SidesInputs,
+    SidesState,
+    answer_sides,
+    each_test,
+    side_result,
+)
 from graphs.nodes import (
     CASE_STUDY,
     Ctx,
@@ -36,16 +46,6 @@ from graphs.registry import (
     StrategyOptions,
     seeded_random,
     strategy,
-)
-from graphs.blocks.sides import (
-    RWR_PLUS,
-    RWR_PLUS_DECODING,
-    SideLabel,
-    SidesInputs,
-    SidesState,
-    answer_sides,
-    each_test,
-    side_result,
 )
 
 

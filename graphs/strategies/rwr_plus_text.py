@@ -32,16 +32,6 @@ from graphs.blocks.describe_first import (
     described_details,
     descriptions_of,
 )
-from graphs.nodes import Ctx, Item, ask, free_answer, sheet_source, side_of_label
-from graphs.registry import (
-    Graph,
-    Preparation,
-    ProtocolCard,
-    StrategyError,
-    StrategyOptions,
-    seeded_random,
-    strategy,
-)
 from graphs.blocks.sides import (
     RWR_PLUS,
     RWR_PLUS_DECODING,
@@ -51,6 +41,16 @@ from graphs.blocks.sides import (
     each_test,
     side_result,
     sides_answer,
+)
+from graphs.nodes import Ctx, Item, ask, free_answer, sheet_source, side_of_label
+from graphs.registry import (
+    Graph,
+    Preparation,
+    ProtocolCard,
+    StrategyError,
+    StrategyOptions,
+    seeded_random,
+    strategy,
 )
 
 FAMILY = prompt_family("rwr_plus", "graphs")

@@ -411,7 +411,7 @@ def kappa_text(kappa: float, labels: AbstractSet[str]) -> str:
 
 @dataclass
 class JudgingStats:
-    """A judging of a run and the agreement of its judges, as `graphs.runs.judging.JudgingReport` prints it."""
+    """A judging of a run and the agreement of its judges, as `graphs.runs.judging.JudgingReport` shows it."""
 
     judging: Judging
     counts: bool
