@@ -19,7 +19,9 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Se
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Generic, Protocol, TypedDict, TypeVar
+from typing import Annotated, Any, Generic, Protocol, TypedDict
+
+from typing_extensions import TypeVar
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langgraph.graph import END, START, StateGraph
@@ -64,7 +66,10 @@ class SolveRuntime:
         raise KeyError(f"no agent for role {role!r} (roles given: {', '.join(self.agents)})")
 
 
-InputsT = TypeVar("InputsT")
+InputsT = TypeVar("InputsT", covariant=True, default=Any)
+"""The strategy's prepared inputs (a `TypedDict` of the family); unnamed, anything (PEP 696).
+Covariant: an item whose inputs extend a block's (`ComponentialInputs` over `QueryInputs`) is one
+that block takes."""
 
 
 @dataclass(frozen=True)
@@ -98,8 +103,9 @@ class RunOnly:
     run: SolveRuntime
 
 
-Ctx = Runtime[Item[Any]]
-"""What a node receives beside its state (`runtime.context` is the `Item`)."""
+Ctx = Runtime[Item[InputsT]]
+"""What a node receives beside its state (`runtime.context` is the `Item`). `Ctx[SidesInputs]` has
+the type checker check the node's reads of `item.inputs`; a bare `Ctx` takes any inputs."""
 
 
 class SolveState(TypedDict, total=False):

@@ -104,7 +104,11 @@ def described_details(item: Item[DescribeInputs], state: DescribedState) -> dict
     return {"descriptions": descriptions, "describer": descriptions["describer"]}
 
 
-_each_panel = send_each("describe", "panel", lambda item: item.inputs["described"])
+def _described(item: Item[DescribeInputs]) -> list[str]:
+    return item.inputs["described"]
+
+
+_each_panel = send_each("describe", "panel", _described)
 
 
 def _describe_or_skip(state: DescribedState, runtime: Ctx) -> list[Send] | str:

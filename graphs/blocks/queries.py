@@ -66,9 +66,13 @@ def prepare_queries(problem: BongardProblem) -> QueryInputs:
     return {"queries": [panel.ref for panel in problem.test_panels], "category": problem.concept_group}
 
 
+def _queries(item: Item[QueryInputs]) -> list[str]:
+    return item.inputs["queries"]
+
+
 def each_query(node: str) -> FanOut:
     """A fan-out sending each query to `node` on its own (under the state key `query`)."""
-    return send_each(node, "query", lambda item: item.inputs["queries"])
+    return send_each(node, "query", _queries)
 
 
 def query_result(ref: str, reply: AgentReply) -> QueryResult:
@@ -114,6 +118,6 @@ def query_answer(item: Item[QueryInputs], state: QueryState, **stage_details: An
     )
 
 
-async def answer_queries(state: QueryState, runtime: Ctx) -> QueryState:
+async def answer_queries(state: QueryState, runtime: Ctx[QueryInputs]) -> QueryState:
     """The finishing node where no earlier stage adds details."""
     return {"answer": query_answer(runtime.context, state)}

@@ -38,9 +38,13 @@ class SidesState(SolveState, total=False):
     sides: Annotated[list[SideResult], operator.add]
 
 
+def _tests(item: Item[SidesInputs]) -> list[str]:
+    return item.inputs["tests"]
+
+
 def each_test(node: str) -> FanOut:
     """A fan-out sending each test input to `node` on its own (under the state key `test`)."""
-    return send_each(node, "test", lambda item: item.inputs["tests"])
+    return send_each(node, "test", _tests)
 
 
 def side_result(ref: str, reply: AgentReply, given: Side | None, concept: str = "") -> SideResult:

@@ -64,7 +64,7 @@ def _text(concept: Concept) -> ConceptText:
     return {"left": concept.left, "right": concept.stated_right}
 
 
-async def _verify(state: SolveState, runtime: Ctx) -> SolveState:
+async def _verify(state: SolveState, runtime: Ctx[ProposedSolution]) -> SolveState:
     item = runtime.context
     proposed, expected = item.inputs["proposed"], item.inputs["expected"]
     text = with_intro(item, "verify_solution", left=proposed["left"], right=proposed["right"])

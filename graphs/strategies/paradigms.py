@@ -80,7 +80,7 @@ def _prepare_direct(given: Preparation[DirectOptions]) -> DirectInputs:
     return {**prepare_queries(given.problem), "cot": given.options.cot}
 
 
-async def _direct_query(state: QueryState, runtime: Ctx) -> QueryState:
+async def _direct_query(state: QueryState, runtime: Ctx[DirectInputs]) -> QueryState:
     item = runtime.context
     query = item.panel(state["query"])
     images = [*_context_images(item), panel_source(item, query)]
@@ -237,7 +237,7 @@ def _stage_rule(item: Item[DeductiveInputs], state: DeductiveState) -> Rule:
     return item.inputs["rule"] or state["rule"]
 
 
-async def _apply_rule(state: DeductiveState, runtime: Ctx) -> DeductiveState:
+async def _apply_rule(state: DeductiveState, runtime: Ctx[DeductiveInputs]) -> DeductiveState:
     """Stage 2: the summary and the query image, nothing else."""
     item = runtime.context
     query = item.panel(state["query"])
@@ -251,7 +251,7 @@ async def _apply_rule(state: DeductiveState, runtime: Ctx) -> DeductiveState:
     return {"queries": [query_result(query.ref, reply)]}
 
 
-async def _deductive_answer(state: DeductiveState, runtime: Ctx) -> DeductiveState:
+async def _deductive_answer(state: DeductiveState, runtime: Ctx[DeductiveInputs]) -> DeductiveState:
     rule = _stage_rule(runtime.context, state)
     words = rule.get("words", word_count(rule["summary"]))  # a rule reused from an older run may lack it
     flags = {"summary_words": words, "summary_over_limit": words > SUMMARY_WORDS}
@@ -340,7 +340,7 @@ def _listing(panels: dict[str, Any], refs: list[str]) -> str:
     )
 
 
-async def _reason(state: ComponentialState, runtime: Ctx) -> ComponentialState:
+async def _reason(state: ComponentialState, runtime: Ctx[ComponentialInputs]) -> ComponentialState:
     """Stage 2, text only: the labelled descriptions -> the rule and the query's class."""
     item, ref = runtime.context, state["query"]
     problem = item.problem
@@ -360,7 +360,7 @@ async def _reason(state: ComponentialState, runtime: Ctx) -> ComponentialState:
     return {"queries": [query_result(ref, reply)]}
 
 
-async def _componential_answer(state: ComponentialState, runtime: Ctx) -> ComponentialState:
+async def _componential_answer(state: ComponentialState, runtime: Ctx[ComponentialInputs]) -> ComponentialState:
     item = runtime.context
     return {"answer": query_answer(item, state, **described_details(item, state))}
 

@@ -205,7 +205,7 @@ def _prepare_concept_selection(given: Preparation[ConceptSelectionOptions]) -> C
     return {"candidates": listed, "label": candidates.index(own) + 1}
 
 
-async def _select(state: SolveState, runtime: Ctx) -> SolveState:
+async def _select(state: SolveState, runtime: Ctx[Candidates]) -> SolveState:
     item = runtime.context
     candidates = item.inputs["candidates"]
     listed = json.dumps({"concepts": candidates}, ensure_ascii=False)

@@ -238,9 +238,9 @@ def choice_answer(reply: AgentReply, inputs: ChoiceInputs) -> AnswerParts:
     )
 
 
-async def _choose(state: SolveState, runtime: Ctx) -> SolveState:
+async def _choose(state: SolveState, runtime: Ctx[ChoiceInputs]) -> SolveState:
     item = runtime.context
-    inputs: ChoiceInputs = item.inputs
+    inputs = item.inputs
     listed = inputs["options"]
     text = item.prompts.fill(
         FAMILY, "multiple_choice", options=options_text(listed), **_sheet_values(item.problem)
@@ -400,7 +400,7 @@ def _prepare_probe(given: Preparation[ConceptProbeOptions]) -> ProbeInputs:
     return inputs
 
 
-async def _author_probe(state: ProbeState, runtime: Ctx) -> ProbeState:
+async def _author_probe(state: ProbeState, runtime: Ctx[ProbeInputs]) -> ProbeState:
     """The probe of this problem: the published one, an earlier run's, or the author's, written once
     per problem and author and kept in the workspace for every later attempt, run and model."""
     item = runtime.context
@@ -431,7 +431,7 @@ async def _author_probe(state: ProbeState, runtime: Ctx) -> ProbeState:
     return {"probe": cast(Probe, probe)}
 
 
-async def _ask_panel(state: ProbeState, runtime: Ctx) -> ProbeState:
+async def _ask_panel(state: ProbeState, runtime: Ctx[ProbeInputs]) -> ProbeState:
     """One panel, alone, with the probe: which of the two concepts does it show? A published probe
     is sent as written and its answer field read as the authors' scoring reads it."""
     item = runtime.context
@@ -443,7 +443,7 @@ async def _ask_panel(state: ProbeState, runtime: Ctx) -> ProbeState:
     if published is not None:
         reply = await chat.ask(state["probe"]["text"], [panel_source(item, panel)], task="probe")
         field = published_answer(reply.text)
-        sides = dict(zip(published["answers"], ("left", "right"), strict=True))
+        sides: dict[str, Side] = dict(zip(published["answers"], ("left", "right"), strict=True))
         given: Side | None = sides.get(field) if field is not None else None
         error = None if field is not None else "no answer field ({...}) in the reply"
     else:
@@ -552,7 +552,7 @@ def _prepare_hypotheses(given: Preparation[HypothesesOptions]) -> HypothesesInpu
     return {"count": given.options.count}
 
 
-async def _hypothesize(state: SolveState, runtime: Ctx) -> SolveState:
+async def _hypothesize(state: SolveState, runtime: Ctx[HypothesesInputs]) -> SolveState:
     item = runtime.context
     count: int = item.inputs["count"]
     text = item.prompts.fill(FAMILY, "hypotheses", count=count, **_sheet_values(item.problem))
