@@ -6,6 +6,7 @@ import asyncio
 import json
 import shlex
 import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -38,7 +39,7 @@ from graphs.cli.options import (
 
 if TYPE_CHECKING:  # the graphs room loads LangGraph: imported by the commands that run graphs
     from graphs.cluster.executor import ClusterOptions
-    from graphs.runs.runner import ItemOutcome, Runner
+    from graphs.runs.runner import ItemOutcome, RunConfig, Runner
 
 DEFAULT_RUN: dict[str, Any] = {
     "strategy": "images-to-sides",
@@ -133,21 +134,31 @@ def run(
     ] = None,
     rules_from: Annotated[
         str | None,
-        typer.Option(metavar="RUN", help="deductive-rule-learning: apply the rules of this earlier run."),
+        typer.Option(
+            metavar="RUN",
+            help="deductive-rule-learning: apply the rules of this earlier run (= -S rules_from=RUN).",
+        ),
     ] = None,
     descriptions_from: Annotated[
         str | None,
         typer.Option(
             metavar="RUN",
-            help="componential-analysis, D1S, D2S, CG: reason over this run's panel descriptions.",
+            help="componential-analysis, D1S, D2S, CG: reason over this run's panel descriptions "
+            "(= -S descriptions_from=RUN).",
         ),
     ] = None,
     probes_from: Annotated[
         str | None,
-        typer.Option(metavar="RUN", help="concept-probe: ask the probes this earlier run authored."),
+        typer.Option(
+            metavar="RUN",
+            help="concept-probe: ask the probes this earlier run authored (= -S probes_from=RUN).",
+        ),
     ] = None,
     no_cot: Annotated[
-        bool, typer.Option("--no-cot", metavar="", help="direct-rule-learning: ask for the conclusion alone.")
+        bool,
+        typer.Option(
+            "--no-cot", metavar="", help="direct-rule-learning: the conclusion alone (= -S cot=false)."
+        ),
     ] = False,
     judges: Annotated[
         str | None,
@@ -209,82 +220,29 @@ def run(
     perception agent over bongard-classic (panels 5 and 11 held out as the test pair).
     Exit code 0 when every item is done, 3 when some are not, 4 when none is.
     """
-    from agents.registry import read_agent_config
-    from datasets_io.sampling import SampleSpec
-    from graphs.registry import get_strategy
-    from graphs.runs.runner import RunConfig, parse_selection, resume_run, start_run
+    from graphs.runs.runner import parse_selection, resume_run, start_run
 
     store = open_store(home)
-    if exclude is not None and resume is None:
-        raise typer.BadParameter(
-            "--exclude drops problems from a stored run: give --resume RUN", param_hint="--exclude"
-        )
-    if executor == "local" and (ray_address is not None or workers is not None):
-        raise typer.BadParameter(
-            "--ray-address and --workers go with --executor ray", param_hint="--executor"
-        )
-    cluster = None
-    if executor == "ray":  # imported before anything is stored: without Ray, the run is not made
-        from graphs.cluster.executor import ClusterOptions
-
-        cluster = ClusterOptions(ray_address, workers)
+    cluster = _cluster(executor, ray_address, workers)
     if resume is not None:
         dropped = parse_selection(exclude) if exclude is not None else []
         run_id, runner = resume_run(resume, store, home=home, exclude=dropped)
         if resume == "latest":
             console.print(f"resuming {run_id}: the latest run no other process is running")
-    else:
-        if strategy is None and dataset is None and not (model or describer or reasoner):
-            strategy, model, dataset = DEFAULT_RUN["strategy"], DEFAULT_RUN["model"], DEFAULT_RUN["dataset"]
-            option = [*(option or []), *DEFAULT_RUN["options"]]
-            concurrency = max(concurrency, DEFAULT_RUN["concurrency"])
-        if strategy is None or dataset is None or not (model or (describer and reasoner)):
-            raise typer.BadParameter(
-                "give --strategy, --model (or --describer and --reasoner) and --dataset, "
-                "or no options at all for the embedded default run",
-                param_hint="bongard run",
-            )
-        if stratify and not sample:
-            raise typer.BadParameter("--stratify needs --sample N", param_hint="--stratify")
-        roles = {"describer": describer or model, "reasoner": reasoner or model}
-        roles |= {r: author or model for r in get_strategy(strategy).roles if r == "author"}
-        given_options = parse_key_values(strategy_option, "-S")
-        if (
-            "author" in get_strategy(strategy).roles
-            and author is None
-            and not probes_from
-            and not ({"probes", "probes_from"} & set(given_options))
-        ):
-            raise typer.BadParameter(
-                f"{strategy} asks every model the same probe per problem, written once by one author: "
-                "give --author SPEC (it may be the model under test, if you mean it), or "
-                "-S probes=PATH for the paper's published probes",
-                param_hint="--author",
-            )
-        shortcuts = {
-            "rules_from": rules_from,
-            "descriptions_from": descriptions_from,
-            "probes_from": probes_from,
-        }
-        shortcuts["cot"] = "false" if no_cot else None
-        strategy_option = [*(strategy_option or []), *(f"{k}={v}" for k, v in shortcuts.items() if v)]
-        config = RunConfig(
-            strategy=strategy,
-            dataset=dataset,
-            data_dir=str(data_dir) if data_dir else None,
-            dataset_options=parse_key_values(option),
-            agents={r: s for r, s in roles.items() if s},
-            agent_params=parse_key_values(param, "-M"),
-            agent_config=read_agent_config(agent_config) if agent_config else {},
-            problems=parse_selection(problems) if problems else None,
-            sample=SampleSpec(size=sample, stratify=stratify, seed=seed) if sample else None,
-            attempts=attempts,
-            seed=seed,
-            concurrency=concurrency,
-            variant=variant,
-            strategy_options=parse_key_values(strategy_option, "-S"),
+    elif exclude is not None:
+        raise typer.BadParameter(
+            "--exclude drops problems from a stored run: give --resume RUN", param_hint="--exclude"
         )
-        run_id, runner = start_run(config, store, home)
+    else:
+        flags = NewRun(
+            strategy=strategy, model=model, describer=describer, reasoner=reasoner, author=author,
+            dataset=dataset, problems=problems, sample=sample, stratify=stratify, attempts=attempts,
+            seed=seed, concurrency=concurrency, variant=variant, strategy_option=strategy_option or [],
+            param=param or [], agent_config=agent_config, data_dir=data_dir, option=option or [],
+            shortcuts={"rules_from": rules_from, "descriptions_from": descriptions_from,
+                       "probes_from": probes_from, "cot": "false" if no_cot else None},
+        )  # fmt: skip
+        run_id, runner = start_run(flags.or_default().config(), store, home)
     for skipped in runner.skipped:
         error_console.print(f"[yellow]warning:[/yellow] skipped {escape(str(skipped))}")
     console.print(f"run {run_id}: {runner.config.strategy} on {runner.dataset.name}")
@@ -299,6 +257,120 @@ def run(
         judge(run_id, judges, policy, judge_style, agent_config=agent_config, home=home)
     if summary.status != "complete":
         raise typer.Exit(EXIT_NOT_ALL_DONE if summary.done else EXIT_NONE_DONE)
+
+
+def _cluster(executor: str, ray_address: str | None, workers: int | None) -> ClusterOptions | None:
+    """The Ray pool asked for, imported before anything is stored: without Ray, no run is made."""
+    if executor == "local":
+        if ray_address is not None or workers is not None:
+            raise typer.BadParameter(
+                "--ray-address and --workers go with --executor ray", param_hint="--executor"
+            )
+        return None
+    from graphs.cluster.executor import ClusterOptions
+
+    return ClusterOptions(ray_address, workers)
+
+
+@dataclass(frozen=True)
+class NewRun:
+    """The flags of `bongard run` that define a new run, checked together and turned into its
+    `RunConfig`."""
+
+    strategy: str | None
+    model: str | None
+    describer: str | None
+    reasoner: str | None
+    author: str | None
+    dataset: str | None
+    problems: str | None
+    sample: int | None
+    stratify: str | None
+    attempts: int
+    seed: int
+    concurrency: int
+    variant: Variant
+    strategy_option: list[str]
+    param: list[str]
+    agent_config: Path | None
+    data_dir: Path | None
+    option: list[str]
+    shortcuts: dict[str, str | None]
+    """The strategy-specific flags, each an alias of one `-S KEY=VALUE` (`--rules-from RUN` is
+    `-S rules_from=RUN`, `--no-cot` is `-S cot=false`)."""
+
+    def or_default(self) -> NewRun:
+        """The embedded default run when no strategy, dataset or model is named."""
+        if (
+            self.strategy is not None
+            or self.dataset is not None
+            or self.model
+            or self.describer
+            or self.reasoner
+        ):
+            return self
+        return replace(
+            self,
+            strategy=DEFAULT_RUN["strategy"],
+            model=DEFAULT_RUN["model"],
+            dataset=DEFAULT_RUN["dataset"],
+            option=[*self.option, *DEFAULT_RUN["options"]],
+            concurrency=max(self.concurrency, DEFAULT_RUN["concurrency"]),
+        )
+
+    def config(self) -> RunConfig:
+        from agents.registry import read_agent_config
+        from datasets_io.sampling import SampleSpec
+        from graphs.runs.runner import RunConfig, parse_selection
+
+        strategy, dataset = self.strategy, self.dataset
+        if strategy is None or dataset is None or not (self.model or (self.describer and self.reasoner)):
+            raise typer.BadParameter(
+                "give --strategy, --model (or --describer and --reasoner) and --dataset, "
+                "or no options at all for the embedded default run",
+                param_hint="bongard run",
+            )
+        if self.stratify and not self.sample:
+            raise typer.BadParameter("--stratify needs --sample N", param_hint="--stratify")
+        strategy_options = self._strategy_options()
+        sample = self.sample
+        return RunConfig(
+            strategy=strategy,
+            dataset=dataset,
+            data_dir=str(self.data_dir) if self.data_dir else None,
+            dataset_options=parse_key_values(self.option),
+            agents=self._roles(strategy, strategy_options),
+            agent_params=parse_key_values(self.param, "-M"),
+            agent_config=read_agent_config(self.agent_config) if self.agent_config else {},
+            problems=parse_selection(self.problems) if self.problems else None,
+            sample=SampleSpec(size=sample, stratify=self.stratify, seed=self.seed) if sample else None,
+            attempts=self.attempts,
+            seed=self.seed,
+            concurrency=self.concurrency,
+            variant=self.variant,
+            strategy_options=strategy_options,
+        )
+
+    def _strategy_options(self) -> dict[str, str]:
+        given = [*self.strategy_option, *(f"{k}={v}" for k, v in self.shortcuts.items() if v)]
+        return parse_key_values(given, "-S")
+
+    def _roles(self, strategy: str, options: dict[str, str]) -> dict[str, str]:
+        """Role -> agent spec; a strategy with an author role (concept-probe) needs one named, or
+        probes it does not write."""
+        from graphs.registry import get_strategy
+
+        roles = {"describer": self.describer or self.model, "reasoner": self.reasoner or self.model}
+        if "author" in get_strategy(strategy).roles:
+            if self.author is None and not {"probes", "probes_from"} & set(options):
+                raise typer.BadParameter(
+                    f"{strategy} asks every model the same probe per problem, written once by one author: "
+                    "give --author SPEC (it may be the model under test, if you mean it), or "
+                    "-S probes=PATH for the paper's published probes",
+                    param_hint="--author",
+                )
+            roles["author"] = self.author or self.model
+        return {role: spec for role, spec in roles.items() if spec}
 
 
 def _run_with_progress(
