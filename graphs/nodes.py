@@ -21,13 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Generic, Protocol, TypedDict
 
-from typing_extensions import TypeVar
-
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 from pydantic import BaseModel
+from typing_extensions import TypeVar
 
 from agents.call import AgentReply, CallSpec, ImageSource, TaskKind
 from agents.images import image_block

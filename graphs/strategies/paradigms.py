@@ -360,7 +360,9 @@ async def _reason(state: ComponentialState, runtime: Ctx[ComponentialInputs]) ->
     return {"queries": [query_result(ref, reply)]}
 
 
-async def _componential_answer(state: ComponentialState, runtime: Ctx[ComponentialInputs]) -> ComponentialState:
+async def _componential_answer(
+    state: ComponentialState, runtime: Ctx[ComponentialInputs]
+) -> ComponentialState:
     item = runtime.context
     return {"answer": query_answer(item, state, **described_details(item, state))}
 

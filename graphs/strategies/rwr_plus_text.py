@@ -124,7 +124,9 @@ def _classify_extra(problem: BongardProblem, panels: dict[str, str], tests: list
     return {"test_panels": tests, "descriptions": texts}
 
 
-async def _one_description(state: DescribedSidesState, runtime: Ctx[DescribedSidesInputs]) -> DescribedSidesState:
+async def _one_description(
+    state: DescribedSidesState, runtime: Ctx[DescribedSidesInputs]
+) -> DescribedSidesState:
     item, ref = runtime.context, state["test"]
     panels = _texts(item, state)
     request = _request(item.problem, panels, test_description=panels[ref])
@@ -137,7 +139,9 @@ async def _one_description(state: DescribedSidesState, runtime: Ctx[DescribedSid
     return {"sides": [side_result(ref, reply, side, (reply.parsed or {}).get("concept", ""))]}
 
 
-async def _sides_answer(state: DescribedSidesState, runtime: Ctx[DescribedSidesInputs]) -> DescribedSidesState:
+async def _sides_answer(
+    state: DescribedSidesState, runtime: Ctx[DescribedSidesInputs]
+) -> DescribedSidesState:
     """Stage-1 descriptions and, per test, the concept it was classified by and its description."""
     item = runtime.context
     panels = _texts(item, state)
@@ -186,7 +190,9 @@ def _prepare_two(given: Preparation[ReuseOptions]) -> DescribedSidesInputs:
     return {**inputs, "tests": order}
 
 
-async def _two_descriptions(state: DescribedSidesState, runtime: Ctx[DescribedSidesInputs]) -> DescribedSidesState:
+async def _two_descriptions(
+    state: DescribedSidesState, runtime: Ctx[DescribedSidesInputs]
+) -> DescribedSidesState:
     item = runtime.context
     first, second = item.inputs["tests"]
     panels = _texts(item, state)
