@@ -1,7 +1,7 @@
-"""Protocol cards: each strategy's protocol as the paper states it, for the terminal and the README.
+"""Protocol cards: each strategy's protocol as the paper states it, for the terminal and the docs.
 
-`bongard strategies NAME` prints one card; `bongard strategies --markdown` prints the
-README's protocol table, which a test keeps equal to the registry.
+`bongard strategies NAME` prints one card; `bongard strategies --markdown` prints
+the protocol table of docs/strategies.md, which a test keeps equal to the registry.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def decoding_text(info: StrategyInfo[Any]) -> str:
 
 
 def card_fields(info: StrategyInfo[Any]) -> dict[str, str]:
-    """The card as (heading -> text), in the order the terminal and the README show it."""
+    """The card as (heading -> text), in the order the terminal and the docs show it."""
     card = info.card
     own = ", ".join(f"-S {key}: {text}" for key, text in info.departures()) or "none"
     return {
@@ -41,7 +41,7 @@ def card_fields(info: StrategyInfo[Any]) -> dict[str, str]:
 
 
 def markdown_table(infos: Iterable[StrategyInfo[Any]]) -> str:
-    """The README's protocol table: one row per strategy, the card's fields as columns."""
+    """The protocol table of docs/strategies.md: one row per strategy, the card's fields as columns."""
     rows = [{"strategy": f"`{info.name}`", **card_fields(info)} for info in infos]
     rows = [{key: value for key, value in row.items() if key != "roles"} for row in rows]
     headers = list(rows[0]) if rows else []

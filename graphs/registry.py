@@ -95,7 +95,7 @@ OptionsT = TypeVar("OptionsT", bound=StrategyOptions)
 @dataclass(frozen=True)
 class ProtocolCard:
     """The paper's protocol beyond the call count: what a reader needs to compare a run with the
-    paper's table (`bongard strategies NAME` and the README's protocol table show it)."""
+    paper's table (`bongard strategies NAME` and the protocol table of docs/strategies.md show it)."""
 
     images: str
     """Images per call: which calls carry the sheet, single panels or none."""

@@ -26,7 +26,7 @@ def test_strategies_lists_each_with_paper_roles_and_calls() -> None:
         assert info.section.split(",")[0] in row and info.roles[0] in row
 
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+STRATEGIES_PAGE = Path(__file__).resolve().parent.parent / "docs" / "strategies.md"
 TABLE_START = "<!-- protocol table: `bongard strategies --markdown` writes it; a test keeps them equal -->"
 TABLE_END = "<!-- end of protocol table -->"
 
@@ -48,12 +48,14 @@ def test_departures_from_the_paper_are_named_on_the_card() -> None:
     assert get_strategy("direct").departures() == []
 
 
-def test_the_readme_protocol_table_is_the_registrys() -> None:
-    readme = README.read_text(encoding="utf-8")
-    table = readme.split(TABLE_START, 1)[1].split(TABLE_END, 1)[0].strip()
+def test_the_documented_protocol_table_is_the_registrys() -> None:
+    page = STRATEGIES_PAGE.read_text(encoding="utf-8")
+    table = page.split(TABLE_START, 1)[1].split(TABLE_END, 1)[0].strip()
     generated = run_bongard("strategies", "--markdown").stdout.strip()
     assert generated == markdown_table(get_strategy(name) for name in strategy_names())
-    assert table == generated, "README protocol table is stale: paste `bongard strategies --markdown`"
+    assert table == generated, (
+        "docs/strategies.md protocol table is stale: paste `bongard strategies --markdown`"
+    )
 
 
 @pytest.mark.parametrize("name", strategy_names())

@@ -22,7 +22,9 @@ def list_strategies(
     markdown: Annotated[
         bool,
         typer.Option(
-            "--markdown", metavar="", help="Print every protocol card as the README's Markdown table."
+            "--markdown",
+            metavar="",
+            help="Print every protocol card as the Markdown table of docs/strategies.md.",
         ),
     ] = False,
 ) -> None:

@@ -1,4 +1,5 @@
-"""The README's snippets run, in its order, in one fresh workspace, as a reader would run them.
+"""The README's and the documentation's snippets run, in the site's order, in one fresh workspace,
+as a reader would run them: the README first, then each page of `mkdocs.yml`'s navigation.
 
 - ```python blocks run whole in a fresh interpreter;
 - ```bash blocks run line by line (`bongard ...` through the real entry point; `python -m
@@ -6,7 +7,7 @@
   that exists);
 - ```text blocks are usage synopses: each names a command that exists, and every `--option` it
   shows is one that command takes;
-- the first block (the two setup commands) is what `.ci/run` itself runs.
+- the README's first block (the two setup commands) is what `.ci/run` itself runs.
 """
 
 from __future__ import annotations
@@ -17,23 +18,32 @@ import re
 import shlex
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
 from tests.cli import run_bongard
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.DOTALL | re.MULTILINE)
 OPTION = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)")
 
 
 @dataclass(frozen=True)
 class Snippet:
+    page: Path
     line: int
     language: str
     body: str
+
+    @property
+    def where(self) -> str:
+        return f"{self.page.relative_to(ROOT)} line {self.line}"
 
     def commands(self) -> list[str]:
         """Logical lines: continuations joined, comments and blank lines dropped."""
@@ -41,9 +51,26 @@ class Snippet:
         return [line for line in joined.splitlines() if line.strip() and not line.lstrip().startswith("#")]
 
 
-def snippets() -> list[Snippet]:
-    text = README.read_text(encoding="utf-8")
-    return [Snippet(text[: m.start()].count("\n") + 1, m.group(1), m.group(2)) for m in FENCE.finditer(text)]
+def _nav_pages(entries: list[Any]) -> Iterator[str]:
+    for entry in entries:
+        if isinstance(entry, str):
+            yield entry
+        else:
+            for value in entry.values():
+                yield from [value] if isinstance(value, str) else _nav_pages(value)
+
+
+def pages() -> list[Path]:
+    """The README, then the site's pages in the order of its navigation."""
+    nav = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))["nav"]
+    return [README, *(ROOT / "docs" / page for page in _nav_pages(nav))]
+
+
+def snippets(page: Path) -> list[Snippet]:
+    text = page.read_text(encoding="utf-8")
+    return [
+        Snippet(page, text[: m.start()].count("\n") + 1, m.group(1), m.group(2)) for m in FENCE.finditer(text)
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +98,7 @@ def run_shell(command: str, cwd: Path, env: dict[str, str], where: str) -> None:
         result = run_bongard(*words[1:], env={k: (v or None) for k, v in env.items()}, cwd=cwd, timeout=600)  # type: ignore[misc]
         assert result.returncode == 0, f"{where}: {command}\n{result.stdout[-2000:]}\n{result.stderr[-2000:]}"
     elif words[0] == "bash" and words[1].startswith("scripts/"):  # minutes and the network: by hand
-        assert (README.parent / words[1]).is_file(), f"{where}: no script {words[1]}"
+        assert (ROOT / words[1]).is_file(), f"{where}: no script {words[1]}"
     elif words[1:3] == ["-m", words[2]] and words[0].endswith("python"):
         assert importlib.util.find_spec(words[2]) is not None, f"{where}: no module {words[2]}"
     else:
@@ -93,22 +120,26 @@ def check_synopsis(command: str, cwd: Path, env: dict[str, str], where: str) -> 
         assert option in shown.stdout, f"{where}: `bongard {' '.join(path)}` takes no {option}"
 
 
-def test_every_readme_snippet_runs(reader: tuple[Path, dict[str, str]]) -> None:
+def test_every_page_is_in_the_navigation() -> None:
+    """A page left out of `mkdocs.yml` would go unbuilt and its snippets untested."""
+    assert sorted(pages()[1:]) == sorted((ROOT / "docs").rglob("*.md"))
+
+
+def test_every_documented_snippet_runs(reader: tuple[Path, dict[str, str]]) -> None:
     cwd, env = reader
-    found = snippets()
-    assert found[0].commands() == [
+    readme, *rest = [snippet for page in pages() for snippet in snippets(page)]
+    assert readme.page == README and readme.commands() == [
         "python3 -m venv .venv && .venv/bin/pip install -q -e . && .venv/bin/bongard run",
         "bash scripts/check",
     ]
-    for snippet in found[1:]:
-        where = f"README.md line {snippet.line}"
+    for snippet in rest:
         if snippet.language == "python":
-            run_python(snippet.body, cwd, env, where)
+            run_python(snippet.body, cwd, env, snippet.where)
         elif snippet.language == "bash":
             for command in snippet.commands():
-                run_shell(command, cwd, env, where)
+                run_shell(command, cwd, env, snippet.where)
         elif snippet.language == "text":
             for command in snippet.commands():
-                check_synopsis(command, cwd, env, where)
+                check_synopsis(command, cwd, env, snippet.where)
     report = cwd / "report"
     assert (report / "accuracy.svg").is_file() and (report / "comparison.md").is_file()
