@@ -23,6 +23,7 @@ from pydantic import BaseModel
 
 from agents.call import CallSpec
 from agents.images import image_block
+from agents.managed import AgentCallError
 from agents.providers import vllm_offline
 from agents.providers.vllm import VllmParams, serve_argv
 from agents.registry import AgentSpecError, resolve_agent
@@ -63,6 +64,29 @@ def test_connect_mode_talks_to_a_running_server(home: Path) -> None:
     [request] = server.model_requests()
     assert request.path == "/v1/chat/completions" and request.body["model"] == "Qwen/Qwen2-VL-7B-Instruct"
     assert reply.text == "stand-in reply" and reply.cost_usd == 0.0
+
+
+@pytest.mark.parametrize("key", [None, "vllm-secret-key-0123456789"])
+def test_connect_mode_sends_the_servers_key_from_vllm_api_key(
+    home: Path, monkeypatch: pytest.MonkeyPatch, key: str | None
+) -> None:
+    """A server started with --api-key refuses any other key (401); without one it takes any."""
+    if key is None:
+        monkeypatch.delenv("VLLM_API_KEY", raising=False)
+    else:
+        monkeypatch.setenv("VLLM_API_KEY", key)
+    with StandInServer(OpenAIChat()) as server:
+        server.api_key = key
+        agent = resolve_agent("vllm:m", {"base_url": f"{server.url}/v1", "cache": False})
+        assert asyncio.run(agent.acall([HumanMessage(content="hello")])).text == "stand-in reply"
+        [request] = server.model_requests()
+        sent = {name.lower(): value for name, value in request.headers.items()}["authorization"]
+        assert sent == f"Bearer {key or 'not-needed'}"
+        monkeypatch.delenv("VLLM_API_KEY", raising=False)  # the key the server needs, missing
+        refused = resolve_agent("vllm:m", {"base_url": f"{server.url}/v1", "cache": False})
+        if key is not None:
+            with pytest.raises(AgentCallError, match="AuthenticationError: Error code: 401"):
+                asyncio.run(refused.acall([HumanMessage(content="hello")]))
 
 
 class EngineStandIn:

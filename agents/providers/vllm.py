@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import shutil
 
 from langchain_core.language_models import BaseChatModel
@@ -20,6 +21,10 @@ from agents.providers.openai_wire import wire_chat_model
 from agents.servers import LOOPBACK, LocalServer, shared_server
 from datasets_io.workspace import workspace_home
 
+KEY_ENV = "VLLM_API_KEY"
+"""The key a server started with `vllm serve --api-key` (or with this variable set, which `vllm serve`
+reads too) requires: sent when set, so one variable serves both ends; else any key will do."""
+NO_KEY = "not-needed"
 STARTUP_TIMEOUT_S = 1800.0
 SERVE_FLAGS = {
     "max_model_len": "--max-model-len",
@@ -81,7 +86,8 @@ def base_url(model: str, params: VllmParams) -> str:
 
 
 def build(model: str, params: VllmParams) -> BaseChatModel:
-    return wire_chat_model(model, params, base_url=base_url(model, params), api_key="not-needed")
+    key = os.environ.get(KEY_ENV) or NO_KEY
+    return wire_chat_model(model, params, base_url=base_url(model, params), api_key=key)
 
 
 PROVIDER = Provider(

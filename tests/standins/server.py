@@ -97,6 +97,8 @@ class StandInServer:
         self.max_in_flight = 0
         self.connections = 0
         """TCP connections accepted: a client that keeps its connections alive opens few."""
+        self.api_key: str | None = None
+        """Set: requests not bearing it are refused with 401, as `vllm serve --api-key` refuses them."""
         self._lock = threading.Lock()
         self._server = _Listener(("127.0.0.1", 0), self._handler_class())
         self._thread = threading.Thread(target=self._server.serve_forever, name=STANDIN_THREAD, daemon=True)
@@ -156,6 +158,12 @@ class StandInServer:
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
                     fault = server._next_fault(index)
                 try:
+                    if (
+                        server.api_key is not None
+                        and self.headers.get("authorization") != f"Bearer {server.api_key}"
+                    ):
+                        self._send(401, {}, [b'{"error": "Unauthorized"}'], "application/json")
+                        return
                     if fault is not None:
                         time.sleep(fault.delay_s)
                         if fault.replaces_reply:
