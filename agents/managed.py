@@ -120,6 +120,9 @@ class ManagedAgent(BaseChatModel):
     run_concurrency: int | None = None
     """The run's `--concurrency`, in place of the provider's default where the agent sets no
     concurrency of its own: a run's N calls in flight are capped only by a limit the user set."""
+    dropped_decoding: list[str] = Field(default_factory=list)
+    """Each default decoding key (a paper's, a judge's) the model's family cannot take, left out,
+    with why (`agents.model_families`)."""
     _per_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopModels] = PrivateAttr(
         default_factory=weakref.WeakKeyDictionary
     )

@@ -21,6 +21,7 @@ from pydantic_core import ErrorDetails
 
 from agents.cache import ReplyCache, ResponseCache
 from agents.managed import ManagedAgent
+from agents.model_families import DecodingRefused, fit_decoding
 from agents.pricing import Price, find_price
 from agents.provider import AgentParams, Provider
 from agents.retry import RetryPolicy
@@ -90,15 +91,31 @@ def read_agent_config(path: Path) -> dict[str, dict[str, Any]]:
 
 
 def check_agent_params(
-    spec: str, params: Mapping[str, Any] | None = None, *, config: AgentConfig | None = None
+    spec: str,
+    params: Mapping[str, Any] | None = None,
+    *,
+    config: AgentConfig | None = None,
+    defaults: Mapping[str, Any] | None = None,
 ) -> AgentParams:
     """The spec's parameters, checked against its provider's, without building anything.
 
-    Parameters come from the config file's `"*"` table, then its table for this
-    spec, then `params` (e.g. `-M` options), later ones winning. An unknown key
-    or a bad value is an `AgentSpecError` of one line naming the key and what it takes.
+    Parameters come from `defaults` (a paper's or a judge's decoding, less what the model's family
+    refuses: `agents.model_families`), then the config file's `"*"` table, then its table for this
+    spec, then `params` (e.g. `-M` options), later ones winning. An unknown key, a bad value or a
+    key the model refuses is an `AgentSpecError` of one line naming the key and what it takes.
     """
-    return _checked(spec, params, config)[2]
+    return _checked(spec, params, config, defaults)[2]
+
+
+def decoding_notes(
+    spec: str,
+    params: Mapping[str, Any] | None = None,
+    *,
+    config: AgentConfig | None = None,
+    defaults: Mapping[str, Any] | None = None,
+) -> list[str]:
+    """Each default of `defaults` the model's family cannot take, not sent, with why."""
+    return _checked(spec, params, config, defaults)[3]
 
 
 def shared_params(specs: Sequence[str], params: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
@@ -113,18 +130,25 @@ def shared_params(specs: Sequence[str], params: Mapping[str, Any]) -> dict[str, 
         if not any(key in share for share in shares.values()):
             check_agent_params(next(iter(shares)), {key: params[key]})  # raises, naming the key
     for spec, share in shares.items():
-        check_agent_params(spec, share)
+        check_agent_params(spec, defaults=share)  # keys and values; what the model takes, by the caller
     return shares
 
 
 def _checked(
-    spec: str, params: Mapping[str, Any] | None, config: AgentConfig | None
-) -> tuple[Provider, str, AgentParams]:
+    spec: str,
+    params: Mapping[str, Any] | None,
+    config: AgentConfig | None,
+    defaults: Mapping[str, Any] | None = None,
+) -> tuple[Provider, str, AgentParams, list[str]]:
     provider_name, model = split_spec(spec)
     provider = get_provider(provider_name)
-    merged = {**(config or {}).get("*", {}), **(config or {}).get(spec, {}), **(params or {})}
+    chosen = {**(config or {}).get("*", {}), **(config or {}).get(spec, {}), **(params or {})}
     try:
-        return provider, model, provider.params.model_validate(merged)
+        fitted = fit_decoding(provider_name, model, chosen, defaults or {})
+    except DecodingRefused as error:
+        raise AgentSpecError(str(error)) from None
+    try:
+        return provider, model, provider.params.model_validate(fitted.params), fitted.dropped
     except ValidationError as error:
         problems = "; ".join(_param_problem(item, provider) for item in error.errors())
         raise AgentSpecError(f"{spec}: {problems}") from None
@@ -160,11 +184,13 @@ def resolve_agent(
     use_cache: bool = True,
     retry_policy: RetryPolicy | None = None,
     home: Path | None = None,
+    defaults: Mapping[str, Any] | None = None,
 ) -> ManagedAgent:
     """A ready agent for a spec: parameters checked, provider built, limits, cache, retries and price
-    attached. Parameters merge as in `check_agent_params`."""
+    attached. Parameters merge as in `check_agent_params`; the defaults left out are the agent's
+    `dropped_decoding`."""
     load_env_file()
-    provider, model, agent_params = _checked(spec, params, config)
+    provider, model, agent_params, dropped = _checked(spec, params, config, defaults)
     if not provider.installed():
         hint = f"pip install 'bongard-agents[{provider.extra}]'" if provider.extra else "install its package"
         raise AgentSpecError(f"provider {provider.name} is not installed: {hint}")
@@ -187,6 +213,7 @@ def resolve_agent(
         response_cache=cache if use_cache and agent_params.cache else None,
         retry_policy=retry_policy or RetryPolicy(),
         endpoint_url=endpoint,
+        dropped_decoding=dropped,
     )
 
 

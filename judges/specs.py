@@ -4,7 +4,8 @@
 entry-point group `bongard_agents.judges` and built by calling it with the text after the
 colon ('' when there is none): the built-in `embedding[:THRESHOLD]`, or one a package adds
 as `my-judge = "my_pkg.judges:build"`, imported only when that judge is used. Any other spec
-is an agent spec made an LLM judge (temperature 0, so re-judging is cached).
+is an agent spec made an LLM judge (temperature 0, so re-judging is cached, where the model takes
+a temperature: `agents.model_families`).
 """
 
 from __future__ import annotations
@@ -48,7 +49,8 @@ def build_judge(
             f"unknown judge {spec!r}{did_you_mean(kind, [*kinds, *providers])}; judge kinds: "
             f"{', '.join(kinds)}; or an agent spec PROVIDER:MODEL with a provider of: {', '.join(providers)}"
         )
-    return LLMJudge(resolve_agent(spec, {**JUDGE_PARAMS, **(params or {})}, config=config, home=home), style)
+    agent = resolve_agent(spec, params or {}, config=config, home=home, defaults=JUDGE_PARAMS)
+    return LLMJudge(agent, style)
 
 
 def build_judges(

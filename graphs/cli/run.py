@@ -246,6 +246,8 @@ def run(
     for skipped in runner.skipped:
         error_console.print(f"[yellow]warning:[/yellow] skipped {escape(str(skipped))}")
     console.print(f"run {run_id}: {runner.config.strategy} on {runner.dataset.name}")
+    for note in (note for notes in runner.config.decoding_dropped.values() for note in notes):
+        console.print(f"decoding: {escape(note)}", highlight=False)
     console.print(str(runner.in_flight()), highlight=False)
     if runner.config.excluded:
         console.print(f"excluded from the run: problems {', '.join(runner.config.excluded)}")
@@ -595,6 +597,8 @@ def show_run(
     from graphs.runs.provenance import provenance_lines
 
     console.print_json(json.dumps(summary.config))
+    for note in (note for notes in summary.config.get("decoding_dropped", {}).values() for note in notes):
+        console.print(f"decoding: {escape(note)}", highlight=False)
     _print_summary(summary, home)
     for line in provenance_lines(sessions):
         console.print(escape(line), highlight=False)

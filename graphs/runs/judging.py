@@ -30,6 +30,7 @@ from judges.agreement import (
     unanimity,
 )
 from judges.ensemble import JudgeEnsemble
+from judges.llm_judge import LLMJudge
 from judges.specs import build_judges
 from judges.styles import JudgeStyle
 from judges.verdict import Decision, Verdict, decide
@@ -50,6 +51,8 @@ class JudgingReport:
     failed: dict[tuple[str, int], str] = field(default_factory=dict)
     """Answers left undecided because a judge call failed for good, with the error."""
     human_agreement: dict[str, float] | None = None
+    decoding_dropped: list[str] = field(default_factory=list)
+    """Each judge's decoding (temperature 0) its model cannot take, not sent, and why."""
 
     def per_judge(self) -> dict[str, Counter[str]]:
         counts: dict[str, Counter[str]] = {name: Counter() for name in self.judges}
@@ -70,6 +73,7 @@ class JudgingReport:
         ]
         if self.decisions:
             lines.append(f"  judging {self.name}: the run's latest, the one its counts use now")
+        lines.extend(f"  decoding: {note}" for note in self.decoding_dropped)
         if self.failed:
             lines.append(
                 f"  undecided, a judge call failed for good: {len(self.failed)} answer(s); judge again to "
@@ -118,6 +122,9 @@ async def judge_run(
     policy = ensemble.policy
     judging = f"{style}|{','.join(j.name for j in judges)}"
     report = JudgingReport(run_id, f"{judging}@{policy}", policy, [j.name for j in judges])
+    report.decoding_dropped = [
+        note for judge in judges if isinstance(judge, LLMJudge) for note in judge.agent.dropped_decoding
+    ]
     slots = asyncio.Semaphore(JUDGING_CONCURRENCY)
 
     async def one(problem: str, attempt: int, candidates: list[str]) -> None:

@@ -28,7 +28,7 @@ from agents.cache import ReplyCache
 from agents.limits import InFlight, in_flight
 from agents.managed import AgentCallError, ManagedAgent
 from agents.prompt_library import PromptLibrary
-from agents.registry import check_agent_params, resolve_agent, shared_params
+from agents.registry import check_agent_params, decoding_notes, resolve_agent, shared_params
 from datasets_io.catalog import Dataset, ProblemSummary, ScanResult, open_dataset
 from datasets_io.errors import DatasetError
 from datasets_io.images import natural_key
@@ -73,6 +73,22 @@ class RunConfig(BaseModel):
     strategy_options: dict[str, str] = Field(default_factory=dict)
     excluded: list[str] = Field(default_factory=list)
     """Problem ids dropped from the run on a resume (`--exclude`): never solved, not planned."""
+    paper_decoding: list[str] = Field(default_factory=list)
+    """The keys of `agent_params` that are the strategy paper's decoding, not set with `-M`: a model
+    that cannot take one is not sent it (`agents.model_families`)."""
+    decoding_dropped: dict[str, list[str]] = Field(default_factory=dict)
+    """Agent spec -> each key of the paper's decoding it was not sent, and why."""
+
+    def agent_shares(self) -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
+        """Agent spec -> (the parameters set for it, the paper's decoding it may take)."""
+        shares = shared_params(list(self.agents.values()), self.agent_params)
+        return {
+            spec: (
+                {key: value for key, value in share.items() if key not in self.paper_decoding},
+                {key: value for key, value in share.items() if key in self.paper_decoding},
+            )
+            for spec, share in shares.items()
+        }
 
 
 class ItemOutcome(BaseModel):
@@ -221,13 +237,15 @@ class Runner:
     def agents(self) -> dict[str, ManagedAgent]:
         """The run's agents by role, built once; one that sets no concurrency of its own follows the
         run's, not its provider's default."""
-        shares = shared_params(list(self.config.agents.values()), self.config.agent_params)
+        shares = self.config.agent_shares()
         built: dict[str, ManagedAgent] = {}
         for role, spec in self.config.agents.items():
             same = next((agent for agent in built.values() if agent.spec == spec), None)
+            chosen, paper = shares[spec]
             built[role] = same or resolve_agent(
-                spec, shares[spec], config=self.config.agent_config or None, cache=self.cache, home=self.home
-            )
+                spec, chosen, config=self.config.agent_config or None, cache=self.cache, home=self.home,
+                defaults=paper,
+            )  # fmt: skip
             built[role].run_concurrency = self.config.concurrency
         return built
 
@@ -411,16 +429,28 @@ def check_config(config: RunConfig) -> None:
     """Refuse, in one line, a strategy option or agent parameter the run could not use,
     before anything is stored."""
     get_strategy(config.strategy).parse_options(config.strategy_options)
-    for spec, share in shared_params(list(config.agents.values()), config.agent_params).items():
-        check_agent_params(spec, share, config=config.agent_config or None)
+    for spec, (chosen, paper) in config.agent_shares().items():
+        check_agent_params(spec, chosen, config=config.agent_config or None, defaults=paper)
+
+
+def dropped_decoding(config: RunConfig) -> dict[str, list[str]]:
+    """Agent spec -> the paper's decoding it cannot take, with why (for specs that cannot take some)."""
+    notes = {
+        spec: decoding_notes(spec, chosen, config=config.agent_config or None, defaults=paper)
+        for spec, (chosen, paper) in config.agent_shares().items()
+    }
+    return {spec: lines for spec, lines in notes.items() if lines}
 
 
 def start_run(config: RunConfig, store: ResultsStore, home: Path | None = None) -> tuple[str, Runner]:
     """A new stored run: its settings checked, the paper's decoding filled in under `-M`, so the
     stored configuration says what every request was sent with."""
     info = get_strategy(config.strategy)
-    config = config.model_copy(update={"agent_params": {**info.decoding, **config.agent_params}})
+    paper = [key for key in info.decoding if key not in config.agent_params]
+    merged = {**info.decoding, **config.agent_params}
+    config = config.model_copy(update={"agent_params": merged, "paper_decoding": paper})
     check_config(config)
+    config = config.model_copy(update={"decoding_dropped": dropped_decoding(config)})
     reuses = info.reuses
     pinned = {k: store.resolve_run(v) if k in reuses else v for k, v in config.strategy_options.items()}
     config = config.model_copy(update={"strategy_options": pinned})  # `latest` must not move on resume

@@ -22,13 +22,38 @@ def _json(data: Any) -> list[bytes]:
     return [json.dumps(data).encode()]
 
 
+OPENAI_REASONING = re.compile(r"(o1|o3|o4-mini|gpt-5)(?!-chat)")
+"""Models the OpenAI API serves as reasoning models: they refuse sampling parameters (its API
+reference: 'Unsupported parameter ... is not supported with this model') and the old `max_tokens`."""
+CLAUDE_ONE_SAMPLER = re.compile(r"claude-(opus|sonnet|haiku)-4-[5-9]")
+"""Claude models from 4.5 on: the Messages API refuses `temperature` together with `top_p`."""
+
+
+def _openai_refusal(body: Any) -> Reply | None:
+    """The 400 the OpenAI API answers a reasoning model's request carrying what it refuses."""
+    if not OPENAI_REASONING.match(str(body.get("model", ""))):
+        return None
+    for key in ("temperature", "top_p", "max_tokens"):
+        if key in body:
+            error = {
+                "message": f"Unsupported parameter: '{key}' is not supported with this model.",
+                "type": "invalid_request_error", "param": key, "code": "unsupported_parameter",
+            }  # fmt: skip
+            return Reply(_json({"error": error}), status=400)
+    return None
+
+
 class OpenAIChat:
-    """POST /v1/chat/completions (OpenAI, vLLM, llama.cpp, any OpenAI-compatible server)."""
+    """POST /v1/chat/completions (OpenAI, vLLM, llama.cpp, any OpenAI-compatible server); a
+    reasoning model's request with a sampling parameter is refused as the OpenAI API refuses it."""
 
     def handles(self, method: str, path: str) -> bool:
         return method == "POST" and path.endswith("/chat/completions")
 
     def reply(self, path: str, body: Any, text: str, finish: str) -> Reply:
+        refused = _openai_refusal(body)
+        if refused is not None:
+            return refused
         return Reply(
             _json(
                 {
@@ -54,12 +79,19 @@ class OpenAIChat:
 
 
 class AnthropicMessages:
-    """POST /v1/messages; a forced tool is answered with a tool_use block holding the JSON."""
+    """POST /v1/messages; a forced tool is answered with a tool_use block holding the JSON; a Claude
+    4.5+ request with both `temperature` and `top_p` is refused as the Messages API refuses it."""
 
     def handles(self, method: str, path: str) -> bool:
         return method == "POST" and path.endswith("/v1/messages")
 
     def reply(self, path: str, body: Any, text: str, finish: str) -> Reply:
+        if CLAUDE_ONE_SAMPLER.match(str(body.get("model", ""))) and {"temperature", "top_p"} <= set(body):
+            message = (
+                "`temperature` and `top_p` cannot both be specified for this model. Please use only one."
+            )
+            error = {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
+            return Reply(_json(error), status=400)
         choice = body.get("tool_choice") or {}
         if choice.get("type") == "tool":
             content: list[dict[str, Any]] = [

@@ -1,0 +1,153 @@
+"""Models that refuse a paper's decoding: OpenAI's reasoning models (no temperature or top_p) and
+Claude 4.5+ (temperature or top_p, not both), through stand-ins that refuse what the real APIs
+refuse. A decoding the toolkit chose is not sent and the run says so; one the user set is refused."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agents.model_families import FAMILIES, DecodingRefused, family_of, fit_decoding
+from datasets_io.store import STORE_FILE, ResultsStore
+from tests.cli import run_bongard
+from tests.standins.protocols import AnthropicMessages, OpenAIChat
+from tests.standins.schema_replies import minimal_reply
+from tests.standins.server import StandInServer
+
+KEY = "sk-standin-key-0123456789abcdef"
+
+
+REASONING, CLAUDE = "OpenAI reasoning models", "Claude 4.5 and later"
+
+
+@pytest.mark.parametrize(
+    ("provider", "model", "family"),
+    [
+        ("openai", "o3", REASONING), ("openai", "o3-2025-04-16", REASONING), ("openai", "o4-mini", REASONING),
+        ("openai", "gpt-5", REASONING), ("openai", "gpt-5-mini", REASONING), ("openai", "gpt-5.1", REASONING),
+        ("openai", "gpt-5-chat-latest", None), ("openai", "gpt-4o", None), ("openai", "gpt-4.1-mini", None),
+        ("anthropic", "claude-sonnet-4-5", CLAUDE), ("anthropic", "claude-sonnet-4-5-20250929", CLAUDE),
+        ("anthropic", "claude-haiku-4-5", CLAUDE), ("anthropic", "claude-opus-4-6", CLAUDE),
+        ("anthropic", "claude-3-5-sonnet-20241022", None), ("anthropic", "claude-sonnet-4-20250514", None),
+        ("openai-compatible", "o3@http://127.0.0.1:1/v1", None),
+    ],
+)  # fmt: skip
+def test_model_names_fall_in_their_families(provider: str, model: str, family: str | None) -> None:
+    found = family_of(provider, model)
+    assert (found.name.split(" (")[0] if found else None) == family
+
+
+def test_a_chosen_decoding_is_kept_a_default_one_dropped_with_why() -> None:
+    kept = fit_decoding("openai", "gpt-4o", {"max_tokens": 9}, {"temperature": 0})
+    assert (kept.params, kept.dropped) == ({"temperature": 0, "max_tokens": 9}, [])
+    fitted = fit_decoding("openai", "o3", {"max_tokens": 9}, {"temperature": 0.5})
+    assert fitted.params == {"max_tokens": 9}
+    assert fitted.dropped == [
+        "temperature=0.5 not sent: openai:o3 takes no temperature or top_p (OpenAI reasoning models "
+        "(o1, o3, o4-mini, gpt-5))"
+    ]
+    with pytest.raises(DecodingRefused, match=r"openai:o3 takes no temperature or top_p .*: drop -M top_p"):
+        fit_decoding("openai", "o3", {"top_p": 0.9}, {})
+    claude = fit_decoding("anthropic", "claude-sonnet-4-5", {"top_p": 0.9}, {"temperature": 0.5})
+    assert claude.params == {"top_p": 0.9} and claude.dropped[0].startswith("temperature=0.5 not sent")
+    with pytest.raises(DecodingRefused, match="keep one of -M temperature or -M top_p"):
+        fit_decoding("anthropic", "claude-sonnet-4-5", {"top_p": 0.9, "temperature": 0}, {})
+
+
+@pytest.fixture
+def openai_standin(monkeypatch: pytest.MonkeyPatch) -> Iterator[StandInServer]:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    with StandInServer(OpenAIChat(), responder=minimal_reply) as server:
+        yield server
+
+
+@pytest.mark.parametrize("model", ["o3", "gpt-5-mini"])
+def test_a_reasoning_model_runs_a_paradigm_without_its_temperature_and_says_so(
+    model: str, openai_standin: StandInServer, shared_data: Path, tmp_path: Path
+) -> None:
+    ran = run_bongard(
+        "run", "--strategy", "direct-rule-learning", "--model", f"openai:{model}", "-M",
+        f"base_url={openai_standin.url}/v1", "--dataset", "bongard-classic", "-O", "holdout_test=true",
+        "--problems", "2", "--data-dir", shared_data, "--home", tmp_path,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert f"decoding: temperature=0 not sent: openai:{model} takes no temperature" in ran.stdout
+    bodies = [request.body for request in openai_standin.model_requests()]
+    assert len(bodies) == 2 and all("temperature" not in body for body in bodies)  # two queries, no 400
+    store = ResultsStore(tmp_path / STORE_FILE)
+    run_id = store.resolve_run("latest")
+    assert store.summary(run_id).done == 1
+    config = store.run_config(run_id)
+    assert config["agent_params"]["temperature"] == 0 and config["paper_decoding"] == ["temperature"]
+    assert list(config["decoding_dropped"]) == [f"openai:{model}"]
+    shown = run_bongard("runs", "show", run_id, "--home", tmp_path)
+    assert f"decoding: temperature=0 not sent: openai:{model}" in " ".join(shown.stdout.split())
+
+
+def test_a_reasoning_judge_judges_without_its_temperature(
+    openai_standin: StandInServer, shared_data: Path, tmp_path: Path
+) -> None:
+    """Open-ended (Wonderland: replies of up to 2048 tokens) on o3, judged by o4-mini: no 400 for
+    the temperature 0 every LLM judge decides at, nor for the reply limit."""
+    url = f"{openai_standin.url}/v1"
+    config = tmp_path / "agents.toml"
+    config.write_text(f'["openai:o4-mini"]\nbase_url = "{url}"\n', encoding="utf-8")
+    ran = run_bongard(
+        "run", "--strategy", "open-ended", "--model", "openai:o3", "-M", f"base_url={url}",
+        "--dataset", "bongard-classic", "--problems", "2", "--data-dir", shared_data, "--home", tmp_path,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    judged = run_bongard(
+        "judge", "latest", "--judges", "openai:o4-mini", "--agent-config", config, "--home", tmp_path
+    )
+    assert judged.returncode == 0, judged.stdout + judged.stderr
+    assert "decoding: temperature=0 not sent: openai:o4-mini takes no temperature" in judged.stdout
+    judge_bodies = [r.body for r in openai_standin.model_requests() if r.body["model"] == "o4-mini"]
+    assert judge_bodies and all("temperature" not in body for body in judge_bodies)
+    solver_bodies = [r.body for r in openai_standin.model_requests() if r.body["model"] == "o3"]
+    assert [body.get("max_completion_tokens") for body in solver_bodies] == [2048]
+
+
+def test_a_users_temperature_on_a_reasoning_model_is_refused_before_the_run(
+    openai_standin: StandInServer, shared_data: Path, tmp_path: Path
+) -> None:
+    ran = run_bongard(
+        "run", "--strategy", "direct", "--model", "openai:o3", "-M", "temperature=0", "-M",
+        f"base_url={openai_standin.url}/v1", "--dataset", "bongard-classic", "--problems", "2",
+        "--data-dir", shared_data, "--home", tmp_path,
+    )  # fmt: skip
+    assert ran.returncode == 2 and "openai:o3 takes no temperature or top_p" in ran.stderr
+    assert "drop -M temperature" in ran.stderr and list(openai_standin.model_requests()) == []
+    assert ResultsStore(tmp_path / STORE_FILE).run_ids() == []
+
+
+def test_claude_4_5_with_a_top_p_sends_no_temperature_and_says_so(
+    monkeypatch: pytest.MonkeyPatch, shared_data: Path, tmp_path: Path
+) -> None:
+    """concept-selection states temperature 0.5 (Bongard-RWR+ Sec. 4); the user's top_p wins."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    selection = json.dumps({"explanation": "the first fits", "label": 1})
+    with StandInServer(AnthropicMessages(), responder=lambda body: selection) as server:
+        ran = run_bongard(
+            "run", "--strategy", "concept-selection", "--model", "anthropic:claude-sonnet-4-5", "-M",
+            "top_p=0.9", "-M", f"base_url={server.url}", "--dataset", "bongard-rwr", "--problems", "31",
+            "--data-dir", shared_data, "--home", tmp_path,
+        )  # fmt: skip
+        bodies = [request.body for request in server.model_requests()]
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "decoding: temperature=0.5 not sent: anthropic:claude-sonnet-4-5 takes temperature or top_p" in (
+        ran.stdout
+    )
+    assert [(body.get("temperature"), body.get("top_p")) for body in bodies] == [(None, 0.9)]
+    run_id = ResultsStore(tmp_path / STORE_FILE).resolve_run("latest")
+    dropped = ResultsStore(tmp_path / STORE_FILE).run_config(run_id)["decoding_dropped"]
+    assert json.dumps(dropped).count("not sent") == 1
+
+
+def test_the_documented_table_names_every_family() -> None:
+    page = (Path(__file__).resolve().parent.parent / "docs" / "agents.md").read_text(encoding="utf-8")
+    for family in FAMILIES:
+        assert f"| {family.name} | `{family.providers[0]}` |" in page, family.name
