@@ -15,23 +15,15 @@ from typing import Any
 import pytest
 from langchain_core.messages import HumanMessage
 from PIL import Image
-from pydantic import BaseModel
 
 from agents.call import CallSpec
-from agents.images import image_block
 from agents.managed import AgentCallError, ManagedAgent
 from agents.registry import AgentSpecError, resolve_agent
-from agents.retry import RetryPolicy, status_code
+from agents.retry import status_code
+from tests.agent_calls import FAST_RETRIES, Rule, ask
 from tests.builders import make_image
 from tests.standins.protocols import TOKENS_IN, TOKENS_OUT, OpenAIChat
 from tests.standins.server import Fault, StandInServer
-
-FAST_RETRIES = RetryPolicy(max_attempts=6, max_total_s=60, base_delay_s=0.01, max_delay_s=2)
-
-
-class Rule(BaseModel):
-    left: str
-    right: str
 
 
 @pytest.fixture
@@ -53,13 +45,6 @@ def sent_images(body: dict[str, Any]) -> list[Image.Image]:
                 assert header.startswith("data:image/") and header.endswith(";base64")
                 images.append(Image.open(io.BytesIO(base64.b64decode(data))))
     return images
-
-
-def ask(agent: ManagedAgent, *content: str | Path, call: CallSpec | None = None) -> Any:
-    blocks: list[str | dict[Any, Any]] = [
-        image_block(item) if isinstance(item, Path) else {"type": "text", "text": item} for item in content
-    ]
-    return asyncio.run(agent.acall([HumanMessage(content=blocks)], call))
 
 
 def test_request_carries_text_image_and_parameters(

@@ -25,6 +25,7 @@ from PIL import Image
 from agents.call import CallSpec
 from agents.managed import AgentCallError, ManagedAgent
 from agents.registry import resolve_agent
+from tests.agent_calls import FAST_RETRIES, Rule, ask
 from tests.builders import make_image
 from tests.standins.protocols import (
     GEMINI_API_VERSIONS,
@@ -35,7 +36,6 @@ from tests.standins.protocols import (
     OllamaChat,
 )
 from tests.standins.server import Fault, Recorded, StandInServer, WireProtocol
-from tests.test_agents_core import FAST_RETRIES, Rule, ask
 
 MODEL = "test-model"
 ANSWER = {"left": "circles", "right": "squares"}

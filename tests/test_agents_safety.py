@@ -20,12 +20,11 @@ from agents.managed import AgentCallError
 from agents.registry import resolve_agent
 from agents.secrets import REDACTED, redact
 from agents.servers import LocalServer, ServerStartError
+from tests.agent_calls import FAST_RETRIES
 from tests.cli import run_bongard
+from tests.planted_secrets import PLANTED, files_containing
 from tests.standins.protocols import OpenAIChat
 from tests.standins.server import Fault, StandInServer
-from tests.test_agents_core import FAST_RETRIES
-
-PLANTED = "sk-planted-test-key-0123456789abcdef"
 
 WRITER = """
 import sys, itertools
@@ -63,10 +62,6 @@ def planted_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pa
     monkeypatch.setenv("BONGARD_HOME", str(tmp_path / "home"))
     monkeypatch.chdir(tmp_path)
     yield tmp_path
-
-
-def files_containing(root: Path, secret: str) -> list[Path]:
-    return [p for p in root.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()]
 
 
 def test_a_planted_key_is_sent_but_written_nowhere(planted_home: Path) -> None:

@@ -12,9 +12,9 @@ import re
 from pathlib import Path
 
 from tests.cli import run_bongard
-from tests.test_loader_classic import WONDERLAND_PROBLEMS, make_wonderland
-from tests.test_loader_openworld import UPSTREAM_SPLITS, github_release, hf_release
-from tests.test_loader_rwr_plus import LABELS, UPSTREAM_IDS, upstream_folders, upstream_manifest, write_labels
+from tests.openworld_releases import UPSTREAM_SPLITS, github_release, hf_release
+from tests.rwr_plus_releases import LABELS, UPSTREAM_IDS, upstream_folders, upstream_manifest, write_labels
+from tests.wonderland_release import WONDERLAND_PROBLEMS, make_wonderland
 
 OPENWORLD_PROBLEMS = sum(map(len, UPSTREAM_SPLITS.values()))
 FOLDER_IDS = [1001, 3, 1, 2003]

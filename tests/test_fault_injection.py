@@ -25,10 +25,10 @@ from agents.cache import ResponseCache
 from agents.retry import RetryPolicy
 from datasets_io.store import ResultsStore
 from tests.cli import run_bongard
+from tests.planted_secrets import PLANTED, files_containing
 from tests.standins.faults import FaultMode, sent_key
 from tests.standins.protocols import OpenAIChat
 from tests.standins.server import STANDIN_THREAD, StandInServer
-from tests.test_agents_safety import PLANTED, files_containing
 
 CALLS_PER_ITEM = 13  # descriptive: each of the 12 panels described, then the answer
 ANSWERED_FIRST = 5  # calls of problem 2 answered before the fault

@@ -21,9 +21,9 @@ import pytest
 from PIL import Image
 
 from tests.cli import run_bongard, run_bongard_process
+from tests.planted_secrets import PLANTED, files_containing
 from tests.standins.protocols import OpenAIChat
 from tests.standins.server import Fault, StandInServer
-from tests.test_agents_safety import PLANTED, files_containing
 
 EXIT_NOT_ALL_DONE = 3
 EXIT_NONE_DONE = 4

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 from pathlib import Path
 from typing import Any
@@ -17,14 +16,16 @@ from datasets_io.problem import SIDES, BongardProblem, Concept, Panel
 from datasets_io.render import SHIPPED_SHEET_KEY, render_sheet
 from tests.assertions import assert_located
 from tests.builders import distinct_color, make_image
+from tests.rwr_plus_releases import (
+    HEADER,
+    LABELS,
+    UPSTREAM_IDS,
+    upstream_folders,
+    upstream_manifest,
+    write_labels,
+)
 
 FORMAT = "bongard-rwr-plus"
-HEADER = ["Problem", "Left-side Rule", "Right-side Rule"]
-LABELS = [
-    ["1", "Circles", "Squares"],
-    ["2", "Open figures", "Closed figures"],
-    ["3", "  Big things  ", " Small things "],
-]
 
 
 def make_problem(root: Path, number: int, per_side: int = 6) -> dict[str, Any]:
@@ -44,15 +45,6 @@ def write_manifest(root: Path, problems: list[Any]) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     path = root / "dataset.json"
     path.write_text(json.dumps({"problems": problems}), encoding="utf-8")
-    return path
-
-
-def write_labels(path: Path, rows: list[list[str]], header: list[str] = HEADER) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(header)
-        writer.writerows(rows)
     return path
 
 
@@ -390,43 +382,6 @@ def test_bad_option_is_refused(data_dir: Path, root: Path, labels: Path, options
 # plain path strings. `scripts/split_into_matrices_stochastic.py` writes no manifest but
 # `<1000 * k + source>/{left,right}/0..6.jpg` and a `results.csv`.
 
-UPSTREAM_IDS = [1, 1001, 3, 2003]
-
-
-def upstream_problem(root: Path, number: int, *, plain: bool = False, sheets: bool = True) -> dict[str, Any]:
-    """A manifest record as upstream writes it, its images and sheets made under `root`."""
-    record: dict[str, Any] = {"id": number}
-    for offset, side in enumerate(SIDES):
-        images: list[Any] = []
-        for index in range(7):
-            image_id = 10 * number + 7 * offset + index
-            make_image(root / f"images/{image_id}.png", distinct_color(image_id % 97))
-            images.append(
-                f"images/{image_id}.png"
-                if plain
-                else {"image_id": image_id, "path": f"images/{image_id}.png"}
-            )
-        record[f"{side}_images"] = images
-    record |= {"left_side_image": "", "right_side_image": "", "whole_image": ""}
-    if sheets:
-        for key, name in (
-            ("left_side_image", "lefts"),
-            ("right_side_image", "rights"),
-            ("whole_image", "wholes"),
-        ):
-            relative = f"{name}/{number}.jpeg"
-            make_image(root / relative, (250, 250, 250), size=(102, 76))
-            record[key] = relative
-    return record
-
-
-def upstream_manifest(root: Path, *, plain: bool = False, sheets: bool = True) -> Path:
-    problems = [upstream_problem(root, number, plain=plain, sheets=sheets) for number in UPSTREAM_IDS]
-    root.mkdir(parents=True, exist_ok=True)
-    manifest = root / "dataset.json"
-    manifest.write_text(json.dumps({"problems": problems}, indent=4), encoding="utf-8")
-    return manifest
-
 
 def assert_upstream_problems(dataset: Dataset, root: Path) -> list[BongardProblem]:
     """Ids in manifest order, 6 + 6 context and 1 + 1 test images, concepts by `id % 1000 - 1`."""
@@ -538,16 +493,6 @@ def test_malformed_image_entry_is_located(
 
 
 # --- `<id>/{left,right}/0..6` folders, as split_into_matrices_stochastic.py writes them ------------
-
-
-def upstream_folders(root: Path, numbers: list[int], per_side: int = 6, suffix: str = ".jpg") -> None:
-    for number in numbers:
-        for offset, side in enumerate(SIDES):
-            for index in range(per_side + 1):
-                make_image(
-                    root / str(number) / side / f"{index}{suffix}", distinct_color(index + 10 * offset)
-                )
-    (root / "results.csv").write_text("problem_id,left_sides,right_sides\n1,10,10\n", encoding="utf-8")
 
 
 def test_side_folders_load_without_a_manifest(data_dir: Path, root: Path, labels: Path) -> None:

@@ -17,9 +17,9 @@ from graphs.answer import Answer
 from graphs.blocks.queries import CONCLUSION_SIDES, QueryConclusion, QueryVerdict
 from graphs.registry import Reused, StrategyError, get_strategy
 from graphs.strategies.paradigms import ImageDescription, RuleExtraction
+from tests.openworld_releases import make_record, write_records
 from tests.scripted import Request, SchemaReplies
 from tests.strategy_runs import StrategyRunner, sides_asked
-from tests.test_loader_openworld import make_record, write_records
 
 CONTEXT = [f"left-{i}" for i in range(6)] + [f"right-{i}" for i in range(6)]
 QUERIES = ["left-test-6", "right-test-6"]
