@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +18,7 @@ from agents.provider import Provider
 from agents.registry import read_agent_config, resolve_agent
 from datasets_io.plugins import Registry
 from datasets_io.problem import Panel
+from tests.distributions import installed_distribution
 
 PLUGIN = '''
 """A package's own non-LLM agent: it answers from the call metadata, never from prompt text."""
@@ -62,20 +61,13 @@ class Counts(BaseModel):
 @pytest.fixture
 def installed_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """A distribution on sys.path declaring an entry point, as `pip install` would leave it."""
-    site = tmp_path / "site"
-    (site / "counter_plugin.py").parent.mkdir(parents=True)
-    (site / "counter_plugin.py").write_text(textwrap.dedent(PLUGIN), encoding="utf-8")
-    info = site / "counter_plugin-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: counter-plugin\nVersion: 1.0\n", "utf-8")
-    (info / "entry_points.txt").write_text(
-        "[bongard_agents.agents]\npanel-counter = counter_plugin:PROVIDER\n", encoding="utf-8"
-    )
-    monkeypatch.syspath_prepend(str(site))
     monkeypatch.setattr(registry, "PROVIDERS", Registry(registry.ENTRY_POINT_GROUP, "provider", Provider))
     monkeypatch.setenv("BONGARD_HOME", str(tmp_path / "home"))
-    yield
-    sys.modules.pop("counter_plugin", None)
+    with installed_distribution(
+        tmp_path / "site", monkeypatch, "counter-plugin", {"counter_plugin": PLUGIN},
+        {"bongard_agents.agents": {"panel-counter": "counter_plugin:PROVIDER"}},
+    ):  # fmt: skip
+        yield
 
 
 def test_an_entry_point_agent_plugs_in_and_reads_the_call_metadata(

@@ -9,7 +9,6 @@ import base64
 import io
 import json
 import sys
-import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +28,7 @@ from agents.image_generators.shape_prompts import COLOURS, parse_shapes
 from agents.image_generators.shapes import BACKGROUND, plan_shapes
 from agents.registry import AgentSpecError
 from datasets_io.plugins import Registry
+from tests.distributions import installed_distribution
 from tests.standins.protocols import OpenAIImages
 from tests.standins.server import Fault, Recorded, StandInServer
 
@@ -275,25 +275,16 @@ PROVIDER = GeneratorProvider(
 @pytest.fixture
 def installed_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """A distribution on sys.path declaring an entry point, as `pip install` would leave it."""
-    site = tmp_path / "site"
-    site.mkdir()
-    (site / "flat_generator_plugin.py").write_text(textwrap.dedent(PLUGIN), encoding="utf-8")
-    info = site / "flat_generator_plugin-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: flat-generator-plugin\nVersion: 1.0\n", "utf-8"
-    )
-    (info / "entry_points.txt").write_text(
-        "[bongard_agents.image_generators]\nflat = flat_generator_plugin:PROVIDER\n", encoding="utf-8"
-    )
-    monkeypatch.syspath_prepend(str(site))
     fresh: Registry[GeneratorProvider] = Registry(
         registry.ENTRY_POINT_GROUP, "image generator", GeneratorProvider
     )
     monkeypatch.setattr(registry, "GENERATORS", fresh)
     monkeypatch.chdir(tmp_path)
-    yield
-    sys.modules.pop("flat_generator_plugin", None)
+    with installed_distribution(
+        tmp_path / "site", monkeypatch, "flat-generator-plugin", {"flat_generator_plugin": PLUGIN},
+        {"bongard_agents.image_generators": {"flat": "flat_generator_plugin:PROVIDER"}},
+    ):  # fmt: skip
+        yield
 
 
 def test_an_entry_point_generator_plugs_in(installed_plugin: None) -> None:
