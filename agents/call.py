@@ -72,7 +72,13 @@ def _model_schema(model: type[BaseModel]) -> dict[str, Any]:
 
 class Usage(BaseModel):
     input_tokens: int = 0
+    """Every input token, cached ones included."""
     output_tokens: int = 0
+    """Every output token, reasoning ones included (as the providers count and price them)."""
+    cache_read_tokens: int = 0
+    """The input tokens read from the provider's prompt cache, priced at their own rate."""
+    reported: bool = True
+    """False where a reply came without usage: its tokens are unknown, so is its cost."""
 
     @property
     def total_tokens(self) -> int:
@@ -82,6 +88,8 @@ class Usage(BaseModel):
         return Usage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            reported=self.reported and other.reported,
         )
 
 

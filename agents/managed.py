@@ -29,7 +29,7 @@ from agents.call import AgentReply, CallSpec, Usage, schema_json
 from agents.images import ImageLimitError, ImagePolicy, prepare_messages
 from agents.langchain_speedups import memoise_block_types
 from agents.limits import Endpoint, Limiter, RateLimits, endpoint_slot
-from agents.pricing import Price
+from agents.pricing import Pricing
 from agents.provider import AgentParams, Provider
 from agents.retry import AttemptTimeout, RetryPolicy, error_chain, is_timeout, with_retries
 from agents.secrets import redact, redact_value
@@ -108,7 +108,7 @@ class ManagedAgent(BaseChatModel):
     """Builds a fresh inner model; SDK clients bind to one event loop, so each new loop gets one."""
     provider: Provider
     params: AgentParams = Field(default_factory=AgentParams)
-    price: Price | None = None
+    price: Pricing | None = None
     response_cache: ReplyCache | None = None
     retry_policy: RetryPolicy = Field(default_factory=RetryPolicy)
     endpoint_url: str | None = None
@@ -248,7 +248,7 @@ class ManagedAgent(BaseChatModel):
             parse_error=redact_value(last.parse_error),
             truncated=is_truncated(last.message),
             usage=usage,
-            cost_usd=self.price.cost(usage) if self.price is not None else None,
+            cost_usd=self.price.cost(usage) if self.price is not None else None,  # None: unknown
             latency_s=time.monotonic() - started,
             attempts=sum(o.attempts for o in outcomes),
         )
@@ -403,8 +403,13 @@ def _described(error: BaseException) -> str:
 def _usage(message: AIMessage) -> Usage:
     usage = message.usage_metadata
     if usage is None:
-        return Usage()
-    return Usage(input_tokens=usage.get("input_tokens", 0), output_tokens=usage.get("output_tokens", 0))
+        return Usage(reported=False)
+    cached = (usage.get("input_token_details") or {}).get("cache_read") or 0
+    return Usage(
+        input_tokens=usage.get("input_tokens", 0),
+        output_tokens=usage.get("output_tokens", 0),
+        cache_read_tokens=cached,
+    )
 
 
 def _estimate_tokens(messages: Sequence[BaseMessage]) -> int:

@@ -1,9 +1,17 @@
 """Token prices per model, so every reply carries its cost; an unknown price stays unknown.
 
-The built-in table (`prices.json`, USD per million tokens) can be overridden or
-extended with a JSON file of the same shape named by `$BONGARD_PRICES`, or per
-agent with `-M price_input=... -M price_output=...`. Keys are agent specs and
-may use shell wildcards (`llamacpp:*`).
+Where a price comes from, first found first:
+
+1. per agent, `-M price_input=... -M price_output=...` (USD per million tokens);
+2. a JSON file named by `$BONGARD_PRICES` (`{"SPEC": {"input_per_mtok": ..., "output_per_mtok": ...}}`,
+   specs may use shell wildcards such as `openai-compatible:*@http://my-lab:8000/v1`);
+3. the toolkit's own `prices.json`: the agents that cost nothing per token (the offline agents,
+   models served here by llama.cpp, Ollama or vLLM);
+4. the providers' published prices, kept by the pydantic team in `genai-prices`: dated ids, cached
+   input at its own rate, prices that change with the prompt's length, as published.
+
+A model none of them knows has no price, and its cost is unknown (None), never $0; so is the cost
+of a reply that came without usage from a model that has a price.
 """
 
 from __future__ import annotations
@@ -19,17 +27,49 @@ from agents.call import Usage
 
 PRICES_ENV = "BONGARD_PRICES"
 PER_MILLION = 1_000_000
+PUBLISHED_PROVIDERS = {"openai": "openai", "anthropic": "anthropic", "gemini": "google"}
+"""Our provider names -> genai-prices' provider ids, for the providers whose list prices apply."""
 
 
 @dataclass(frozen=True)
 class Price:
+    """A flat price, USD per million input and output tokens (cached input at the full rate)."""
+
     input_per_mtok: float
     output_per_mtok: float
 
-    def cost(self, usage: Usage) -> float:
+    def cost(self, usage: Usage) -> float | None:
+        free = self.input_per_mtok == self.output_per_mtok == 0
+        if not usage.reported and not free:
+            return None
         return (
             usage.input_tokens * self.input_per_mtok + usage.output_tokens * self.output_per_mtok
         ) / PER_MILLION
+
+
+@dataclass(frozen=True)
+class PublishedPrice:
+    """A model's published price, looked up in genai-prices for each reply's usage."""
+
+    provider_id: str
+    model_ref: str
+
+    def cost(self, usage: Usage) -> float | None:
+        if not usage.reported:
+            return None
+        from genai_prices import Usage as PricedUsage
+        from genai_prices import calc_price
+
+        priced = PricedUsage(
+            input_tokens=usage.input_tokens,
+            cache_read_tokens=usage.cache_read_tokens,
+            output_tokens=usage.output_tokens,
+        )
+        return float(calc_price(priced, self.model_ref, provider_id=self.provider_id).total_price)
+
+
+Pricing = Price | PublishedPrice
+"""A model's price: `cost(usage)` gives USD for one reply, None where it cannot be known."""
 
 
 def _read(text: str) -> dict[str, Price]:
@@ -42,7 +82,7 @@ def _read(text: str) -> dict[str, Price]:
 
 
 def price_table() -> dict[str, Price]:
-    """The built-in prices, overridden by `$BONGARD_PRICES` if it names a file."""
+    """The toolkit's own prices (the free agents), overridden by `$BONGARD_PRICES` if it names a file."""
     table = _read(files("agents").joinpath("prices.json").read_text(encoding="utf-8"))
     override = os.environ.get(PRICES_ENV)
     if override:
@@ -50,10 +90,27 @@ def price_table() -> dict[str, Price]:
     return table
 
 
-def find_price(spec: str, table: dict[str, Price] | None = None) -> Price | None:
-    """The price of an agent spec: an exact entry first, then the longest matching wildcard."""
+def published_price(spec: str) -> PublishedPrice | None:
+    """The provider's list price of a spec's model, where genai-prices knows it."""
+    provider, _, model = spec.partition(":")
+    provider_id = PUBLISHED_PROVIDERS.get(provider)
+    if provider_id is None or not model:
+        return None
+    from genai_prices import Usage as PricedUsage
+    from genai_prices import calc_price
+
+    try:
+        calc_price(PricedUsage(input_tokens=0, output_tokens=0), model, provider_id=provider_id)
+    except LookupError:
+        return None
+    return PublishedPrice(provider_id, model)
+
+
+def find_price(spec: str, table: dict[str, Price] | None = None) -> Pricing | None:
+    """The price of an agent spec: the table's exact entry, its longest matching wildcard, else the
+    published price; None where no one knows it."""
     table = price_table() if table is None else table
     if spec in table:
         return table[spec]
     matches = [pattern for pattern in table if fnmatch.fnmatchcase(spec, pattern)]
-    return table[max(matches, key=len)] if matches else None
+    return table[max(matches, key=len)] if matches else published_price(spec)

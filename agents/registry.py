@@ -22,7 +22,7 @@ from pydantic_core import ErrorDetails
 from agents.cache import ReplyCache, ResponseCache
 from agents.managed import ManagedAgent
 from agents.model_families import DecodingRefused, fit_decoding
-from agents.pricing import Price, find_price
+from agents.pricing import Price, Pricing, find_price
 from agents.provider import AgentParams, Provider
 from agents.retry import RetryPolicy
 from agents.secrets import load_env_file
@@ -217,7 +217,7 @@ def resolve_agent(
     )
 
 
-def _price(spec: str, params: AgentParams) -> Price | None:
+def _price(spec: str, params: AgentParams) -> Pricing | None:
     if params.price_input is not None and params.price_output is not None:
         return Price(params.price_input, params.price_output)
     return find_price(spec)
