@@ -155,6 +155,16 @@ def _encode(path: str, _mtime_ns: int, _size: int, max_side: int | None) -> Enco
     return EncodedImage.of("image/png", buffer.getvalue(), image.size)
 
 
+def count_images(messages: Sequence[BaseMessage]) -> int:
+    """The image placeholders of `messages`, before any is encoded."""
+    return sum(
+        is_path_block(block)
+        for message in messages
+        if not isinstance(message.content, str)
+        for block in message.content
+    )
+
+
 def prepare_messages(
     messages: Sequence[BaseMessage], policy: ImagePolicy, limits: ImageLimits, provider: str
 ) -> list[BaseMessage]:

@@ -26,7 +26,7 @@ from pydantic import ConfigDict, Field, PrivateAttr
 from agents.breaker import CircuitBreaker, EndpointDown
 from agents.cache import ReplyCache, cache_key
 from agents.call import AgentReply, CallSpec, Usage, schema_json
-from agents.images import ImageLimitError, ImagePolicy, prepare_messages
+from agents.images import ImageLimitError, ImagePolicy, count_images, prepare_messages
 from agents.langchain_speedups import memoise_block_types
 from agents.limits import Endpoint, Limiter, RateLimits, endpoint_slot
 from agents.pricing import Pricing
@@ -203,6 +203,9 @@ class ManagedAgent(BaseChatModel):
     def _prepare(self, messages: Sequence[BaseMessage], call: CallSpec) -> list[BaseMessage]:
         if self.provider.reads_call_metadata:
             return list(messages)
+        text_only = self.provider.text_only(self.params) if self.provider.text_only else None
+        if text_only is not None and (images := count_images(messages)):
+            raise ImageLimitError(f"{text_only} takes no images; this request has {images}")
         return prepare_messages(messages, self.image_policy, self.provider.image_limits, self.provider.name)
 
     def _cache_key(self, prepared: list[BaseMessage], call: CallSpec) -> str | None:

@@ -159,6 +159,9 @@ class Provider:
     """Replies depend only on the request, whatever the parameters."""
     default_model: str | None = None
     """The model meant by the provider's name alone (`perception` for `perception:classical`)."""
+    text_only: Callable[[Any], str | None] | None = None
+    """`text_only(params)`: why the model reads no images (a request with one is refused at once,
+    not retried against a server error), or None where it reads them; None: every model does."""
     gpu_engine: GpuEngine | None = None
     """The model runs in the agent's own process, on GPUs (vLLM's offline engine); None: it runs
     elsewhere (an API, a server) or needs no GPU."""

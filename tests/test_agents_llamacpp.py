@@ -23,7 +23,8 @@ from langchain_core.messages import HumanMessage
 from pydantic import BaseModel
 
 from agents.call import CallSpec
-from agents.managed import ManagedAgent
+from agents.images import image_block
+from agents.managed import AgentCallError, ManagedAgent
 from agents.registry import resolve_agent
 from tests.cli import run_bongard
 
@@ -57,6 +58,15 @@ def test_structured_output_is_schema_valid_json(agent: ManagedAgent) -> None:
     Greeting.model_validate(json.loads(reply.text))
     assert reply.usage.input_tokens > 0 and reply.usage.output_tokens > 0
     assert reply.cost_usd == 0.0  # a local model costs nothing per token
+
+
+def test_an_image_for_a_text_only_model_fails_at_once(agent: ManagedAgent, shared_data: Path) -> None:
+    """Gemma 3 270M has no projector here: llama.cpp would answer 500, retried for a minute."""
+    panel = image_block(shared_data / "bongard-classic" / "001" / "0.png")
+    started = time.monotonic()
+    with pytest.raises(AgentCallError, match=r"a text-only model .* takes no images; this request has 1"):
+        asyncio.run(agent.acall([HumanMessage(content=[{"type": "text", "text": "Describe it."}, panel])]))
+    assert time.monotonic() - started < 1
 
 
 def test_concurrent_requests_all_complete(agent: ManagedAgent) -> None:

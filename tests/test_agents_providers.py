@@ -297,8 +297,37 @@ def test_ollama_parameters(ollama: Setup) -> None:
     ask(ollama.agent(temperature=0.25, max_tokens=50, top_p=0.5, seed=7), "hello")
     body = ollama.only_request()
     assert body["model"] == MODEL
-    assert body["options"] == {"temperature": 0.25, "num_predict": 50, "top_p": 0.5, "seed": 7}
+    assert body["options"] == {
+        "temperature": 0.25,
+        "num_predict": 50,
+        "top_p": 0.5,
+        "seed": 7,
+        "num_ctx": 4096,
+    }
     assert "format" not in body
+
+
+def test_ollama_context_is_sized_to_a_13_image_request(ollama: Setup, shared_data: Path) -> None:
+    """Ollama cuts a prompt past its num_ctx silently: a sheet and 12 panels must fit the one sent."""
+    panels = sorted((shared_data / "bongard-classic" / "001").glob("*.png"), key=lambda p: int(p.stem))
+    ask(
+        ollama.agent(max_tokens=200, top_k=40, repeat_penalty=1.1, keep_alive="10m"),
+        "Sort them.",
+        *panels,
+        panels[0],
+    )
+    body = ollama.only_request()
+    images = sum(len(message.get("images", [])) for message in body["messages"])
+    assert images == 13 and body["keep_alive"] == "10m"
+    assert body["options"]["num_ctx"] >= 13 * 1024 + 200 and body["options"]["num_ctx"] % 1024 == 0
+    assert (body["options"]["top_k"], body["options"]["repeat_penalty"]) == (40, 1.1)
+
+
+def test_ollama_refuses_a_request_its_fixed_context_cannot_hold(ollama: Setup, shared_data: Path) -> None:
+    panels = sorted((shared_data / "bongard-classic" / "001").glob("*.png"))
+    with pytest.raises(AgentCallError, match=r"needs about \d+ tokens .* more than -M num_ctx=4096"):
+        ask(ollama.agent(num_ctx=4096), "Sort them.", *panels)
+    assert ollama.requests() == []  # refused before it was sent, not cut by the server
 
 
 # --- structured output ------------------------------------------------------------------------------

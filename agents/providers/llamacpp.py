@@ -110,4 +110,7 @@ PROVIDER = Provider(
     rate_limits=RateLimits(concurrency=DEFAULT_PARALLEL),
     endpoint=base_url,
     structured_method="json_schema",
+    text_only=lambda params: (
+        None if params.mmproj else "a text-only model (no -M mmproj=FILE, a vision model's projector)"
+    ),
 )

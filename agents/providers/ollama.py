@@ -1,25 +1,96 @@
-"""Models served by a running Ollama server, through `langchain-ollama`."""
+"""Models served by a running Ollama server, through `langchain-ollama`.
+
+Ollama cuts a prompt longer than its context window (`num_ctx`, 2048 or 4096 tokens by default,
+whatever the model could take) from the front, silently: a multi-image Bongard request loses its
+first panels and the model answers anyway. So each request's context is sized to it (its text, its
+images at `tokens_per_image` each, and the reply's `num_predict`) unless `-M num_ctx=N` fixes it, and
+a request a fixed context cannot hold is refused before it is sent, naming both sizes.
+"""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage
+from pydantic import Field
 
 from agents.limits import RateLimits
 from agents.provider import AgentParams, Provider
 
 DEFAULT_URL = "http://127.0.0.1:11434"
+CHARS_PER_TOKEN = 3
+"""Fewer characters per token than English averages, so a context sized by it is rather too large."""
+MIN_CONTEXT = 4096
+"""Ollama's own default on larger machines: a request is never given less."""
+CONTEXT_STEP = 1024
+REPLY_TOKENS = 1024
+"""The reply's room where `-M max_tokens` sets none."""
+MARGIN = 1.2
 
 
-def base_url(model: str, params: AgentParams) -> str:
+class ContextTooSmall(ValueError):
+    """A request longer than the context window `-M num_ctx` fixed: Ollama would cut it silently."""
+
+
+class OllamaParams(AgentParams):
+    num_ctx: int | None = Field(
+        default=None, ge=256, description="context window in tokens (default: sized to each request)"
+    )
+    tokens_per_image: int = Field(
+        default=1024,
+        ge=1,
+        description="tokens one image is counted as when sizing the context (an upper bound)",
+    )
+    top_k: int | None = Field(default=None, ge=1, description="sample from the k likeliest tokens")
+    repeat_penalty: float | None = Field(default=None, gt=0, description="penalty on repeated tokens")
+    keep_alive: str | None = Field(
+        default=None, description="how long the server keeps the model loaded after a request (e.g. 10m)"
+    )
+
+
+def request_tokens(messages: Sequence[dict[str, Any]], tokens_per_image: int) -> int:
+    """An upper estimate of a request's prompt tokens: its text, and its images at a fixed count."""
+    text = sum(len(str(message.get("content") or "")) for message in messages)
+    images = sum(len(message.get("images") or []) for message in messages)
+    return math.ceil(text / CHARS_PER_TOKEN) + images * tokens_per_image
+
+
+def context_for(needed: int) -> int:
+    """The context a request of `needed` tokens (reply included) is given: with a margin, in steps."""
+    return max(MIN_CONTEXT, math.ceil(needed * MARGIN / CONTEXT_STEP) * CONTEXT_STEP)
+
+
+def base_url(model: str, params: OllamaParams) -> str:
     """The server asked for, or Ollama's default one."""
     return params.base_url or DEFAULT_URL
 
 
-def build(model: str, params: AgentParams) -> BaseChatModel:
+def build(model: str, params: OllamaParams) -> BaseChatModel:
     import httpx
     from langchain_ollama import ChatOllama
+
+    class SizedChatOllama(ChatOllama):
+        """ChatOllama whose every request carries a `num_ctx` that holds it."""
+
+        def _chat_params(
+            self, messages: list[BaseMessage], stop: list[str] | None = None, **kwargs: Any
+        ) -> dict[str, Any]:
+            request = super()._chat_params(messages, stop, **kwargs)
+            needed = request_tokens(request["messages"], params.tokens_per_image) + (
+                params.max_tokens or REPLY_TOKENS
+            )
+            options = dict(request.get("options") or {})
+            if params.num_ctx is None:
+                options["num_ctx"] = context_for(needed)
+            elif needed > params.num_ctx:
+                raise ContextTooSmall(
+                    f"this request needs about {needed} tokens (reply included), more than -M "
+                    f"num_ctx={params.num_ctx}; Ollama would cut it silently: raise num_ctx or leave it unset"
+                )
+            return {**request, "options": options}
 
     settings: dict[str, Any] = {
         "model": model,
@@ -28,19 +99,24 @@ def build(model: str, params: AgentParams) -> BaseChatModel:
         "num_predict": params.max_tokens,
         "seed": params.seed,
         "top_p": params.top_p,
+        "top_k": params.top_k,
+        "repeat_penalty": params.repeat_penalty,
+        "num_ctx": params.num_ctx,
+        "keep_alive": params.keep_alive,
         # every connection kept alive (httpx keeps 20): the run's gate bounds them
         "client_kwargs": {
             "timeout": params.timeout_s,
             "limits": httpx.Limits(max_connections=None, max_keepalive_connections=None),
         },
     }
-    return ChatOllama(**{key: value for key, value in settings.items() if value is not None})
+    return SizedChatOllama(**{key: value for key, value in settings.items() if value is not None})
 
 
 PROVIDER = Provider(
     name="ollama",
     summary="a running Ollama server (-M base_url=..., default 127.0.0.1:11434)",
     build=build,
+    params=OllamaParams,
     requires=("langchain_ollama",),
     extra="ollama",
     rate_limits=RateLimits(concurrency=4),
