@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.registry import AgentConfig, provider_names, resolve_agent
+from agents.registry import AgentConfig, provider_names, resolve_agent, shared_params
 from datasets_io.errors import did_you_mean
 from datasets_io.plugins import Registry
 from judges.ensemble import Judge
@@ -60,5 +60,10 @@ def build_judges(
     home: Path | None = None,
     config: AgentConfig | None = None,
 ) -> list[Judge]:
-    """Judges for the specs; `config` (an `--agent-config` file's tables) sets agent judges' parameters."""
-    return [build_judge(spec.strip(), style, params, home, config) for spec in specs if spec.strip()]
+    """Judges for the specs. `params` (`-M`, given once) reach each agent judge whose provider takes
+    them, as a run's do its agents (a key none takes is refused); `config` (an `--agent-config`
+    file's tables) sets them per judge, beneath `params`."""
+    named = [spec.strip() for spec in specs if spec.strip()]
+    agents = [spec for spec in named if spec.partition(":")[0] not in JUDGE_KINDS]
+    shares = shared_params(agents, params) if agents and params else {}
+    return [build_judge(spec, style, shares.get(spec), home, config) for spec in named]

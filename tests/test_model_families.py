@@ -151,3 +151,26 @@ def test_the_documented_table_names_every_family() -> None:
     page = (Path(__file__).resolve().parent.parent / "docs" / "agents.md").read_text(encoding="utf-8")
     for family in FAMILIES:
         assert f"| {family.name} | `{family.providers[0]}` |" in page, family.name
+
+
+def test_judges_take_parameters_as_agents_do(
+    openai_standin: StandInServer, shared_data: Path, tmp_path: Path
+) -> None:
+    """`bongard judge -M` reaches the judges: a gateway's base_url (not the provider's public one)
+    and a temperature over the judges' 0; `bongard run --judges -J` the same."""
+    url = f"{openai_standin.url}/v1"
+    ran = run_bongard(
+        "run", "--strategy", "direct", "--model", "openai:gpt-4o", "-M", f"base_url={url}",
+        "--dataset", "bongard-classic", "--problems", "2", "--data-dir", shared_data, "--home", tmp_path,
+        "--judges", "openai:gpt-4.1-mini", "-J", f"base_url={url}",
+    )  # fmt: skip
+    assert ran.returncode == 0 and "1 answers judged" in ran.stdout, ran.stdout + ran.stderr
+    judged = run_bongard(
+        "judge", "latest", "--judges", "openai:gpt-4.1-mini,embedding:0.5", "-M", f"base_url={url}", "-M",
+        "temperature=0.2", "--home", tmp_path,
+    )  # fmt: skip
+    assert judged.returncode == 0 and "1 answers judged" in judged.stdout, judged.stdout + judged.stderr
+    temperatures = [
+        r.body.get("temperature") for r in openai_standin.model_requests() if r.body["model"] != "gpt-4o"
+    ]
+    assert temperatures and set(temperatures) == {0, 0.2} and temperatures[0] == 0 and temperatures[-1] == 0.2

@@ -166,6 +166,17 @@ def run(
     ] = None,
     policy: PolicyOption = None,
     judge_style: StyleOption = None,
+    judge_param: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--judge-param",
+            "-J",
+            metavar="KEY=VALUE",
+            help="With --judges: a judge parameter, repeatable, as -M is for the agents (base_url, "
+            "temperature, limits...).",
+            show_default=False,
+        ),
+    ] = None,
     resume: Annotated[
         str | None, typer.Option(metavar="RUN", help="Complete a stored run (an id or `latest`).")
     ] = None,
@@ -243,6 +254,20 @@ def run(
                        "probes_from": probes_from, "cot": "false" if no_cot else None},
         )  # fmt: skip
         run_id, runner = start_run(flags.or_default().config(), store, home)
+    _print_start(runner, run_id)
+    stopped = _run_with_progress(runner, run_id, retry_errors, max_failures, home, cluster)
+    summary = store.summary(run_id)
+    _print_summary(summary, home)
+    console.print(_result_table(store, run_id))
+    if judges and stopped is None:
+        judge(run_id, judges, policy, judge_style, param=judge_param, agent_config=agent_config, home=home)
+    if summary.status != "complete":
+        raise typer.Exit(EXIT_NOT_ALL_DONE if summary.done else EXIT_NONE_DONE)
+
+
+def _print_start(runner: Runner, run_id: str) -> None:
+    """What a run is about to do: problems skipped, its strategy and dataset, the decoding a model
+    cannot take, the calls it may have in flight, the problems excluded."""
     for skipped in runner.skipped:
         error_console.print(f"[yellow]warning:[/yellow] skipped {escape(str(skipped))}")
     console.print(f"run {run_id}: {runner.config.strategy} on {runner.dataset.name}")
@@ -251,14 +276,6 @@ def run(
     console.print(str(runner.in_flight()), highlight=False)
     if runner.config.excluded:
         console.print(f"excluded from the run: problems {', '.join(runner.config.excluded)}")
-    stopped = _run_with_progress(runner, run_id, retry_errors, max_failures, home, cluster)
-    summary = store.summary(run_id)
-    _print_summary(summary, home)
-    console.print(_result_table(store, run_id))
-    if judges and stopped is None:
-        judge(run_id, judges, policy, judge_style, agent_config=agent_config, home=home)
-    if summary.status != "complete":
-        raise typer.Exit(EXIT_NOT_ALL_DONE if summary.done else EXIT_NONE_DONE)
 
 
 def _cluster(executor: str, ray_address: str | None, workers: int | None) -> ClusterOptions | None:
@@ -620,10 +637,13 @@ def judge(
     human: Annotated[
         Path | None, typer.Option(metavar="CSV", help="CSV of human verdicts: problem, answer, verdict.")
     ] = None,
+    param: ModelParams = None,
     agent_config: AgentConfigOption = None,
     home: HomeOption = None,
 ) -> None:
-    """Judge a stored run's free-form answers; nothing is re-solved, repeated judging is cached."""
+    """Judge a stored run's free-form answers; nothing is re-solved, repeated judging is cached.
+    `-M` parameters reach every agent judge whose provider takes them (a base_url, a temperature
+    over the judges' 0, limits), as `bongard run`'s reach its agents."""
     from graphs.reports.analyses import run_dataset
     from graphs.runs.judging import judge_run
 
@@ -634,7 +654,18 @@ def judge(
 
     config = read_agent_config(agent_config) if agent_config else None
     report = asyncio.run(
-        judge_run(store, resolved, dataset, judges.split(","), policy, style, home, human, config)
+        judge_run(
+            store,
+            resolved,
+            dataset,
+            judges.split(","),
+            policy,
+            style,
+            home,
+            human,
+            config,
+            parse_key_values(param, "-M"),
+        )
     )
     for line in report.lines():
         console.print(escape(line))  # plain text: a server's error message may hold [brackets]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -113,11 +114,13 @@ async def judge_run(
     home: Path | None = None,
     human_csv: Path | None = None,
     agent_config: AgentConfig | None = None,
+    params: Mapping[str, Any] | None = None,
 ) -> JudgingReport:
-    """Judge the run's free-form answers with the prompt `style`, by default its paper's."""
+    """Judge the run's free-form answers with the prompt `style`, by default its paper's; `params`
+    (`-M`) reach the agent judges as a run's reach its agents."""
     strategy = get_strategy(store.run_config(run_id)["strategy"])
     style = style or strategy.judge_style
-    judges = build_judges(specs, style, home=home, config=agent_config)
+    judges = build_judges(specs, style, params, home=home, config=agent_config)
     ensemble = JudgeEnsemble(judges, policy)
     policy = ensemble.policy
     judging = f"{style}|{','.join(j.name for j in judges)}"
