@@ -52,6 +52,9 @@ class ImageLimits:
 
     max_images: int | None = None
     max_bytes_per_image: int | None = None
+    counts_base64: bool = False
+    """The byte limit is on the image as the request carries it, base64 (a third more), as
+    Anthropic's is; else on the image's bytes."""
 
 
 @dataclass(frozen=True)
@@ -194,8 +197,9 @@ def prepare_messages(
 
 
 def _check_size(encoded: EncodedImage, path: str, limits: ImageLimits, provider: str) -> None:
-    if limits.max_bytes_per_image is not None and encoded.byte_size > limits.max_bytes_per_image:
+    size, counted = (len(encoded.base64), " in base64") if limits.counts_base64 else (encoded.byte_size, "")
+    if limits.max_bytes_per_image is not None and size > limits.max_bytes_per_image:
         raise ImageLimitError(
-            f"{provider} accepts at most {limits.max_bytes_per_image} bytes per image; {path} is "
-            f"{encoded.byte_size} bytes after preparing (lower the image max side)"
+            f"{provider} accepts at most {limits.max_bytes_per_image} bytes per image{counted}; {path} is "
+            f"{size} bytes{counted} after preparing (lower the image max side)"
         )

@@ -11,6 +11,7 @@ import asyncio
 import base64
 import io
 import json
+import random
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -449,3 +450,16 @@ def test_a_key_echoed_in_an_error_never_reaches_the_message(keyed: Setup) -> Non
     assert KEY not in message
     assert "[redacted]" in message  # the body was reported, with the key taken out
     assert len(keyed.requests()) == 1  # a refused key is not retried
+
+
+def test_anthropics_image_limit_counts_the_image_in_base64(anthropic: Setup, tmp_path: Path) -> None:
+    """5 MB per image as the request carries it: a 4.3 MB noise PNG is 5.8 MB in base64, refused
+    before it is sent (the API would answer 400); the same image goes to a provider counting bytes."""
+    noise = Image.frombytes("RGB", (1200, 1200), random.Random(7).randbytes(1200 * 1200 * 3))
+    noise.save(big := tmp_path / "noise.png")
+    assert big.stat().st_size < 5 * 1024 * 1024 < len(base64.b64encode(big.read_bytes()))
+    with pytest.raises(
+        AgentCallError, match=r"at most 5242880 bytes per image in base64; .* bytes in base64"
+    ):
+        ask(anthropic.agent(image_max_side=0), "Describe it.", big)
+    assert anthropic.requests() == []

@@ -48,7 +48,7 @@ PROVIDER = Provider(
     requires=("langchain_anthropic",),
     extra="anthropic",
     key_env=("ANTHROPIC_API_KEY",),
-    image_limits=ImageLimits(max_images=100, max_bytes_per_image=5 * 1024 * 1024),
+    image_limits=ImageLimits(max_images=100, max_bytes_per_image=5 * 1024 * 1024, counts_base64=True),
     rate_limits=RateLimits(concurrency=8),
     structured_method="function_calling",
 )
