@@ -463,3 +463,9 @@ def test_anthropics_image_limit_counts_the_image_in_base64(anthropic: Setup, tmp
     ):
         ask(anthropic.agent(image_max_side=0), "Describe it.", big)
     assert anthropic.requests() == []
+
+
+def test_gemini_sends_no_temperature_unless_one_is_set(gemini: Setup) -> None:
+    """langchain-google-genai defaults to 0.7; "each API's defaults" means none is sent."""
+    ask(gemini.agent(), "hello")
+    assert "temperature" not in gemini.only_request().get("generationConfig", {})

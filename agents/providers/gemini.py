@@ -31,7 +31,10 @@ def build(model: str, params: AgentParams) -> BaseChatModel:
         "base_url": params.base_url,
         "google_api_key": key,
     }
-    return ChatGoogleGenerativeAI(**{k: v for k, v in settings.items() if v is not None})
+    chosen = {k: v for k, v in settings.items() if v is not None}
+    # temperature None when none is set: the integration's own default (0.7) would go out as if the
+    # run had chosen it, where the protocol says "each API's defaults"
+    return ChatGoogleGenerativeAI(**{**chosen, "temperature": params.temperature})
 
 
 PROVIDER = Provider(
