@@ -33,6 +33,7 @@ from agents.pricing import Pricing
 from agents.provider import AgentParams, Provider
 from agents.retry import AttemptTimeout, RetryPolicy, error_chain, is_timeout, with_retries
 from agents.secrets import redact, redact_value
+from agents.strict_schemas import fits_strict
 from agents.structured import (
     CUT_REPLY_ERROR,
     OutputSchema,
@@ -355,6 +356,8 @@ class ManagedAgent(BaseChatModel):
             kwargs: dict[str, Any] = {"include_raw": True}
             if self.provider.structured_method is not None:
                 kwargs["method"] = self.provider.structured_method
+            if self.provider.strict_schemas:
+                kwargs["strict"] = fits_strict(schema_json(schema))
             try:
                 # A JSON schema, not a class: validation stays here, where a failure is re-asked.
                 structured = models.chat.with_structured_output(schema_json(schema), **kwargs)

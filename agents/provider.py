@@ -153,6 +153,8 @@ class Provider:
     """Which failures are worth another attempt (default: rate limits, 5xx, timeouts, dropped links)."""
     structured_method: StructuredMethod | None = None
     """How to ask for structured output; None: the integration's own default."""
+    strict_schemas: bool = False
+    """OpenAI's structured outputs: `strict: true` for a schema inside the strict subset."""
     reads_call_metadata: bool = False
     """A non-LLM agent: gets the `CallSpec` and the original messages."""
     deterministic: bool = False

@@ -128,6 +128,26 @@ def test_the_lean_path_sends_and_reads_what_the_sdk_path_does(
     assert lean.usage.total_tokens > 0
 
 
+class Loose(BaseModel):
+    """A schema outside the strict subset: an optional field."""
+
+    side: str
+    note: str = ""
+
+
+@pytest.mark.parametrize(("schema", "strict"), [(Answer, True), (DICT_SCHEMA, True), (Loose, False)])
+def test_a_schema_inside_the_strict_subset_goes_out_strict_on_both_paths(
+    server: StandInServer, schema: Any, strict: bool
+) -> None:
+    """OpenAI enforces a strict schema exactly (the stand-in refuses a strict one outside the subset)."""
+    (lean, lean_body), (sdk, sdk_body) = both(
+        server, [HumanMessage("Which side?")], CallSpec(output_schema=schema)
+    )
+    for reply, body in ((lean, lean_body), (sdk, sdk_body)):
+        assert body["response_format"]["json_schema"].get("strict", False) is strict
+        assert reply.parse_status == "ok", reply.parse_error
+
+
 def test_a_structured_reply_cut_at_the_token_limit_is_a_failed_parse_on_both_paths(
     server: StandInServer,
 ) -> None:

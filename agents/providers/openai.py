@@ -50,4 +50,5 @@ PROVIDER = Provider(
     image_limits=OPENAI_IMAGE_LIMITS,
     rate_limits=RateLimits(concurrency=16),
     structured_method="json_schema",
+    strict_schemas=True,
 )

@@ -30,6 +30,7 @@ from langchain_core.utils.function_calling import convert_to_openai_function
 from pydantic import Field, SecretStr
 
 from agents.provider import AgentParams
+from agents.strict_schemas import fits_strict
 from agents.wire_sessions import endpoint_session, env_proxy
 
 ROLES = {"system": "system", "human": "user", "ai": "assistant"}
@@ -122,12 +123,13 @@ def _plain(message: BaseMessage) -> dict[str, Any] | None:
 
 
 def response_format(schema: dict[str, Any]) -> dict[str, Any] | None:
-    """The `response_format` asking for JSON of `schema`, as `ChatOpenAI` builds it (not strict);
-    None for a schema it cannot turn into one (no `properties`...), which the prompt then asks for."""
+    """The `response_format` asking for JSON of `schema`, as `ChatOpenAI` builds it: strict where the
+    schema fits the strict subset (`agents.strict_schemas`); None for a schema it cannot turn into
+    one (no `properties`...), which the prompt then asks for."""
     key = json.dumps(schema, sort_keys=True)
     if key not in _response_formats:
         try:
-            function = convert_to_openai_function(schema, strict=False)
+            function = convert_to_openai_function(schema, strict=fits_strict(schema))
             function["schema"] = function.pop("parameters")
         except (KeyError, ValueError, TypeError):
             _response_formats[key] = None

@@ -29,8 +29,32 @@ CLAUDE_ONE_SAMPLER = re.compile(r"claude-(opus|sonnet|haiku)-4-[5-9]")
 """Claude models from 4.5 on: the Messages API refuses `temperature` together with `top_p`."""
 
 
+def _strict_schema_error(schema: Any, path: str = "root") -> str | None:
+    """What OpenAI's strict structured outputs refuse in a schema: an object that does not require
+    every property or does not set additionalProperties to false."""
+    if isinstance(schema, list):
+        return next((e for i, s in enumerate(schema) if (e := _strict_schema_error(s, f"{path}[{i}]"))), None)
+    if not isinstance(schema, dict):
+        return None
+    if schema.get("type") == "object":
+        properties = schema.get("properties", {})
+        if schema.get("additionalProperties") is not False:
+            return f"In context={path}, 'additionalProperties' is required to be supplied and to be false."
+        if set(schema.get("required", [])) != set(properties):
+            return f"In context={path}, 'required' is required to include every key in properties."
+    children = [*schema.get("properties", {}).values(), *schema.get("$defs", {}).values()]
+    children += [schema[key] for key in ("items", "anyOf") if key in schema]
+    return _strict_schema_error(children, path)
+
+
 def _openai_refusal(body: Any) -> Reply | None:
-    """The 400 the OpenAI API answers a reasoning model's request carrying what it refuses."""
+    """The 400 the OpenAI API answers a request carrying what it refuses: a strict response format
+    whose schema is outside the strict subset, a reasoning model's sampling parameters."""
+    asked = (body.get("response_format") or {}).get("json_schema") or {}
+    if asked.get("strict") and (problem := _strict_schema_error(asked.get("schema"))):
+        message = f"Invalid schema for response_format '{asked.get('name')}': {problem}"
+        error = {"message": message, "type": "invalid_request_error", "param": "response_format"}
+        return Reply(_json({"error": error}), status=400)
     if not OPENAI_REASONING.match(str(body.get("model", ""))):
         return None
     for key in ("temperature", "top_p", "max_tokens"):
