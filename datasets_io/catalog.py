@@ -20,6 +20,7 @@ from datasets_io.errors import DatasetError, describe_validation_error
 from datasets_io.images import DEFAULT_MAX_PIXELS, open_image
 from datasets_io.loaders import DatasetLoader, loader_class, loader_formats
 from datasets_io.problem import BongardProblem, Concept
+from datasets_io.workspace import workspace_home
 
 DATA_DIR_ENV = "BONGARD_DATA"
 
@@ -29,11 +30,18 @@ FALLBACK_DATA_DIRS = (Path("data"), Path("../shared/data"))
 checkout of this project sits beside its team's shared data."""
 
 
+def workspace_data_dir() -> Path:
+    """Where `bongard datasets download` puts datasets by default: the workspace's `data/`."""
+    return workspace_home() / "data"
+
+
 def default_data_dir() -> Path:
-    """`$BONGARD_DATA` if set, else the first fallback folder that exists (else `./data`)."""
+    """`$BONGARD_DATA` if set, else the first fallback folder that exists, then the workspace's
+    `data/` (where downloads go); else `./data`."""
     if configured := os.environ.get(DATA_DIR_ENV):
         return Path(configured)
-    return next((path for path in FALLBACK_DATA_DIRS if path.is_dir()), FALLBACK_DATA_DIRS[0])
+    candidates = [*FALLBACK_DATA_DIRS, workspace_data_dir()]
+    return next((path for path in candidates if path.is_dir()), FALLBACK_DATA_DIRS[0])
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,7 +218,10 @@ def find_datasets(data_dir: Path) -> list[Path]:
     directory that is not there is said to be missing, not taken for an empty one."""
     if not data_dir.is_dir():
         what = "is not a folder" if data_dir.exists() else "does not exist"
-        raise DatasetError(f"data directory {data_dir} {what} (give --data-dir DIR or set ${DATA_DIR_ENV})")
+        raise DatasetError(
+            f"data directory {data_dir} {what} (give --data-dir DIR or set ${DATA_DIR_ENV}; "
+            "`bongard datasets download bongard-classic` fetches the classic problems)"
+        )
     formats = loader_formats()
     return [
         folder

@@ -253,6 +253,8 @@ def run(
             shortcuts={"rules_from": rules_from, "descriptions_from": descriptions_from,
                        "probes_from": probes_from, "cot": "false" if no_cot else None},
         )  # fmt: skip
+        if flags.names_nothing() and data_dir is None:
+            flags = replace(flags, data_dir=_data_for_the_default_run(home))
         run_id, runner = start_run(flags.or_default().config(), store, home)
     _print_start(runner, run_id)
     stopped = _run_with_progress(runner, run_id, retry_errors, max_failures, home, cluster)
@@ -263,6 +265,29 @@ def run(
         judge(run_id, judges, policy, judge_style, param=judge_param, agent_config=agent_config, home=home)
     if summary.status != "complete":
         raise typer.Exit(EXIT_NOT_ALL_DONE if summary.done else EXIT_NONE_DONE)
+
+
+def _data_for_the_default_run(home: Path | None) -> Path | None:
+    """The embedded default needs the classic problems: where they are found, nothing to do (None);
+    else fetched into the workspace after saying what and from where, or, offline, what to run."""
+    from datasets_io.catalog import default_data_dir
+    from datasets_io.downloads import DownloadError
+    from graphs.cli.fetching import download_dir, fetch_dataset
+
+    if (default_data_dir() / DEFAULT_RUN["dataset"]).is_dir():
+        return None
+    to = download_dir(home)
+    if (to / DEFAULT_RUN["dataset"]).is_dir():
+        return to  # fetched into this workspace before
+    console.print(f"no {DEFAULT_RUN['dataset']} data found: fetching it into {to}")
+    try:
+        fetch_dataset(DEFAULT_RUN["dataset"], to)
+    except DownloadError as error:
+        raise DownloadError(
+            f"{error}. Without a network: run `bongard datasets download bongard-classic --to DIR` where "
+            "there is one, bring DIR here and give --data-dir DIR"
+        ) from None
+    return to
 
 
 def _print_start(runner: Runner, run_id: str) -> None:
@@ -318,15 +343,14 @@ class NewRun:
     """The strategy-specific flags, each an alias of one `-S KEY=VALUE` (`--rules-from RUN` is
     `-S rules_from=RUN`, `--no-cot` is `-S cot=false`)."""
 
+    def names_nothing(self) -> bool:
+        """No strategy, dataset or model named: the embedded default run."""
+        named = self.model or self.describer or self.reasoner
+        return self.strategy is None and self.dataset is None and not named
+
     def or_default(self) -> NewRun:
         """The embedded default run when no strategy, dataset or model is named."""
-        if (
-            self.strategy is not None
-            or self.dataset is not None
-            or self.model
-            or self.describer
-            or self.reasoner
-        ):
+        if not self.names_nothing():
             return self
         return replace(
             self,
