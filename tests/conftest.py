@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -11,6 +12,8 @@ import pytest
 
 from tests.builders import copy_classic_subset
 from tests.data_paths import SHARED_DATA_ENV, shared_data_dir
+from tests.standins.protocols import OpenAIChat
+from tests.standins.server import Responder, StandIn, StandInServer, WireProtocol
 
 if TYPE_CHECKING:
     from datasets_io.problem import BongardProblem
@@ -44,6 +47,25 @@ def classic_copy(shared_data: Path, tmp_path: Path) -> Path:
 def root(data_dir: Path, request: pytest.FixtureRequest) -> Path:
     """The folder of the dataset under test, named by the test module's `FORMAT`."""
     return data_dir / str(request.module.FORMAT)
+
+
+@pytest.fixture
+def standin() -> Iterator[StandIn]:
+    """Starts stand-in servers for one test, `standin(protocol=OpenAIChat(), responder=...)`, and
+    stops them after it: the one place a test gets a model server speaking a wire protocol."""
+    with ExitStack() as stack:
+
+        def start(protocol: WireProtocol | None = None, responder: Responder | None = None) -> StandInServer:
+            return stack.enter_context(StandInServer(protocol or OpenAIChat(), responder))
+
+        yield start
+
+
+@pytest.fixture
+def server(standin: StandIn) -> StandInServer:
+    """An OpenAI-protocol stand-in answering "stand-in reply"; a module needing other replies
+    defines its own `server` from `standin`."""
+    return standin()
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import base64
 import io
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -24,12 +24,6 @@ from tests.agent_calls import FAST_RETRIES, Rule, ask
 from tests.builders import make_image
 from tests.standins.protocols import TOKENS_IN, TOKENS_OUT, OpenAIChat
 from tests.standins.server import Fault, StandInServer
-
-
-@pytest.fixture
-def server() -> Iterator[StandInServer]:
-    with StandInServer(OpenAIChat()) as running:
-        yield running
 
 
 def agent_for(server: StandInServer, **params: Any) -> ManagedAgent:

@@ -12,7 +12,6 @@ import asyncio
 import json
 import sys
 import traceback
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,6 @@ from agents.provider import MAX_REPLY_CHARS
 from agents.registry import resolve_agent
 from agents.retry import MAX_RETRY_AFTER_S, RetryPolicy, retry_delay_s
 from agents.structured import OPENINGS_TRIED, extract_json
-from tests.standins.protocols import OpenAIChat
 from tests.standins.server import Fault, StandInServer
 
 ONE_TRY = RetryPolicy(max_attempts=1)
@@ -39,12 +37,6 @@ KIB = 1024
 class Rule(BaseModel):
     left: str
     right: str
-
-
-@pytest.fixture
-def server() -> Iterator[StandInServer]:
-    with StandInServer(OpenAIChat()) as running:
-        yield running
 
 
 def agent_for(server: StandInServer, policy: RetryPolicy = FAST_RETRIES, **params: Any) -> ManagedAgent:

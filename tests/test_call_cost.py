@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import io
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +19,7 @@ from agents.images import ENCODED, CacheKey, EncodedImages, encode_image
 from agents.prompt_library import PromptLibrary
 from datasets_io.errors import DatasetError
 from tests.cli import run_bongard
-from tests.standins.protocols import OpenAIChat
-from tests.standins.server import StandInServer
+from tests.standins.server import StandIn, StandInServer
 
 PROBLEMS = 32
 PANELS = 12
@@ -37,9 +35,8 @@ def images_in(body: Any) -> int:
 
 
 @pytest.fixture
-def server() -> Iterator[StandInServer]:
-    with StandInServer(OpenAIChat(), responder=lambda body: "Left: one line\nRight: two lines") as running:
-        yield running
+def server(standin: StandIn) -> StandInServer:
+    return standin(responder=lambda body: "Left: one line\nRight: two lines")
 
 
 def test_each_image_of_a_run_is_encoded_once(

@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 from tests.cli import run_bongard
-from tests.standins.protocols import TOKENS_IN, TOKENS_OUT, OpenAIChat
+from tests.standins.protocols import TOKENS_IN, TOKENS_OUT
 from tests.standins.server import StandInServer
 
 
@@ -19,12 +16,6 @@ def bongard(
 ) -> subprocess.CompletedProcess[str]:
     workspace = ["--home", str(home)] if args[0] in ("ask", "cache") else []
     return run_bongard(*args, *workspace, env=env)
-
-
-@pytest.fixture
-def server() -> Iterator[StandInServer]:
-    with StandInServer(OpenAIChat()) as running:
-        yield running
 
 
 def test_agents_lists_every_provider_and_whether_its_key_is_set(tmp_path: Path) -> None:

@@ -94,7 +94,8 @@ def test_without_a_data_dir_the_shared_data_beside_the_checkout_is_found(
 ) -> None:
     checkout = tmp_path / "checkout"
     checkout.mkdir()
-    (tmp_path / "shared").symlink_to(shared_data.parent, target_is_directory=True)
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "data").symlink_to(shared_data, target_is_directory=True)
     result = run_bongard(
         "datasets", "show", "bongard-rwr", "31", "--out", "x.png", cwd=checkout, env={"BONGARD_DATA": ""}
     )

@@ -16,9 +16,8 @@ import pytest
 
 from datasets_io.store import STORE_FILE, ResultsStore
 from tests.cli import run_bongard
-from tests.standins.protocols import OpenAIChat
 from tests.standins.schema_replies import minimal_reply, output_schema
-from tests.standins.server import StandInServer
+from tests.standins.server import StandIn, StandInServer
 
 AUTHORED = "Does the figure hold anything at all?"
 
@@ -34,9 +33,8 @@ def replies(body: Any) -> str:
 
 
 @pytest.fixture
-def server() -> Any:
-    with StandInServer(OpenAIChat(), responder=replies) as running:
-        yield running
+def server(standin: StandIn) -> StandInServer:
+    return standin(responder=replies)
 
 
 def concept_probe(server: StandInServer, home: Path, shared_data: Path, model: str, *extra: str) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,17 +18,15 @@ from datasets_io.store import STORE_FILE, ResultsStore
 from graphs.generation.graph import GenerationSettings
 from graphs.generation.run import GenerationConfig, start_generation
 from tests.cli import run_bongard
-from tests.standins.protocols import OpenAIChat
-from tests.standins.server import StandInServer
+from tests.standins.server import StandIn, StandInServer
 
 DESCRIPTIVE_CALLS = 13
 """12 panel descriptions and 1 answer per problem."""
 
 
 @pytest.fixture
-def server() -> Iterator[StandInServer]:
-    with StandInServer(OpenAIChat(), responder=lambda body: "Left: one line\nRight: two lines") as running:
-        yield running
+def server(standin: StandIn) -> StandInServer:
+    return standin(responder=lambda body: "Left: one line\nRight: two lines")
 
 
 def run(

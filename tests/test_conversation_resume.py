@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +21,8 @@ from datasets_io.store import STORE_FILE, ResultsStore
 from graphs.runs.checkpoints import checkpointed_calls
 from tests.cli import run_bongard
 from tests.killed_runs import kill, run_args, start, wait_for
-from tests.standins.protocols import OpenAIChat
 from tests.standins.schema_replies import minimal_reply
-from tests.standins.server import Fault, StandInServer
+from tests.standins.server import Fault, StandIn, StandInServer
 
 HELD = Fault(delay_s=20)
 """A request held past the kill (its late reply goes to a dead process)."""
@@ -41,9 +39,8 @@ def respond(body: Any) -> str:
 
 
 @pytest.fixture
-def server() -> Iterator[StandInServer]:
-    with StandInServer(OpenAIChat(), respond) as running:
-        yield running
+def server(standin: StandIn) -> StandInServer:
+    return standin(responder=respond)
 
 
 CONVERSATIONS = [

@@ -14,7 +14,6 @@ import base64
 import re
 import threading
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,8 +26,7 @@ from datasets_io.store import ResultsStore
 from tests.cli import run_bongard
 from tests.planted_secrets import PLANTED, files_containing
 from tests.standins.faults import FaultMode, sent_key
-from tests.standins.protocols import OpenAIChat
-from tests.standins.server import STANDIN_THREAD, StandInServer
+from tests.standins.server import STANDIN_THREAD, StandIn, StandInServer
 
 CALLS_PER_ITEM = 13  # descriptive: each of the 12 panels described, then the answer
 ANSWERED_FIRST = 5  # calls of problem 2 answered before the fault
@@ -71,11 +69,8 @@ def few_retries(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def server() -> Iterator[StandInServer]:
-    with StandInServer(
-        OpenAIChat(), responder=lambda body: "Left: one figure\nRight: two figures"
-    ) as running:
-        yield running
+def server(standin: StandIn) -> StandInServer:
+    return standin(responder=lambda body: "Left: one figure\nRight: two figures")
 
 
 def run_args(url: str, classic_copy: Path, home: Path, strategy: str = "descriptive") -> list[str | Path]:

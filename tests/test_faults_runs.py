@@ -13,7 +13,7 @@ import json
 import re
 import socket
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ from PIL import Image
 from tests.cli import run_bongard, run_bongard_process
 from tests.planted_secrets import PLANTED, files_containing
 from tests.standins.protocols import OpenAIChat
-from tests.standins.server import Fault, StandInServer
+from tests.standins.server import Fault, StandIn, StandInServer
 
 EXIT_NOT_ALL_DONE = 3
 EXIT_NONE_DONE = 4
@@ -31,11 +31,8 @@ BAD_KEY = Fault(401, body='{"error": {"message": "invalid key"}}')
 
 
 @pytest.fixture
-def server() -> Iterator[StandInServer]:
-    with StandInServer(
-        OpenAIChat(), responder=lambda body: "Left: one figure\nRight: two figures"
-    ) as running:
-        yield running
+def server(standin: StandIn) -> StandInServer:
+    return standin(responder=lambda body: "Left: one figure\nRight: two figures")
 
 
 def run_args(server: StandInServer | str, data_dir: Path, home: Path, strategy: str = "direct") -> list[str]:

@@ -30,7 +30,7 @@ from agents.registry import AgentSpecError
 from datasets_io.plugins import Registry
 from tests.distributions import installed_distribution
 from tests.standins.protocols import OpenAIImages
-from tests.standins.server import Fault, Recorded, StandInServer
+from tests.standins.server import Fault, Recorded, StandIn, StandInServer
 
 MODEL = "test-image-model"
 KEY = "sk-standin-images-0123456789"
@@ -142,9 +142,8 @@ def test_a_prompt_naming_no_shape_gets_one_default_figure(shapes: ImageGenerator
 
 
 @pytest.fixture
-def server() -> Iterator[StandInServer]:
-    with StandInServer(OpenAIImages()) as running:
-        yield running
+def server(standin: StandIn) -> StandInServer:
+    return standin(OpenAIImages())
 
 
 @pytest.fixture

@@ -12,7 +12,6 @@ import json
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,9 +28,8 @@ from agents.retry import RetryPolicy
 from agents.structured import CUT_REPLY_ERROR
 from agents.wire_sessions import endpoint_session, env_proxy
 from tests.data_paths import shared_data_dir
-from tests.standins.protocols import OpenAIChat
 from tests.standins.schema_replies import minimal_reply, output_schema
-from tests.standins.server import Fault, StandInServer
+from tests.standins.server import Fault, StandIn, StandInServer
 
 PANEL = next(iter(sorted((shared_data_dir() / "bongard-classic").rglob("*.png"))))
 
@@ -62,10 +60,9 @@ def respond(body: Any) -> str:
 
 
 @pytest.fixture
-def server(home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[StandInServer]:
+def server(home: Path, monkeypatch: pytest.MonkeyPatch, standin: StandIn) -> StandInServer:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-stand-in-key")
-    with StandInServer(OpenAIChat(), responder=respond) as running:
-        yield running
+    return standin(responder=respond)
 
 
 def agents_for(server: StandInServer, **params: Any) -> tuple[ManagedAgent, ManagedAgent]:

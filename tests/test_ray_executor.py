@@ -20,7 +20,6 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +31,7 @@ from datasets_io.store import STORE_FILE, ResultsStore
 from graphs.runs.runner import ItemOutcome, RunConfig, start_run
 from tests.cli import run_bongard, run_bongard_process
 from tests.killed_runs import kill, start, wait_for
-from tests.standins.protocols import OpenAIChat
-from tests.standins.server import StandInServer
+from tests.standins.server import StandIn, StandInServer
 
 PROBLEMS = "1-20"
 ASKED = ("role", "agent", "task", "conversation", "step", "images", "prompt", "reply")
@@ -55,9 +53,8 @@ def respond(body: Any) -> str:
 
 
 @pytest.fixture
-def server() -> Iterator[StandInServer]:
-    with StandInServer(OpenAIChat(), responder=respond) as running:
-        yield running
+def server(standin: StandIn) -> StandInServer:
+    return standin(responder=respond)
 
 
 def run_args(server: StandInServer, shared_data: Path, home: Path, *extra: str) -> list[str]:

@@ -18,7 +18,6 @@ import os
 import signal
 import threading
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +29,7 @@ from datasets_io.store import STORE_FILE, ResultsStore
 from graphs.generation.graph import GenerationState
 from graphs.generation.run import Advanced, Generation, GenerationStatus
 from tests.cli import run_bongard
-from tests.standins.protocols import OpenAIChat
-from tests.standins.server import StandInServer
+from tests.standins.server import StandIn, StandInServer
 
 SOURCES = ("6", "31", "40")
 COLOURS = ("red", "blue", "green", "black")
@@ -51,9 +49,8 @@ def respond(body: Any) -> str:
 
 
 @pytest.fixture
-def server() -> Iterator[StandInServer]:
-    with StandInServer(OpenAIChat(), responder=respond) as running:
-        yield running
+def server(standin: StandIn) -> StandInServer:
+    return standin(responder=respond)
 
 
 @pytest.fixture

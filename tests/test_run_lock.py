@@ -12,7 +12,6 @@ import re
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,8 +20,7 @@ from datasets_io.store import STORE_FILE, ResultsStore, StoreError
 from graphs.runs.checkpoints import checkpointed_calls
 from tests.cli import run_bongard
 from tests.killed_runs import kill, respond, run_args, start, summaries, wait_for
-from tests.standins.protocols import OpenAIChat
-from tests.standins.server import StandInServer
+from tests.standins.server import StandIn, StandInServer
 
 CONFIG = {"strategy": "descriptive", "dataset": "bongard-rwr", "agents": {"reasoner": "m"}}
 
@@ -65,10 +63,9 @@ def test_a_run_held_by_a_live_process_is_refused_and_a_killed_holders_run_taken_
 
 
 @pytest.fixture
-def servers() -> Iterator[tuple[StandInServer, StandInServer]]:
+def servers(standin: StandIn) -> tuple[StandInServer, StandInServer]:
     """One stand-in server per run, so each run's requests are counted apart."""
-    with StandInServer(OpenAIChat(), respond) as first, StandInServer(OpenAIChat(), respond) as second:
-        yield first, second
+    return standin(responder=respond), standin(responder=respond)
 
 
 def killed_after_one_item(server: StandInServer, home: Path, data: Path, problems: str) -> tuple[str, int]:

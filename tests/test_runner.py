@@ -12,7 +12,6 @@ import signal
 import subprocess
 import time
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +22,7 @@ from datasets_io.store import STORE_FILE, ResultsStore, StoreError
 from graphs.runs.checkpoints import checkpointed_calls
 from graphs.runs.runner import RunConfig, resume_run
 from tests.cli import BONGARD, run_bongard
-from tests.standins.protocols import OpenAIChat
-from tests.standins.server import Fault, StandInServer
+from tests.standins.server import Fault, StandIn, StandInServer
 
 
 def prompt_of(body: Any) -> str:
@@ -42,9 +40,8 @@ def respond(body: Any) -> str:
 
 
 @pytest.fixture
-def server() -> Iterator[StandInServer]:
-    with StandInServer(OpenAIChat(), responder=respond) as running:
-        yield running
+def server(standin: StandIn) -> StandInServer:
+    return standin(responder=respond)
 
 
 def run_args(server: StandInServer, home: Path, shared_data: Path, *extra: str) -> list[str]:

@@ -224,3 +224,7 @@ class StandInServer:
     def model_requests(self) -> Iterator[Recorded]:
         """Recorded requests that reached a model route (health checks left out)."""
         return (r for r in self.requests if r.method == "POST")
+
+
+StandIn = Callable[..., StandInServer]
+"""The `standin` fixture: `standin(protocol=OpenAIChat(), responder=...)` -> a running server."""
