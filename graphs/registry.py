@@ -187,7 +187,10 @@ class StrategyInfo(Generic[OptionsT]):
 STRATEGIES: Registry[StrategyInfo[Any]] = Registry(ENTRY_POINT_GROUP, "strategy", StrategyInfo)
 
 
-def strategy(name: str, **info: Any) -> Callable[[Callable[[], Graph]], Callable[[], Graph]]:
+StrategyDecorator = Callable[[Callable[[], Graph]], Callable[[], Graph]]
+
+
+def strategy(name: str, **info: Any) -> StrategyDecorator:
     """Decorator: register the graph builder it wraps as strategy `name` (options default: none)."""
 
     def register(build: Callable[[], Graph]) -> Callable[[], Graph]:
@@ -196,6 +199,22 @@ def strategy(name: str, **info: Any) -> Callable[[Callable[[], Graph]], Callable
         return build
 
     return register
+
+
+def family_strategy(
+    *, card: Mapping[str, str] | None = None, **shared: Any
+) -> Callable[..., StrategyDecorator]:
+    """`@strategy` for one family: `shared` fills the fields its strategies have in common (family,
+    paper, decoding, judged, ...) and `card` the protocol card's (attempts, scoring), so each
+    decorator says only what differs, its own `images` and `contexts` among them."""
+
+    def decorate(name: str, *, images: str, contexts: str, **info: Any) -> StrategyDecorator:
+        fields: dict[str, str] = {**(card or {})}
+        fields |= {key: info.pop(key) for key in ("attempts", "scoring") if key in info}
+        described = ProtocolCard(images=images, contexts=contexts, **fields)
+        return strategy(name, **{**shared, **info, "card": described})
+
+    return decorate
 
 
 def strategy_names() -> list[str]:

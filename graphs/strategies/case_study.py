@@ -31,7 +31,7 @@ from graphs.nodes import (
     sheet_source,
     with_intro,
 )
-from graphs.registry import Graph, ProtocolCard, strategy
+from graphs.registry import Graph, family_strategy
 
 
 class PanelText(TypedDict):
@@ -58,6 +58,19 @@ class CaseStudyState(TurnsState, total=False):
     comparisons: Annotated[list[PanelText], operator.add]
 
 
+case_study_strategy = family_strategy(
+    family=CASE_STUDY,
+    paper=CASE,
+    judged=True,
+    card={
+        "attempts": "not stated: 1 run; Tables 1 and 4 count the problems solved",
+        "scoring": "free-form: 4 MLLM judges, text-only strict Prompt 3, hard voting: OK from >= 2 of 4 "
+        "(Sec. 3.2, App. E)",
+    },
+)
+"""The case study's Sec. 3.1 strategies: one paper, free-form answers judged by its ensemble."""
+
+
 # --- direct -------------------------------------------------------------------------------------
 
 
@@ -74,22 +87,13 @@ async def _direct(state: CaseStudyState, runtime: Ctx) -> CaseStudyState:
     return {"answer": free_answer(reply)}
 
 
-@strategy(
+@case_study_strategy(
     "direct",
-    family=CASE_STUDY,
-    paper=CASE,
     section="Sec. 3.1, Fig. 2a, Prompt 9",
     roles=("reasoner",),
     calls="1 call: the sheet",
-    card=ProtocolCard(
-        images="1 call with the sheet: "
-        "all 12 panels in one 1024-px-wide image, 3 rows x 2 per side, a separator",
-        contexts="1 call in its own context",
-        attempts="not stated: 1 run; Tables 1 and 4 count the problems solved",
-        scoring="free-form: 4 MLLM judges, text-only strict Prompt 3, hard voting: OK from >= 2 of 4 "
-        "(Sec. 3.2, App. E)",
-    ),
-    judged=True,
+    images="1 call with the sheet: all 12 panels in one 1024-px-wide image, 3 rows x 2 per side, a separator",
+    contexts="1 call in its own context",
 )
 def direct() -> Graph:
     return linear_graph(CaseStudyState, ("answer", _direct))
@@ -163,43 +167,25 @@ def _descriptive(with_sheet: bool) -> Graph:
 DESCRIPTIVE_ROLES = ("describer", "reasoner")
 
 
-@strategy(
+@case_study_strategy(
     "descriptive",
-    family=CASE_STUDY,
-    paper=CASE,
     section="Sec. 3.1, Fig. 2b, Prompts 10-11",
     roles=DESCRIPTIVE_ROLES,
     calls="12 single-panel calls, each in its own context, then 1 image-free answer call",
-    card=ProtocolCard(
-        images="describer: 1 panel per call (12 calls); answer call: none, the 12 descriptions as text",
-        contexts="none shared: each panel described afresh (Sec. 3.1); the answer call afresh",
-        attempts="not stated: 1 run; Tables 1 and 4 count the problems solved",
-        scoring="free-form: 4 MLLM judges, text-only strict Prompt 3, hard voting: OK from >= 2 of 4 "
-        "(Sec. 3.2, App. E)",
-    ),
-    judged=True,
+    images="describer: 1 panel per call (12 calls); answer call: none, the 12 descriptions as text",
+    contexts="none shared: each panel described afresh (Sec. 3.1); the answer call afresh",
 )
 def descriptive() -> Graph:
     return _descriptive(with_sheet=False)
 
 
-@strategy(
+@case_study_strategy(
     "descriptive-direct",
-    family=CASE_STUDY,
-    paper=CASE,
     section="Sec. 3.1, Fig. 2b (dashed), Prompts 10-11",
     roles=DESCRIPTIVE_ROLES,
     calls="12 single-panel calls, each in its own context, then 1 answer call with the sheet",
-    card=ProtocolCard(
-        images="describer: 1 panel per call (12 calls); answer call: the sheet "
-        "(12 panels in one 1024-px image)",
-        contexts="none shared: each panel described afresh; "
-        "the answer call afresh, with descriptions and sheet",
-        attempts="not stated: 1 run; Tables 1 and 4 count the problems solved",
-        scoring="free-form: 4 MLLM judges, text-only strict Prompt 3, hard voting: OK from >= 2 of 4 "
-        "(Sec. 3.2, App. E)",
-    ),
-    judged=True,
+    images="describer: 1 panel per call (12 calls); answer call: the sheet (12 panels in one 1024-px image)",
+    contexts="none shared: each panel described afresh; the answer call afresh, with descriptions and sheet",
 )
 def descriptive_direct() -> Graph:
     return _descriptive(with_sheet=True)
@@ -226,21 +212,13 @@ def _side_descriptions(state: CaseStudyState) -> dict[str, str]:
     return {"left": found["left"], "right": found["right"]}
 
 
-@strategy(
+@case_study_strategy(
     "descriptive-iterative",
-    family=CASE_STUDY,
-    paper=CASE,
     section="Sec. 3.1, Fig. 2c, Prompts 12-13",
     roles=DESCRIPTIVE_ROLES,
     calls="per side one conversation of 6 panels, one per turn, and a closing turn; then 1 image-free answer",
-    card=ProtocolCard(
-        images="side conversations: 1 panel per turn, 6 per side, closing turn none; answer call: none",
-        contexts="one conversation per side (6 panel turns + closing turn); the answer call afresh",
-        attempts="not stated: 1 run; Tables 1 and 4 count the problems solved",
-        scoring="free-form: 4 MLLM judges, text-only strict Prompt 3, hard voting: OK from >= 2 of 4 "
-        "(Sec. 3.2, App. E)",
-    ),
-    judged=True,
+    images="side conversations: 1 panel per turn, 6 per side, closing turn none; answer call: none",
+    contexts="one conversation per side (6 panel turns + closing turn); the answer call afresh",
 )
 def descriptive_iterative() -> Graph:
     answer = _answer_node("answer_from_sides", _side_descriptions, "side_descriptions", with_sheet=False)
@@ -285,42 +263,26 @@ def _contrastive(with_sheet: bool) -> Graph:
     )  # fmt: skip
 
 
-@strategy(
+@case_study_strategy(
     "contrastive",
-    family=CASE_STUDY,
-    paper=CASE,
     section="Sec. 3.1, Fig. 2d, Prompts 14-15",
     roles=DESCRIPTIVE_ROLES,
     calls="6 pair calls (L_i, R_i), each in its own context, then 1 image-free answer call",
-    card=ProtocolCard(
-        images="describer: 1 pair (L_i, R_i) per call, 6 calls; answer call: none, the 6 comparisons as text",
-        contexts="none shared: each pair compared afresh (Sec. 3.1); the answer call afresh",
-        attempts="not stated: 1 run; Tables 1 and 4 count the problems solved",
-        scoring="free-form: 4 MLLM judges, text-only strict Prompt 3, hard voting: OK from >= 2 of 4 "
-        "(Sec. 3.2, App. E)",
-    ),
-    judged=True,
+    images="describer: 1 pair (L_i, R_i) per call, 6 calls; answer call: none, the 6 comparisons as text",
+    contexts="none shared: each pair compared afresh (Sec. 3.1); the answer call afresh",
 )
 def contrastive() -> Graph:
     return _contrastive(with_sheet=False)
 
 
-@strategy(
+@case_study_strategy(
     "contrastive-direct",
-    family=CASE_STUDY,
-    paper=CASE,
     section="Sec. 3.1, Fig. 2d (dashed), Prompts 14-15",
     roles=DESCRIPTIVE_ROLES,
     calls="6 pair calls (L_i, R_i), each in its own context, then 1 answer call with the sheet",
-    card=ProtocolCard(
-        images="describer: 1 pair (L_i, R_i) per call, 6 calls; answer call: the sheet "
-        "(12 panels, one 1024-px image)",
-        contexts="none shared: each pair compared afresh; the answer call afresh, with comparisons and sheet",
-        attempts="not stated: 1 run; Tables 1 and 4 count the problems solved",
-        scoring="free-form: 4 MLLM judges, text-only strict Prompt 3, hard voting: OK from >= 2 of 4 "
-        "(Sec. 3.2, App. E)",
-    ),
-    judged=True,
+    images="describer: 1 pair (L_i, R_i) per call, 6 calls; answer call: the sheet "
+    "(12 panels, one 1024-px image)",
+    contexts="none shared: each pair compared afresh; the answer call afresh, with comparisons and sheet",
 )
 def contrastive_direct() -> Graph:
     return _contrastive(with_sheet=True)
@@ -341,21 +303,13 @@ PAIRS = Dialogue(
 """All pairs in one conversation, refining after each; the answer asked in the same one."""
 
 
-@strategy(
+@case_study_strategy(
     "contrastive-iterative",
-    family=CASE_STUDY,
-    paper=CASE,
     section="Sec. 3.1, Fig. 2e, Prompt 16",
     roles=("reasoner",),
     calls="one conversation: 6 image pairs, one per turn, then the answer turn",
-    card=ProtocolCard(
-        images="1 pair (L_i, R_i) per turn, 6 turns; the answer turn: none",
-        contexts="one conversation: the 6 pair turns and the answer turn (Sec. 3.1, Fig. 2e)",
-        attempts="not stated: 1 run; Tables 1 and 4 count the problems solved",
-        scoring="free-form: 4 MLLM judges, text-only strict Prompt 3, hard voting: OK from >= 2 of 4 "
-        "(Sec. 3.2, App. E)",
-    ),
-    judged=True,
+    images="1 pair (L_i, R_i) per turn, 6 turns; the answer turn: none",
+    contexts="one conversation: the 6 pair turns and the answer turn (Sec. 3.1, Fig. 2e)",
 )
 def contrastive_iterative() -> Graph:
     return dialogues_graph(CaseStudyState, [PAIRS])

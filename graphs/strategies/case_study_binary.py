@@ -34,11 +34,10 @@ from graphs.registry import (
     DatasetContext,
     Graph,
     Preparation,
-    ProtocolCard,
     StrategyError,
     StrategyOptions,
+    family_strategy,
     seeded_random,
-    strategy,
 )
 
 INCORRECT_LABEL_OFFSET = 20
@@ -98,41 +97,36 @@ def _prepare_incorrect_label(given: Preparation[StrategyOptions]) -> ProposedSol
     return {"proposed": _text(incorrect_concept(given.problem, given.dataset)), "expected": "WRONG"}
 
 
-@strategy(
-    "ground-truth",
+binary_setting = family_strategy(
     family=CASE_STUDY,
     paper=CASE,
-    section="Sec. 3.3, Fig. 3b, Prompt 8",
     roles=("reasoner",),
+)
+"""The case study's binary settings (Sec. 3.3): one paper, one reasoner."""
+
+
+@binary_setting(
+    "ground-truth",
+    section="Sec. 3.3, Fig. 3b, Prompt 8",
     calls="1 call: the sheet and the true concept -> OK / WRONG",
-    card=ProtocolCard(
-        images="1 call with the sheet: "
-        "all 12 panels in one 1024-px-wide image, 3 rows x 2 per side, a separator",
-        contexts="1 call in its own context",
-        attempts="not stated: 1 run; Fig. 4 and Table 4 count the problems given the expected verdict",
-        scoring="exact: solved when the verdict on the true concept is OK (Sec. 3.3)",
-    ),
+    images="1 call with the sheet: all 12 panels in one 1024-px-wide image, 3 rows x 2 per side, a separator",
+    contexts="1 call in its own context",
+    attempts="not stated: 1 run; Fig. 4 and Table 4 count the problems given the expected verdict",
+    scoring="exact: solved when the verdict on the true concept is OK (Sec. 3.3)",
     prepare=_prepare_ground_truth,
 )
 def ground_truth() -> Graph:
     return linear_graph(SolveState, ("verify", _verify))
 
 
-@strategy(
+@binary_setting(
     "incorrect-label",
-    family=CASE_STUDY,
-    paper=CASE,
     section="Sec. 3.3, Fig. 3b, Prompt 8",
-    roles=("reasoner",),
     calls="1 call: the sheet and the concept of problem (X + 20) mod N -> OK / WRONG",
-    card=ProtocolCard(
-        images="1 call with the sheet: "
-        "all 12 panels in one 1024-px-wide image, 3 rows x 2 per side, a separator",
-        contexts="1 call in its own context",
-        attempts="not stated: 1 run; Fig. 4 and Table 4 count the problems given the expected verdict",
-        scoring="exact: solved when the verdict on the concept of problem (X + 20) mod 100 is WRONG "
-        "(Sec. 3.3)",
-    ),
+    images="1 call with the sheet: all 12 panels in one 1024-px-wide image, 3 rows x 2 per side, a separator",
+    contexts="1 call in its own context",
+    attempts="not stated: 1 run; Fig. 4 and Table 4 count the problems given the expected verdict",
+    scoring="exact: solved when the verdict on the concept of problem (X + 20) mod 100 is WRONG (Sec. 3.3)",
     prepare=_prepare_incorrect_label,
 )
 def incorrect_label() -> Graph:
@@ -220,22 +214,16 @@ def _two_sides(parsed: dict[str, Any] | None) -> tuple[Side | None, Side | None]
     return side_of_label(parsed["first"]["answer"]), side_of_label(parsed["second"]["answer"])
 
 
-@strategy(
+@binary_setting(
     "images-to-sides",
-    family=CASE_STUDY,
-    paper=CASE,
     section="Sec. 3.3, Fig. 3c, Prompt 7",
-    roles=("reasoner",),
     calls="1 call: the sheet and the two test images in seeded order (-S retry_same_side=true: +1 re-ask "
     "if both get one side)",
-    card=ProtocolCard(
-        images="1 call: the sheet + the 2 test images shuffled "
-        "(synthetic BPs: each side's 6th panel held out)",
-        contexts="1 call in its own context (the -S retry_same_side re-ask continues it)",
-        attempts="not stated: 1 run; Fig. 4 and Table 4 count the problems solved",
-        scoring="exact: solved only when both test images go to their true sides (App. C); "
-        "one side for both is wrong",
-    ),
+    images="1 call: the sheet + the 2 test images shuffled (synthetic BPs: each side's 6th panel held out)",
+    contexts="1 call in its own context (the -S retry_same_side re-ask continues it)",
+    attempts="not stated: 1 run; Fig. 4 and Table 4 count the problems solved",
+    scoring="exact: solved only when both test images go to their true sides (App. C); "
+    "one side for both is wrong",
     prepare=_prepare_images_to_sides,
     needs_test_panels=True,
     options=ImagesToSidesOptions,

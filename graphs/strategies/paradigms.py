@@ -43,7 +43,7 @@ from graphs.blocks.queries import (
 )
 from graphs.blocks.turns import Dialogue, Question, Turn, TurnsState, add_dialogue
 from graphs.nodes import Ctx, Item, ask, fan_out_graph, graph_of, panel_source, panel_sources
-from graphs.registry import Graph, Preparation, ProtocolCard, StrategyOptions, strategy
+from graphs.registry import Graph, Preparation, StrategyOptions, family_strategy
 
 PARADIGMS = "Vaishnav & Tammet (cognitive paradigms)"
 PARADIGMS_DECODING = {"temperature": 0}
@@ -94,25 +94,30 @@ async def _direct_query(state: QueryState, runtime: Ctx[DirectInputs]) -> QueryS
     return {"queries": [query_result(query.ref, reply)]}
 
 
-@strategy(
-    "direct-rule-learning",
+paradigm_strategy = family_strategy(
     family=FAMILY,
     paper=PARADIGMS,
     decoding=PARADIGMS_DECODING,
+    needs_test_panels=True,
+    card={
+        "attempts": "not stated: 1 run at temperature 0 (App. A.4.2); "
+        "Table 1 pools 500 test cases of 1 query each",
+        "scoring": "per query accuracy, overall and for positive / negative queries (App. A.4.3, Table 1)",
+    },
+)
+"""The cognitive paradigms: one paper, its decoding, query images classified, each scored exactly."""
+
+
+@paradigm_strategy(
+    "direct-rule-learning",
     section="Sec. 5.1, App. A.5.1; App. A.6.3 without chain of thought",
     roles=("reasoner",),
     calls="1 call per query: the 12 context images and the query image -> analysis, rule, query, conclusion",
-    card=ProtocolCard(
-        images="1 call per query: 13 separate images, "
-        "the 6 positive and 6 negative context images, then the query image",
-        contexts="none shared: each query classified afresh (each is its own test case, App. A.3.1)",
-        attempts="not stated: 1 run at temperature 0 (App. A.4.2); "
-        "Table 1 pools 500 test cases of 1 query each",
-        scoring="per query accuracy, overall and for positive / negative queries (App. A.4.3, Table 1)",
-    ),
+    images="1 call per query: 13 separate images, "
+    "the 6 positive and 6 negative context images, then the query image",
+    contexts="none shared: each query classified afresh (each is its own test case, App. A.3.1)",
     options=DirectOptions,
     prepare=_prepare_direct,
-    needs_test_panels=True,
 )
 def direct_rule_learning() -> Graph:
     return fan_out_graph(QueryState, each_query("classify"), ("classify", _direct_query), answer_queries)
@@ -262,27 +267,18 @@ async def _deductive_answer(state: DeductiveState, runtime: Ctx[DeductiveInputs]
     }
 
 
-@strategy(
+@paradigm_strategy(
     "deductive-rule-learning",
-    family=FAMILY,
-    paper=PARADIGMS,
-    decoding=PARADIGMS_DECODING,
     section="Sec. 5.2, App. A.5.2; Sec. 7.1 with -S rules_from=RUN",
     roles=("reasoner",),
     calls="1 rule call with the 12 context images (the summary asked for in 20 words, kept as written), "
     "then 1 call per query: the summary and the query image only",
-    card=ProtocolCard(
-        images="rule call: 12 context images (6 positive, 6 negative); "
-        "per query: 1 query image + the summary text",
-        contexts="rule call afresh (the -S reask_long_summary re-ask continues it); "
-        "each query's application call afresh",
-        attempts="not stated: 1 run at temperature 0 (App. A.4.2); "
-        "Table 1 pools 500 test cases of 1 query each",
-        scoring="per query accuracy, overall and for positive / negative queries (App. A.4.3, Table 1)",
-    ),
+    images="rule call: 12 context images (6 positive, 6 negative); "
+    "per query: 1 query image + the summary text",
+    contexts="rule call afresh (the -S reask_long_summary re-ask continues it); "
+    "each query's application call afresh",
     options=DeductiveOptions,
     prepare=_prepare_deductive,
-    needs_test_panels=True,
     reuses={"rules_from": ("rule_extraction", "reasoner")},
 )
 def deductive_rule_learning() -> Graph:
@@ -367,25 +363,16 @@ async def _componential_answer(
     return {"answer": query_answer(item, state, **described_details(item, state))}
 
 
-@strategy(
+@paradigm_strategy(
     "componential-analysis",
-    family=FAMILY,
-    paper=PARADIGMS,
-    decoding=PARADIGMS_DECODING,
     section="Sec. 5.3, App. A.5.3; describer x reasoner with -S descriptions_from=RUN",
     roles=("describer", "reasoner"),
     calls="1 structured description call per context and query image, each in its own context, "
     "then 1 text-only call per query over the labelled descriptions",
-    card=ProtocolCard(
-        images="describer: 1 image per call (12 context images, each query); reasoning call: none, JSON text",
-        contexts="none shared: each image described afresh; each query's reasoning call afresh",
-        attempts="not stated: 1 run at temperature 0 (App. A.4.2); "
-        "Table 1 pools 500 test cases of 1 query each",
-        scoring="per query accuracy, overall and for positive / negative queries (App. A.4.3, Table 1)",
-    ),
+    images="describer: 1 image per call (12 context images, each query); reasoning call: none, JSON text",
+    contexts="none shared: each image described afresh; each query's reasoning call afresh",
     options=ComponentialOptions,
     prepare=_prepare_componential,
-    needs_test_panels=True,
     reuses={"descriptions_from": ("descriptions", "describer")},
 )
 def componential_analysis() -> Graph:

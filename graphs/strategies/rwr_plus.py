@@ -41,11 +41,10 @@ from graphs.registry import (
     DatasetContext,
     Graph,
     Preparation,
-    ProtocolCard,
     StrategyError,
     StrategyOptions,
+    family_strategy,
     seeded_random,
-    strategy,
 )
 
 
@@ -76,20 +75,23 @@ async def _classify_one(state: SidesState, runtime: Ctx) -> SidesState:
     return {"sides": [side_result(panel.ref, reply, side)]}
 
 
-@strategy(
-    "image-to-side",
+rwr_plus_task = family_strategy(
     family=CASE_STUDY,
     paper=RWR_PLUS,
     decoding=RWR_PLUS_DECODING,
-    section="Sec. 3.2 (I1S), Prompts 5-6",
     roles=("reasoner",),
+)
+"""Bongard-RWR+'s image tasks: one paper, its decoding, one reasoner."""
+
+
+@rwr_plus_task(
+    "image-to-side",
+    section="Sec. 3.2 (I1S), Prompts 5-6",
     calls="1 call per test image, each in its own context: the sheet and that test image",
-    card=ProtocolCard(
-        images="1 call per test image: the sheet (12 panels in one image) + that test image (Prompts 5-6)",
-        contexts="none shared: each test image classified afresh (each is its own instance, App. C.9)",
-        attempts="not stated: 1 run at temperature 0.5 (Sec. 4); accuracy over all test images (Table 2)",
-        scoring="per test image accuracy, chance 0.5 (Table 2; App. C.9 counts 200 instances per concept)",
-    ),
+    images="1 call per test image: the sheet (12 panels in one image) + that test image (Prompts 5-6)",
+    contexts="none shared: each test image classified afresh (each is its own instance, App. C.9)",
+    attempts="not stated: 1 run at temperature 0.5 (Sec. 4); accuracy over all test images (Table 2)",
+    scoring="per test image accuracy, chance 0.5 (Table 2; App. C.9 counts 200 instances per concept)",
     prepare=_prepare_image_to_side,
     needs_test_panels=True,
 )
@@ -217,22 +219,14 @@ async def _select(state: SolveState, runtime: Ctx[Candidates]) -> SolveState:
     return {"answer": label_answer(reply, "label", item.inputs["label"])}
 
 
-@strategy(
+@rwr_plus_task(
     "concept-selection",
-    family=CASE_STUDY,
-    paper=RWR_PLUS,
-    decoding=RWR_PLUS_DECODING,
     section="Sec. 3.2 (CS), App. F Prompt 4",
-    roles=("reasoner",),
     calls="1 call: the sheet and K candidate concept pairs -> a label",
-    card=ProtocolCard(
-        images="1 call: the sheet (12 panels in one image) + K candidate concept pairs as JSON text "
-        "(Prompt 4)",
-        contexts="1 call in its own context",
-        attempts="not stated: 1 run at temperature 0.5 (Sec. 4); accuracy per K over all problems (Fig. 5)",
-        scoring="exact: the chosen label must be the true concept's; accuracy per K in {2, 4, 8, 16} "
-        "(Sec. 4)",
-    ),
+    images="1 call: the sheet (12 panels in one image) + K candidate concept pairs as JSON text (Prompt 4)",
+    contexts="1 call in its own context",
+    attempts="not stated: 1 run at temperature 0.5 (Sec. 4); accuracy per K over all problems (Fig. 5)",
+    scoring="exact: the chosen label must be the true concept's; accuracy per K in {2, 4, 8, 16} (Sec. 4)",
     options=ConceptSelectionOptions,
     prepare=_prepare_concept_selection,
 )

@@ -46,11 +46,10 @@ from graphs.nodes import Ctx, Item, ask, free_answer, sheet_source, side_of_labe
 from graphs.registry import (
     Graph,
     Preparation,
-    ProtocolCard,
     StrategyError,
     StrategyOptions,
+    family_strategy,
     seeded_random,
-    strategy,
 )
 
 FAMILY = prompt_family("rwr_plus", "graphs")
@@ -151,28 +150,29 @@ async def _sides_answer(
     return {"answer": sides_answer(item, state, **described_details(item, state), queries=queries)}
 
 
-@strategy(
-    "description-to-side",
+description_task = family_strategy(
     family=FAMILY,
     paper=RWR_PLUS,
     decoding=RWR_PLUS_DECODING,
-    section="Sec. 3.2 (D1S), Prompts 5, 7-8",
     roles=("describer", "reasoner"),
+    reuses=REUSES,
+)
+"""Bongard-RWR+'s tasks over descriptions: one paper, its decoding, a describer's descriptions reused."""
+
+
+@description_task(
+    "description-to-side",
+    section="Sec. 3.2 (D1S), Prompts 5, 7-8",
     calls="1 description call per context and test panel, each in its own context, then 1 text-only call "
     "per test description -> its side",
-    card=ProtocolCard(
-        images="describer: 1 panel per call (12 context + each test panel); "
-        "side call: none, descriptions as JSON",
-        contexts="none shared: each panel described afresh; each test description classified afresh",
-        attempts="not stated: 1 run at temperature 0.5 (Sec. 4); accuracy over all test descriptions "
-        "(Table 2)",
-        scoring="per test description accuracy, chance 0.5 (Table 2, Fig. 7; "
-        "App. C.9 counts 200 per concept)",
-    ),
+    images="describer: 1 panel per call (12 context + each test panel); "
+    "side call: none, descriptions as JSON",
+    contexts="none shared: each panel described afresh; each test description classified afresh",
+    attempts="not stated: 1 run at temperature 0.5 (Sec. 4); accuracy over all test descriptions (Table 2)",
+    scoring="per test description accuracy, chance 0.5 (Table 2, Fig. 7; App. C.9 counts 200 per concept)",
     options=ReuseOptions,
     prepare=_prepare_sides,
     needs_test_panels=True,
-    reuses=REUSES,
 )
 def description_to_side() -> Graph:
     return describe_first(
@@ -211,28 +211,19 @@ async def _two_descriptions(
     return {"sides": results}
 
 
-@strategy(
+@description_task(
     "descriptions-to-sides",
-    family=FAMILY,
-    paper=RWR_PLUS,
-    decoding=RWR_PLUS_DECODING,
     section="Sec. 3.2 (D2S), Prompts 9, 11-12",
-    roles=("describer", "reasoner"),
     calls="1 description call per context and test panel, each in its own context, then 1 text-only call "
     "with both test descriptions in a seeded order -> a side for each",
-    card=ProtocolCard(
-        images="describer: 1 panel per call (12 context + 2 test panels); "
-        "side call: none, all descriptions as JSON",
-        contexts="none shared: each panel described afresh; the one side call afresh",
-        attempts="not stated: 1 run at temperature 0.5 (Sec. 4); accuracy over all test descriptions "
-        "(Table 2)",
-        scoring="accuracy over both test descriptions, chance 0.5; one side for both is not prevented "
-        "(Sec. 4)",
-    ),
+    images="describer: 1 panel per call (12 context + 2 test panels); "
+    "side call: none, all descriptions as JSON",
+    contexts="none shared: each panel described afresh; the one side call afresh",
+    attempts="not stated: 1 run at temperature 0.5 (Sec. 4); accuracy over all test descriptions (Table 2)",
+    scoring="accuracy over both test descriptions, chance 0.5; one side for both is not prevented (Sec. 4)",
     options=ReuseOptions,
     prepare=_prepare_two,
     needs_test_panels=True,
-    reuses=REUSES,
 )
 def descriptions_to_sides() -> Graph:
     return describe_first(
@@ -304,27 +295,20 @@ async def _generate(state: DescribedState, runtime: Ctx[GenerationInputs]) -> De
     return {"answer": answer}
 
 
-@strategy(
+@description_task(
     "concept-generation",
-    family=FAMILY,
-    paper=RWR_PLUS,
-    decoding=RWR_PLUS_DECODING,
     section="Sec. 3.2 (CG), App. C.6",
-    roles=("describer", "reasoner"),
     calls="1 call: the sheet -> the left and right concepts; with -S input=descriptions, 1 description call "
     "per context panel first and an image-free concept call (scored with text metrics; may be judged)",
-    card=ProtocolCard(
-        images="images: 1 call with the sheet; "
-        "descriptions: 1 panel per describer call, then a concept call with none",
-        contexts="none shared: every call afresh",
-        attempts="not stated: 1 run at temperature 0.5 (Sec. 4); metric scores over all problems "
-        "(App. C.6, Tables 6-9)",
-        scoring="free-form: BLEU, METEOR, ROUGE-L, CIDEr, BERTScore against the true concept (App. C.6); "
-        "no judge",
-    ),
+    images="images: 1 call with the sheet; "
+    "descriptions: 1 panel per describer call, then a concept call with none",
+    contexts="none shared: every call afresh",
+    attempts="not stated: 1 run at temperature 0.5 (Sec. 4); metric scores over all problems "
+    "(App. C.6, Tables 6-9)",
+    scoring="free-form: BLEU, METEOR, ROUGE-L, CIDEr, BERTScore against the true concept (App. C.6); "
+    "no judge",
     options=GenerationOptions,
     prepare=_prepare_generation,
-    reuses=REUSES,
     judged=True,
 )
 def concept_generation() -> Graph:

@@ -39,11 +39,10 @@ from graphs.registry import (
     DatasetContext,
     Graph,
     Preparation,
-    ProtocolCard,
     StrategyError,
     StrategyOptions,
+    family_strategy,
     seeded_random,
-    strategy,
 )
 
 WONDERLAND = "Wüst et al., ICML 2025 (Bongard in Wonderland)"
@@ -97,22 +96,25 @@ async def _open_ended(state: SolveState, runtime: Ctx) -> SolveState:
     return {"answer": rules_answer(reply)}
 
 
-@strategy(
-    "open-ended",
+wonderland_strategy = family_strategy(
     family=FAMILY,
     paper=WONDERLAND,
     decoding=WONDERLAND_DECODING,
+)
+"""The Bongard in Wonderland tasks: one paper and its decoding."""
+
+
+@wonderland_strategy(
+    "open-ended",
     section="Sec. 3 Task 1, Listing 1",
     roles=("reasoner",),
     calls="1 call: the sheet -> a Set A rule and a Set B rule (run with --attempts 3; judged)",
-    card=ProtocolCard(
-        images="1 call: the sheet, one image of all 12 diagrams (Set A on the left, Set B on the right)",
-        contexts="1 call in its own context",
-        attempts="3 runs (Sec. 4); Table 1: rounded mean solved over the runs; "
-        "later analyses: solved in >= 2 of 3",
-        scoring="free-form: 1 GPT-4o judge at temperature 0, 0/1 rubric with 5 worked examples "
-        "(App. A.3, Listing 7)",
-    ),
+    images="1 call: the sheet, one image of all 12 diagrams (Set A on the left, Set B on the right)",
+    contexts="1 call in its own context",
+    attempts="3 runs (Sec. 4); Table 1: rounded mean solved over the runs; "
+    "later analyses: solved in >= 2 of 3",
+    scoring="free-form: 1 GPT-4o judge at temperature 0, 0/1 rubric with 5 worked examples "
+    "(App. A.3, Listing 7)",
     judged=True,
     judge_style="rubric",
 )
@@ -252,23 +254,18 @@ async def _choose(state: SolveState, runtime: Ctx[ChoiceInputs]) -> SolveState:
     return {"answer": choice_answer(reply, inputs)}
 
 
-@strategy(
+@wonderland_strategy(
     "multiple-choice",
-    family=FAMILY,
-    paper=WONDERLAND,
-    decoding=WONDERLAND_DECODING,
     section="Sec. 3 Task 1.1, Listing 2",
     roles=("reasoner",),
     calls="1 call: the sheet and rule pairs by problem number (all 100, or 10) -> a problem number",
-    card=ProtocolCard(
-        images="1 call: the sheet (all 12 diagrams in one image) + the rule pairs as a JSON object "
-        "keyed by problem number",
-        contexts="1 call in its own context",
-        attempts="3 runs (Sec. 4, Tables 5-6), a fresh draw of the 10 each; Table 1 reports the "
-        "rounded mean of BPs solved over the runs",
-        scoring="exact: the chosen number must be the true problem's (or one of the same pair, "
-        "as the authors' code groups them); all 100, or the true one and 9 at random (Sec. 4)",
-    ),
+    images="1 call: the sheet (all 12 diagrams in one image) + the rule pairs as a JSON object "
+    "keyed by problem number",
+    contexts="1 call in its own context",
+    attempts="3 runs (Sec. 4, Tables 5-6), a fresh draw of the 10 each; Table 1 reports the "
+    "rounded mean of BPs solved over the runs",
+    scoring="exact: the chosen number must be the true problem's (or one of the same pair, "
+    "as the authors' code groups them); all 100, or the true one and 9 at random (Sec. 4)",
     options=MultipleChoiceOptions,
     prepare=_prepare_choice,
 )
@@ -478,24 +475,19 @@ async def _score_probes(state: ProbeState, runtime: Ctx) -> ProbeState:
     return {"answer": answer}
 
 
-@strategy(
+@wonderland_strategy(
     "concept-probe",
-    family=FAMILY,
-    paper=WONDERLAND,
-    decoding=WONDERLAND_DECODING,
     section="Sec. 3 Task 2, Listings 3-5",
     roles=("author", "reasoner"),
     calls="1 author call (text only) per problem writing the probe from the true concepts, kept for every "
     "later attempt, run and model (none with -S probes=PATH, the published probes), then 12 panel calls, "
     "each alone: the probe and one panel -> its concept; solved when all 12 are right",
-    card=ProtocolCard(
-        images="author call: none (text only); then 1 panel per call, 12 calls",
-        contexts="none shared: the author call afresh; each panel call afresh after a system turn",
-        attempts="3 runs, o1 once (Sec. 4, fn. 3); Table 9: every panel right in all runs, and in >= 2 "
-        "of 3 (`bongard analyze probes`)",
-        scoring="per panel: exact match of its answer with its side's concept (the authors' scoring); "
-        "a BP counts when all 12 are right (Sec. 4 Q3)",
-    ),
+    images="author call: none (text only); then 1 panel per call, 12 calls",
+    contexts="none shared: the author call afresh; each panel call afresh after a system turn",
+    attempts="3 runs, o1 once (Sec. 4, fn. 3); Table 9: every panel right in all runs, and in >= 2 "
+    "of 3 (`bongard analyze probes`)",
+    scoring="per panel: exact match of its answer with its side's concept (the authors' scoring); "
+    "a BP counts when all 12 are right (Sec. 4 Q3)",
     options=ConceptProbeOptions,
     prepare=_prepare_probe,
     reuses={"probes_from": ("probe", "author")},
@@ -570,22 +562,16 @@ async def _hypothesize(state: SolveState, runtime: Ctx[HypothesesInputs]) -> Sol
     return {"answer": answer}
 
 
-@strategy(
+@wonderland_strategy(
     "hypotheses",
-    family=FAMILY,
-    paper=WONDERLAND,
-    decoding=WONDERLAND_DECODING,
     section="Sec. 3 Task 3, Listing 6",
     roles=("reasoner",),
     calls="1 call: the sheet -> 20 distinct (Set A rule, Set B rule) hypotheses; judged one by one "
     "until one is accepted",
-    card=ProtocolCard(
-        images="1 call: the sheet (all 12 diagrams in one image)",
-        contexts="1 call in its own context",
-        attempts="1 run per problem: each model asked once for 20 hypotheses (App. B.6, Table 16)",
-        scoring="free-form: the Task 1 judge; solved when one hypothesis gets both rules right "
-        "(Sec. 3 Task 3)",
-    ),
+    images="1 call: the sheet (all 12 diagrams in one image)",
+    contexts="1 call in its own context",
+    attempts="1 run per problem: each model asked once for 20 hypotheses (App. B.6, Table 16)",
+    scoring="free-form: the Task 1 judge; solved when one hypothesis gets both rules right (Sec. 3 Task 3)",
     options=HypothesesOptions,
     prepare=_prepare_hypotheses,
     judged=True,
