@@ -126,7 +126,10 @@ def test_a_run_survives_a_misbehaving_server(
         assert re.search(named, error) and re.search(f"failed: bongard-classic/2 .*{named}", ran.stderr)
         assert store.finished_items(run_id) == {("bongard-classic/1", 0), ("bongard-classic/3", 0)}
         paid = store.item_calls(run_id, "bongard-classic/2", 0)
-        assert len(paid) == ANSWERED_FIRST  # the calls answered before the fault, kept with the failure
+        # the calls answered before the fault, kept with the failure; a sibling describe branch waiting
+        # for the slot may get its call answered while the failure cancels the item: paid, so kept too,
+        # but its branch never committed, so the resume below sends it again, as after a kill
+        assert ANSWERED_FIRST <= len(paid) <= ANSWERED_FIRST + 1, [call.conversation for call in paid]
 
     server.fault_policy = None
     sent = len(server.requests)
