@@ -6,6 +6,7 @@ checksum leaves nothing half-written, says so in one line, and the next try fetc
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -13,16 +14,26 @@ import pytest
 from datasets_io.downloads import SOURCES
 from datasets_io.store import STORE_FILE, ResultsStore
 from tests.cli import run_bongard
-from tests.standins.raw_files import RawFiles
+from tests.standins.protocols import RawFileHost
+from tests.standins.server import StandInServer
 
 CLASSIC = SOURCES["bongard-classic"]
 
 
+@dataclass(frozen=True)
+class Mirror:
+    server: StandInServer
+    host: RawFileHost
+
+
 @pytest.fixture
-def classic_mirror(shared_data: Path) -> Iterator[RawFiles]:
-    prefix = f"{CLASSIC.repository}/{CLASSIC.commit}/{CLASSIC.folder}"
-    with RawFiles(prefix, shared_data / "bongard-classic") as mirror:
-        yield mirror
+def classic_mirror(shared_data: Path) -> Iterator[Mirror]:
+    host = RawFileHost(
+        f"{CLASSIC.repository}/{CLASSIC.commit}/{CLASSIC.folder}", shared_data / "bongard-classic"
+    )
+    with StandInServer(host) as server:
+        server.fault_policy = host.cuts(server)
+        yield Mirror(server, host)
 
 
 @pytest.fixture
@@ -35,9 +46,9 @@ def bare_clone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_a_bare_clone_fetches_the_classic_problems_and_runs_the_default(
-    classic_mirror: RawFiles, bare_clone: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    classic_mirror: Mirror, bare_clone: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("BONGARD_DOWNLOAD_MIRROR", classic_mirror.url)
+    monkeypatch.setenv("BONGARD_DOWNLOAD_MIRROR", classic_mirror.server.url)
     home = tmp_path / "home"
     ran = run_bongard("run", "--home", home, cwd=bare_clone, timeout=600)
     assert ran.returncode == 0, ran.stdout + ran.stderr
@@ -49,16 +60,16 @@ def test_a_bare_clone_fetches_the_classic_problems_and_runs_the_default(
     assert (summary.done, summary.solved) == (100, 71)  # the README's figure on ../shared/data
     again = run_bongard("run", "--home", home, cwd=bare_clone, timeout=600)
     assert again.returncode == 0 and "fetching" not in again.stdout  # found in the workspace now
-    assert len(classic_mirror.requests) == 1201
+    assert len(classic_mirror.server.requests) == 1201
 
 
 @pytest.mark.parametrize("fault", ["cut", "corrupt"])
 def test_a_broken_download_leaves_nothing_half_written_and_resumes(
-    fault: str, classic_mirror: RawFiles, bare_clone: Path, tmp_path: Path
+    fault: str, classic_mirror: Mirror, bare_clone: Path, tmp_path: Path
 ) -> None:
     to = tmp_path / "data"
-    getattr(classic_mirror, fault).add("050/7.png")
-    args = ("datasets", "download", "bongard-classic", "--to", to, "--mirror", classic_mirror.url)
+    getattr(classic_mirror.host, fault).add("050/7.png")
+    args = ("datasets", "download", "bongard-classic", "--to", to, "--mirror", classic_mirror.server.url)
     failed = run_bongard(*args, cwd=bare_clone)
     assert failed.returncode == 2 and not (to / "bongard-classic").exists()
     message = " ".join(failed.stderr.split())
@@ -68,12 +79,12 @@ def test_a_broken_download_leaves_nothing_half_written_and_resumes(
         f"nothing was written to {to / 'bongard-classic'}" in message
         and "run the same command again" in message
     )
-    first = len(classic_mirror.requests)
-    getattr(classic_mirror, fault).clear()
+    first = len(classic_mirror.server.requests)
+    getattr(classic_mirror.host, fault).clear()
     resumed = run_bongard(*args, cwd=bare_clone)
     assert resumed.returncode == 0, resumed.stderr
     assert len(list((to / "bongard-classic").rglob("*.png"))) == 1200
-    assert len(classic_mirror.requests) - first < 1201  # only what the broken try did not keep
+    assert len(classic_mirror.server.requests) - first < 1201  # only what the broken try did not keep
     assert not (to / ".bongard-classic.partial").exists()
 
 

@@ -7,12 +7,13 @@ import io
 import json
 import re
 import time
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from PIL import Image, ImageColor
 
-from tests.standins.server import Reply
+from tests.standins.server import Fault, FaultPolicy, Reply, StandInServer
 
 TOKENS_IN = 11
 TOKENS_OUT = 7
@@ -237,4 +238,37 @@ class OpenAIImages:
                     "data": [{"b64_json": base64.b64encode(encoded.getvalue()).decode()}],
                 }
             )
+        )
+
+
+class RawFileHost:
+    """GET /OWNER/REPO/COMMIT/FOLDER/PATH answers a file of a local folder, as GitHub's raw file host
+    answers a repository's file at a commit; anything else is a 404. `corrupt` names files served
+    with their first byte changed; `cut` files whose body stops halfway (`cuts` is the server's
+    fault policy for them, the connection closing as a dropped download's does)."""
+
+    def __init__(self, prefix: str, root: Path) -> None:
+        self.prefix = "/" + prefix.strip("/") + "/"
+        self.root = root
+        self.corrupt: set[str] = set()
+        self.cut: set[str] = set()
+
+    def _relative(self, path: str) -> str | None:
+        relative = path.removeprefix(self.prefix) if path.startswith(self.prefix) else None
+        return relative if relative and (self.root / relative).is_file() else None
+
+    def handles(self, method: str, path: str) -> bool:
+        return method == "GET" and self._relative(path) is not None
+
+    def reply(self, path: str, body: Any, text: str, finish: str) -> Reply:
+        relative = self._relative(path)
+        assert relative is not None
+        data = (self.root / relative).read_bytes()
+        if relative in self.corrupt:
+            data = bytes([data[0] ^ 0xFF]) + data[1:]
+        return Reply([data], content_type="application/octet-stream")
+
+    def cuts(self, server: StandInServer) -> FaultPolicy:
+        return lambda index: (
+            Fault(drop="mid-reply") if self._relative(server.requests[index].path) in self.cut else None
         )
