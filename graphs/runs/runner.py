@@ -28,7 +28,7 @@ from agents.cache import ReplyCache
 from agents.limits import InFlight, in_flight
 from agents.managed import AgentCallError, ManagedAgent
 from agents.prompt_library import PromptLibrary
-from agents.registry import check_agent_params, decoding_notes, resolve_agent, shared_params
+from agents.registry import decoding_notes, resolve_agent, shared_params
 from datasets_io.catalog import Dataset, ProblemSummary, ScanResult, open_dataset
 from datasets_io.errors import DatasetError
 from datasets_io.images import natural_key
@@ -425,16 +425,11 @@ def spent(trace: Sequence[CallTrace]) -> dict[str, Any]:
     }
 
 
-def check_config(config: RunConfig) -> None:
-    """Refuse, in one line, a strategy option or agent parameter the run could not use,
-    before anything is stored."""
+def check_config(config: RunConfig) -> dict[str, list[str]]:
+    """Refuse, in one line, a strategy option or agent parameter the run could not use, before
+    anything is stored; else each agent spec's paper decoding its model cannot take, with why
+    (for the specs that cannot take some)."""
     get_strategy(config.strategy).parse_options(config.strategy_options)
-    for spec, (chosen, paper) in config.agent_shares().items():
-        check_agent_params(spec, chosen, config=config.agent_config or None, defaults=paper)
-
-
-def dropped_decoding(config: RunConfig) -> dict[str, list[str]]:
-    """Agent spec -> the paper's decoding it cannot take, with why (for specs that cannot take some)."""
     notes = {
         spec: decoding_notes(spec, chosen, config=config.agent_config or None, defaults=paper)
         for spec, (chosen, paper) in config.agent_shares().items()
@@ -449,8 +444,7 @@ def start_run(config: RunConfig, store: ResultsStore, home: Path | None = None) 
     paper = [key for key in info.decoding if key not in config.agent_params]
     merged = {**info.decoding, **config.agent_params}
     config = config.model_copy(update={"agent_params": merged, "paper_decoding": paper})
-    check_config(config)
-    config = config.model_copy(update={"decoding_dropped": dropped_decoding(config)})
+    config = config.model_copy(update={"decoding_dropped": check_config(config)})
     reuses = info.reuses
     pinned = {k: store.resolve_run(v) if k in reuses else v for k, v in config.strategy_options.items()}
     config = config.model_copy(update={"strategy_options": pinned})  # `latest` must not move on resume
