@@ -10,9 +10,10 @@ import functools
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from datasets_io.problem import Panel
+from datasets_io.records import StopKind
 
 TaskKind = Literal[
     "chat", "describe", "compare", "answer", "classify", "select", "judge", "probe", "hypothesize", "generate"
@@ -100,7 +101,8 @@ class AgentReply(BaseModel):
     """A model's answer to one call, with what it cost and how it was obtained.
 
     A reply whose structured output could not be parsed, even after one
-    re-ask, still comes back: `parse_status` is "failed" and `parse_error` says why.
+    re-ask, still comes back: `parse_status` is "failed" and `parse_error` says why. A reply the
+    model refused, a filter blocked or the token limit cut says so in `stop` (`agents.stops`).
     `cost_usd` is None when the model's price is unknown (never reported as 0).
     """
 
@@ -109,9 +111,23 @@ class AgentReply(BaseModel):
     parsed: dict[str, Any] | None = None
     parse_status: ParseStatus = "not-requested"
     parse_error: str | None = None
-    truncated: bool = False
+    stop: StopKind | None = None
+    stop_reason: str | None = None
+    """The provider's words for `stop`."""
     usage: Usage = Field(default_factory=Usage)
     cost_usd: float | None = None
     latency_s: float = 0.0
     cache_hit: bool = False
     attempts: int = 1
+
+    @model_validator(mode="before")
+    @classmethod
+    def _read_truncated(cls, data: Any) -> Any:
+        """A reply cached before stops were told apart kept only `truncated`."""
+        if isinstance(data, dict) and data.get("truncated") and not data.get("stop"):
+            return {**data, "stop": "cut", "stop_reason": "token limit (recorded before reasons were kept)"}
+        return data
+
+    @property
+    def truncated(self) -> bool:
+        return self.stop == "cut"

@@ -33,19 +33,19 @@ from agents.pricing import Pricing
 from agents.provider import AgentParams, Provider
 from agents.retry import AttemptTimeout, RetryPolicy, error_chain, is_timeout, with_retries
 from agents.secrets import redact, redact_value
+from agents.stops import reply_stop
 from agents.strict_schemas import fits_strict
 from agents.structured import (
-    CUT_REPLY_ERROR,
+    STOPPED_REPLY_ERRORS,
     OutputSchema,
     ReplyParseError,
     bounded,
     constrained_model,
-    cut_reply,
-    is_truncated,
     message_text,
     parse_message,
     reask_message,
     schema_instructions,
+    stopped_reply,
 )
 from datasets_io.errors import BongardError, DatasetError
 
@@ -186,7 +186,7 @@ class ManagedAgent(BaseChatModel):
         finally:
             inflight.pop(key, None)
         future.set_result(reply)
-        if self.response_cache is not None and reply.parse_status != "failed":
+        if self.response_cache is not None and reply.parse_status != "failed" and reply.stop in (None, "cut"):
             await self.response_cache.aput(key, self.spec, reply.model_dump(mode="json", exclude={"agent"}))
         return reply
 
@@ -241,6 +241,7 @@ class ManagedAgent(BaseChatModel):
         except Exception as error:
             raise AgentCallError(f"{self.spec}: {redact(_described(error))}") from None
         last = outcomes[-1]
+        stop = reply_stop(last.message)
         usage = sum((_usage(o.message) for o in outcomes), Usage())
         return AgentReply(  # redacted: a key the server echoes must not reach the cache or the store
             agent=self.spec,
@@ -250,7 +251,8 @@ class ManagedAgent(BaseChatModel):
             if call.output_schema is None
             else ("failed" if last.parse_error else "ok"),
             parse_error=redact_value(last.parse_error),
-            truncated=is_truncated(last.message),
+            stop=None if stop is None else stop.kind,
+            stop_reason=None if stop is None else redact(stop.reason),
             usage=usage,
             cost_usd=self.price.cost(usage) if self.price is not None else None,  # None: unknown
             latency_s=time.monotonic() - started,
@@ -296,16 +298,17 @@ class ManagedAgent(BaseChatModel):
         if direct is not None:
             asked = schema_json(schema) if schema is not None and self._constrains(schema) else None
             message = await direct.acomplete(messages, asked)
-            if asked is not None and message.response_metadata.get("finish_reason") == "length":
-                return _Outcome(message, None, CUT_REPLY_ERROR, 0)  # as `cut_reply` says for the SDKs
+            stopped = STOPPED_REPLY_ERRORS.get(message.response_metadata.get("finish_reason") or "")
+            if asked is not None and stopped is not None:
+                return _Outcome(message, None, stopped, 0)  # as `stopped_reply` says for the SDKs
         elif constrained is not None:
             try:
                 message = await constrained.ainvoke(messages)
             except Exception as refused:
-                cut = cut_reply(refused)
-                if cut is None:
+                halted = stopped_reply(refused)
+                if halted is None:
                     raise
-                return _Outcome(cut, None, CUT_REPLY_ERROR, 0)
+                return _Outcome(halted[0], None, halted[1], 0)
         else:
             kwargs: dict[str, Any] = {CALL_KWARG: call} if self.provider.reads_call_metadata else {}
             message = await self._models().chat.ainvoke(messages, **kwargs)

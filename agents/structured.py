@@ -22,6 +22,7 @@ from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ValidationError
 
 from agents.call import schema_json
+from agents.stops import CUT_CHARS
 from datasets_io.errors import BongardError, describe_validation_error
 
 FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
@@ -30,9 +31,6 @@ OPENINGS_TRIED = 8
 """Openings (`{` or `[`) tried per candidate text: a reply's JSON starts at one of its first few
 (after a word in brackets, say), and each try may read to the end, so a bound keeps the parse linear."""
 OutputSchema = type[BaseModel] | dict[str, Any]
-TRUNCATION_REASONS = {"length", "max_tokens", "MAX_TOKENS", "model_length"}
-CUT_CHARS = "bongard_cut_from_chars"
-"""Response metadata of a reply cut at the agent's reply limit: how long it was."""
 
 
 class ReplyParseError(BongardError, ValueError):
@@ -102,13 +100,6 @@ def reask_message(error: str) -> HumanMessage:
     )
 
 
-def is_truncated(message: AIMessage) -> bool:
-    """Whether the reply stopped at the token limit (as the provider says) or was cut at the reply limit."""
-    metadata = message.response_metadata or {}
-    reason = metadata.get("finish_reason") or metadata.get("stop_reason") or metadata.get("done_reason")
-    return str(reason) in TRUNCATION_REASONS or CUT_CHARS in metadata
-
-
 def bounded(message: AIMessage, limit: int) -> AIMessage:
     """The reply cut to its first `limit` characters, ending with a line that says so; the reply
     itself when it fits. Whatever comes after is stored, cached, parsed and judged at this size."""
@@ -136,22 +127,32 @@ def constrained_model(structured: Runnable[Any, Any]) -> Runnable[Any, Any] | No
 CUT_REPLY_ERROR = (
     "the reply was cut at the token limit (max_tokens) before its structured output was complete"
 )
+FILTERED_REPLY_ERROR = "the reply was stopped by the provider's content filter"
+STOPPED_REPLY_ERRORS = {"length": CUT_REPLY_ERROR, "content_filter": FILTERED_REPLY_ERROR}
+"""Why a structured reply that stopped short has no structured output, by its finish reason."""
+SDK_STOPS = {"LengthFinishReasonError": "length", "ContentFilterFinishReasonError": "content_filter"}
+"""The OpenAI SDK's refusals to parse a structured reply that stopped short (raised by every
+integration built on it), by the finish reason behind each."""
 
 
-def cut_reply(error: BaseException) -> AIMessage | None:
-    """The reply inside an SDK's refusal to parse a reply cut at the token limit (the OpenAI SDK's
-    `LengthFinishReasonError`, raised by every integration on it), as a truncated message; None
-    for any other error."""
+def stopped_reply(error: BaseException) -> tuple[AIMessage, str] | None:
+    """The reply inside an SDK's refusal to parse a structured reply cut at the token limit or
+    stopped by the content filter, as a message with that finish reason (its usage unknown when the
+    SDK kept none), and why it has no structured output; None for any other error."""
+    stop = SDK_STOPS.get(type(error).__name__)
     completion = getattr(error, "completion", None)
-    if type(error).__name__ != "LengthFinishReasonError" or completion is None:
+    if stop is None or completion is None:
         return None
     usage = getattr(completion, "usage", None)
     counts = (getattr(usage, "prompt_tokens", 0) or 0, getattr(usage, "completion_tokens", 0) or 0)
-    return AIMessage(
+    message = AIMessage(
         content=completion.choices[0].message.content or "",
-        response_metadata={"finish_reason": "length"},
-        usage_metadata={"input_tokens": counts[0], "output_tokens": counts[1], "total_tokens": sum(counts)},
+        response_metadata={"finish_reason": stop},
+        usage_metadata=None
+        if usage is None
+        else {"input_tokens": counts[0], "output_tokens": counts[1], "total_tokens": sum(counts)},
     )
+    return message, STOPPED_REPLY_ERRORS[stop]
 
 
 def message_text(message: AIMessage) -> str:

@@ -13,6 +13,19 @@ from pydantic import BaseModel, Field
 from datasets_io.problem import Side
 
 VerdictLabel = Literal["ok", "wrong", "abstain"]
+StopKind = Literal["refused", "blocked", "cut"]
+"""Why a reply stopped short of an answer (`agents.stops` reads it from each provider's reply)."""
+STOP_KINDS: tuple[StopKind, ...] = ("refused", "blocked", "cut")
+"""In the order an item's outcome takes them: an item with a refused call and a cut one was refused."""
+STOP_WORDS: dict[StopKind, str] = {"refused": "refused", "blocked": "blocked", "cut": "cut off"}
+"""How each stop reads as an item's outcome."""
+ItemOutcome = Literal[
+    "solved", "wrong", "format error", "refused", "blocked", "cut off", "unjudged", "failed"
+]
+"""What became of an item, in one word (`datasets_io.store.ITEM_OUTCOME` decides it): a failure, or
+solved; else why not: a call refused, blocked or cut off, a reply that did not parse, a wrong answer,
+or a free-form answer no judging has decided yet."""
+STOPPED_OUTCOMES: tuple[ItemOutcome, ...] = ("refused", "blocked", "cut off")
 
 
 class CallTrace(BaseModel):
@@ -30,6 +43,10 @@ class CallTrace(BaseModel):
     reply: str
     parsed: dict[str, Any] | None = None
     parse_status: str = "not-requested"
+    stop: StopKind | None = None
+    """`refused`, `blocked` or `cut` where the reply stopped short (`agents.stops`), else None."""
+    stop_reason: str | None = None
+    """The provider's words for the stop (`finish_reason content_filter`, `prompt blocked: SAFETY`)."""
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float | None = None

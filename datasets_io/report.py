@@ -19,14 +19,16 @@ import pandas as pd
 from datasets_io.counting import DEFAULT_COUNTING, AggregateError, Counting, solved_count
 from datasets_io.errors import BongardError, did_you_mean
 from datasets_io.figures import FigureFormat
+from datasets_io.records import STOPPED_OUTCOMES
 from datasets_io.report_figures import write_figures
 from datasets_io.run_compatibility import model_label
-from datasets_io.store import ITEM_SCORED, ITEM_SOLVED, ResultsStore
+from datasets_io.store import ITEM_OUTCOME, ITEM_SCORED, ITEM_SOLVED, ResultsStore
 
 ITEMS_SQL = f"""
 SELECT i.run_id, i.problem, i.attempt, i.status,
        CASE WHEN {ITEM_SOLVED} THEN 1 ELSE 0 END AS solved,
        CASE WHEN {ITEM_SCORED} THEN 1 ELSE 0 END AS scored,
+       {ITEM_OUTCOME} AS outcome,
        (SELECT COALESCE(SUM(c.input_tokens + c.output_tokens), 0) FROM calls c
         WHERE c.run_id = i.run_id AND c.problem = i.problem AND c.attempt = i.attempt) AS tokens,
        (SELECT SUM(c.cost_usd) FROM calls c
@@ -38,9 +40,16 @@ SELECT i.run_id, i.problem, i.attempt, i.status,
         WHERE json_extract(i.answer, '$.sides."' || e.key || '"') = e.value) AS images_right
 FROM items i
 """
-"""One row per item; `judge_cost_usd` is what every judging of it cost (0 unjudged, None when a
-judge had no price); `images` and `images_right` count the test images an answer put on a side
-(classification settings) and those it put on the true one."""
+"""One row per item, with its `ItemOutcome`; `judge_cost_usd` is what every judging of it cost
+(0 unjudged, None when a judge had no price); `images` and `images_right` count the test images an
+answer put on a side (classification settings) and those it put on the true one."""
+
+
+UNSOLVED_COLUMNS = {"format error": "format_errors"} | {
+    word: word.replace(" ", "_") for word in STOPPED_OUTCOMES
+}
+"""The columns that count attempts by why they went unsolved, apart from wrong answers: a reply that
+did not parse, a call the model refused, a filter blocked or the token limit cut off."""
 
 
 def runs_frame(store: ResultsStore, run_ids: list[str]) -> pd.DataFrame:
@@ -85,13 +94,15 @@ def problems_frame(
     store: ResultsStore, run_ids: list[str], counting: Counting = DEFAULT_COUNTING
 ) -> pd.DataFrame:
     """One row per (run, problem): solved by the counting's aggregate (1 or 0, or the share of
-    solved attempts under `mean`), with tokens and cost summed."""
+    solved attempts under `mean`), with tokens and cost summed and its attempts counted by why they
+    went unsolved (`UNSOLVED_COLUMNS`)."""
     for run_id in run_ids:
         counting.aggregate.check_attempts(run_id, int(store.run_config(run_id).get("attempts", 1)))
     items = items_frame(store, run_ids, counting)
+    items = items.assign(**{column: items["outcome"] == word for word, column in UNSOLVED_COLUMNS.items()})
     grouped = items.groupby(["run_id", "problem"]).agg(
         attempts=("attempt", "count"), solved_attempts=("solved", "sum"), scored=("scored", "min"),
-        tokens=("tokens", "sum"),
+        tokens=("tokens", "sum"), **{column: (column, "sum") for column in UNSOLVED_COLUMNS.values()},
         cost_usd=("cost_usd", lambda c: None if c.isna().any() else float(c.sum())),
         judge_cost_usd=("judge_cost_usd", lambda c: None if c.isna().any() else float(c.sum())),
         images=("images", "sum"), images_right=("images_right", "sum"),
@@ -116,10 +127,13 @@ def wilson(successes: int, trials: int) -> tuple[float | None, float | None]:
 def comparison_table(problems: pd.DataFrame) -> pd.DataFrame:
     """Per strategy x model x dataset: problems, `n` of them scored (an unjudged free-form run has
     none, and so no solved count, never 0), solved, accuracy with its 95% interval, image accuracy
-    with its interval, tokens and cost: of solving (failed items' calls included), of judging, and
-    their total, which `cost_per_solved_usd` divides."""
+    with its interval, the attempts unsolved by format errors, refusals, blocks and cut-offs
+    (`UNSOLVED_COLUMNS`, counted apart from wrong answers; all of them count against accuracy),
+    tokens and cost: of solving (failed items' calls included), of judging, and their total, which
+    `cost_per_solved_usd` divides."""
     table = problems.groupby(["strategy", "model", "dataset"]).agg(
         problems=("problem", "count"), n=("scored", "sum"), solved=("solved", "sum"),
+        **{column: (column, "sum") for column in UNSOLVED_COLUMNS.values()},
         tokens=("tokens", "sum"),
         cost_usd=("cost_usd", lambda c: None if c.isna().any() else float(c.sum())),
         judge_cost_usd=("judge_cost_usd", lambda c: None if c.isna().any() else float(c.sum())),

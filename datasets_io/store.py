@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from datasets_io.errors import BongardError
-from datasets_io.records import Answer, CallTrace, Verdict
+from datasets_io.records import STOP_KINDS, STOP_WORDS, STOPPED_OUTCOMES, Answer, CallTrace, Verdict
 from datasets_io.sqlite_errors import STORE, SQLiteFileError
 
 STORE_FILE = "store.sqlite"
@@ -131,6 +131,12 @@ MIGRATIONS: Sequence[str] = (
     """
     ALTER TABLE calls ADD COLUMN attempts INTEGER;
     """,
+    # Why a reply stopped short (refused, blocked, cut at the token limit), with the provider's
+    # words; NULL for calls that ended normally and for calls stored before stops were kept.
+    """
+    ALTER TABLE calls ADD COLUMN stop TEXT;
+    ALTER TABLE calls ADD COLUMN stop_reason TEXT;
+    """,
 )
 CALL_FIELDS = tuple(CallTrace.model_fields)
 """The `calls` columns that hold a `CallTrace`, in its field order."""
@@ -159,6 +165,16 @@ ITEM_SCORED = f"""(i.status = 'failed' OR i.correct IS NOT NULL OR i.parse_statu
 """SQL for `items i`: the item has a score: a failure, an exactly scored answer, a reply that did
 not parse (a wrong answer), or a free-form answer the counting judging decided (an unjudged
 free-form answer is unscored, not wrong)."""
+ITEM_STOP = f"""(SELECT CASE {
+    " ".join(f"WHEN SUM(c.stop = '{kind}') > 0 THEN '{STOP_WORDS[kind]}'" for kind in STOP_KINDS)
+} END
+    FROM calls c WHERE c.run_id = i.run_id AND c.problem = i.problem AND c.attempt = i.attempt)"""
+"""SQL for `items i`: the first of refused, blocked, cut off among its calls' stops; NULL for none."""
+ITEM_OUTCOME = f"""(CASE WHEN i.status = 'failed' THEN 'failed' WHEN {ITEM_SOLVED} THEN 'solved'
+    ELSE COALESCE({ITEM_STOP}, CASE WHEN i.parse_status = 'failed' THEN 'format error'
+    WHEN {ITEM_SCORED} THEN 'wrong' ELSE 'unjudged' END) END)"""
+"""SQL for `items i`: its `ItemOutcome`. An unsolved item a call of which was refused, blocked or cut
+off is counted as that, apart from format errors and wrong answers (it still counts as unsolved)."""
 SOLVED_ITEMS = f"""SELECT COUNT(*) FROM items i WHERE i.run_id = :run_id AND i.status = 'done'
     AND {ITEM_SOLVED}"""
 SCORED_ITEMS = f"""SELECT COUNT(*) FROM items i WHERE i.run_id = :run_id AND i.status = 'done'
@@ -242,7 +258,11 @@ class RunSummary:
     """Done items with a score: exactly scored, unparseable, or decided by the latest judging. An
     unjudged free-form answer has none, so a run nobody judged has `solved` 0 of `scored` 0."""
     format_errors: int
-    """Done items whose reply did not parse: wrong answers, counted apart so a reader sees why."""
+    """Done items whose reply did not parse (and no call stopped short): wrong answers, counted apart
+    so a reader sees why."""
+    stopped: dict[str, int]
+    """Unsolved items by why a call stopped short (`refused`, `blocked`, `cut off`), counted apart
+    from format errors and wrong answers: only the kinds that occurred."""
     calls: int
     cached_calls: int
     tokens: int
@@ -261,6 +281,13 @@ class RunSummary:
         unjudged = self.done - self.scored
         return f"{self.solved} solved" + (
             f" of {self.scored} scored ({unjudged} unjudged)" if unjudged else ""
+        )
+
+    @property
+    def unsolved_text(self) -> str:
+        """Why items went unsolved, beside the wrong answers: `2 format errors, 1 refused, 3 cut off`."""
+        return ", ".join(
+            [f"{self.format_errors} format errors", *(f"{n} {w}" for w, n in self.stopped.items())]
         )
 
     @property
@@ -601,10 +628,13 @@ class ResultsStore:
                 "FROM verdicts WHERE run_id = ?",
                 (run_id,),
             ).fetchone()
-            format_errors = db.execute(
-                "SELECT COUNT(*) FROM items WHERE run_id = ? AND status = 'done' AND parse_status = 'failed'",
-                (run_id,),
-            ).fetchone()[0]
+            outcomes = dict(
+                db.execute(
+                    f"SELECT {ITEM_OUTCOME} AS outcome, COUNT(*) FROM items i WHERE i.run_id = :run_id "
+                    "GROUP BY outcome",
+                    {"run_id": run_id, "judging": None},
+                ).fetchall()
+            )
             calls, cached, tokens, cost, unknown = db.execute(
                 "SELECT COUNT(*), COALESCE(SUM(cache_hit), 0), "
                 "COALESCE(SUM(input_tokens + output_tokens), 0), COALESCE(SUM(cost_usd), 0), "
@@ -623,7 +653,8 @@ class ResultsStore:
             failed=failed,
             solved=solved,
             scored=scored,
-            format_errors=format_errors,
+            format_errors=int(outcomes.get("format error", 0)),
+            stopped={word: int(outcomes[word]) for word in STOPPED_OUTCOMES if outcomes.get(word)},
             calls=calls,
             cached_calls=cached,
             tokens=tokens,

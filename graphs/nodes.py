@@ -260,6 +260,8 @@ async def call_agent(
             reply=reply.text,
             parsed=reply.parsed,
             parse_status=reply.parse_status,
+            stop=reply.stop,
+            stop_reason=reply.stop_reason,
             input_tokens=reply.usage.input_tokens,
             output_tokens=reply.usage.output_tokens,
             cost_usd=reply.cost_usd,

@@ -78,10 +78,14 @@ class LLMJudge:
         messages: list[BaseMessage] = [HumanMessage(content=prompt)]
         if self.style == "rubric":
             reply = await self.agent.acall(messages, CallSpec(task="judge", output_schema=RubricVerdict))
+            if (stopped := _stopped(reply)) is not None:
+                return self._verdict("abstain", [reply], stopped)
             if reply.parsed is None:
                 return self._verdict("abstain", [reply], f"unreadable verdict: {reply.parse_error}")
             return self._verdict("ok" if reply.parsed["answer"] == 1 else "wrong", [reply])
         first = await self.agent.acall(messages, CallSpec(task="judge"))
+        if (stopped := _stopped(first)) is not None:
+            return self._verdict("abstain", [first], stopped)
         label = final_evaluation(first.text)
         if label is not None:
             return self._verdict(label, [first])
@@ -110,3 +114,11 @@ class LLMJudge:
             cost_usd=None if any(c is None for c in costs) else sum(c for c in costs if c is not None),
             cache_hit=all(r.cache_hit for r in replies),
         )
+
+
+def _stopped(reply: AgentReply) -> str | None:
+    """Why a judge abstains at once, not re-asked: its reply was refused or blocked (a filter would
+    block the re-ask too); None for any other reply."""
+    if reply.stop not in ("refused", "blocked"):
+        return None
+    return f"the judge's reply was {reply.stop}: {reply.stop_reason}"

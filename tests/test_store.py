@@ -172,7 +172,11 @@ def test_a_version_2_store_moves_each_trace_out_of_its_answer_into_the_calls_row
         (json.dumps(traced),),
     )
     for seq, call_json in enumerate(traced["trace"]):  # the old column layout, without parsed
-        values = [call_json[k] for k in CALL_FIELDS if k not in ("parsed", "parse_status", "attempts")]
+        values = [
+            call_json[k]
+            for k in CALL_FIELDS
+            if k not in ("parsed", "parse_status", "attempts", "stop", "stop_reason")
+        ]
         values[CALL_FIELDS.index("images")] = json.dumps(values[CALL_FIELDS.index("images")])
         old.execute(
             f"INSERT INTO calls VALUES ('r', 'bongard-rwr/1', 0, {seq}, {', '.join('?' * 13)})", values

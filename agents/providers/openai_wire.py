@@ -217,18 +217,23 @@ class WireChatModel(BaseChatModel):
 
 
 def _message(data: dict[str, Any]) -> AIMessage:
-    """The reply as LangChain's message, with the usage and finish reason the toolkit reads."""
+    """The reply as LangChain's message, with the usage, finish reason and refusal the toolkit reads;
+    a reply without usage has none (its tokens and cost unknown, never 0)."""
     try:
         choice = data["choices"][0]
         content = choice["message"].get("content") or ""
     except (KeyError, IndexError, TypeError, AttributeError):
         raise ValueError(f"the server's reply has no choices[0].message: {str(data)[:300]}") from None
-    usage = data.get("usage") or {}
-    counts = (usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0)
+    usage = data.get("usage")
+    counts = (usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0) if usage else (0, 0)
+    metadata = {"finish_reason": choice.get("finish_reason"), "model_name": data.get("model")}
     return AIMessage(
         content=content,
-        response_metadata={"finish_reason": choice.get("finish_reason"), "model_name": data.get("model")},
-        usage_metadata={"input_tokens": counts[0], "output_tokens": counts[1], "total_tokens": sum(counts)},
+        response_metadata=metadata
+        | ({"refusal": refusal} if (refusal := choice["message"].get("refusal")) else {}),
+        usage_metadata={"input_tokens": counts[0], "output_tokens": counts[1], "total_tokens": sum(counts)}
+        if usage
+        else None,
     )
 
 

@@ -540,7 +540,7 @@ def _print_summary(summary: RunSummary, home: Path | None) -> None:
     )
     console.print(
         f"{summary.id}: {summary.status}, {summary.done}/{planned} items done, {summary.failed} failed, "
-        f"{summary.solved_text}, {summary.format_errors} format errors; "
+        f"{summary.solved_text}, {summary.unsolved_text}; "
         f"{summary.calls} calls ({summary.cached_calls} cached), "
         f"{summary.tokens} tokens, cost {_dollars(summary.cost_usd)}{judged}"
     )

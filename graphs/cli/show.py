@@ -19,17 +19,6 @@ if TYPE_CHECKING:
 PREVIEW = 80
 
 
-def verdict(status: str, solved: int, scored: int, parse_status: str | None) -> str:
-    """An item's outcome in one word: failed, unjudged, format error, solved or wrong."""
-    if status == "failed":
-        return "failed"
-    if not scored:
-        return "unjudged"
-    if solved:
-        return "solved"
-    return "format error" if parse_status == "failed" else "wrong"
-
-
 def show(
     run_id: Annotated[str, typer.Argument(metavar="RUN", help="A run id or `latest`.")],
     problem: Annotated[
@@ -58,9 +47,7 @@ def show(
             item = (str(row.problem), int(row.attempt))
             answer = answers.get(item)
             text = errors.get(item, "") if answer is None else " ".join(answer.text.strip().splitlines()[:1])
-            parse = answer.parse_status if answer else None
-            outcome = verdict(str(row.status), int(row.solved), int(row.scored), parse)
-            table.add_row(escape(item[0]), str(item[1]), outcome, escape(text[:PREVIEW]))
+            table.add_row(escape(item[0]), str(item[1]), str(row.outcome), escape(text[:PREVIEW]))
         console.print(table)
         return
     key = problem if "/" in problem else f"{store.run_config(resolved)['dataset']}/{problem}"
@@ -75,9 +62,7 @@ def show(
     for row in rows.itertuples():
         attempt = int(row.attempt)
         answer = answers.get((key, attempt))
-        parse = answer.parse_status if answer else None
-        outcome = verdict(str(row.status), int(row.solved), int(row.scored), parse)
-        console.print(f"[bold]{escape(key)}, attempt {attempt}: {outcome}[/bold]")
+        console.print(f"[bold]{escape(key)}, attempt {attempt}: {row.outcome}[/bold]")
         if answer is None:
             console.print(f"error: {escape(errors.get((key, attempt), ''))}")
         else:
@@ -100,14 +85,17 @@ def show(
 
 
 def _print_call(seq: int, call: CallTrace) -> None:
+    from datasets_io.records import STOP_WORDS
+
     cost = "unknown" if call.cost_usd is None else f"${call.cost_usd:.5f}"
     cached = ", cached" if call.cache_hit else ""
+    stopped = f", {STOP_WORDS[call.stop]} ({call.stop_reason or 'no reason given'})" if call.stop else ""
     images = "; ".join(",".join(refs) for refs in call.images) or "none"
     where = escape(f"({call.conversation}, step {call.step})")
     console.print(
         f"[bold]call {seq}[/bold] {escape(call.role)} {escape(call.agent)} {call.task} {where} "
         f"images: {escape(images)}\n"
         f"  {call.input_tokens}+{call.output_tokens} tokens, {cost}, {call.latency_s:.2f} s{cached}, "
-        f"{call.requests_text}, parse {call.parse_status}"
+        f"{call.requests_text}, parse {call.parse_status}{escape(stopped)}"
     )
     console.print(f"  prompt:\n{escape(call.prompt)}\n  reply:\n{escape(call.reply)}")

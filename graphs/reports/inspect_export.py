@@ -5,9 +5,11 @@ The mapping: a run is an eval (its strategy the task, its reasoner the model, at
 its status the log's); an item (problem, attempt) is a sample whose messages are every call's
 prompt and reply in order, whose output is the final answer, whose target is the true concept (or
 the true sides of the test images) and whose score `solved` is C or I as `compare` counts it. An
-unjudged free-form answer has no score, a failed item carries its error. Each call's role, agent,
-conversation, images, tokens, cost, latency and cache hit stay in the message's metadata. The
-inspect_ai package is needed only here (extra `inspect`).
+unjudged free-form answer has no score, a failed item carries its error; each sample's metadata
+says its outcome (a refusal, a block or a cut-off counted apart, as in `compare`) and its output's
+stop reason says it in inspect's words. Each call's role, agent, conversation, images, tokens,
+cost (unknown: none), stop, latency and cache hit stay in the message's metadata. The inspect_ai
+package is needed only here (extra `inspect`).
 """
 
 from __future__ import annotations
@@ -16,11 +18,11 @@ import json
 from collections import defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from datasets_io.counting import DEFAULT_COUNTING
 from datasets_io.errors import BongardError
-from datasets_io.report import comparison_table, items_frame, problems_frame
+from datasets_io.report import UNSOLVED_COLUMNS, comparison_table, items_frame, problems_frame
 from datasets_io.run_compatibility import model_label
 from datasets_io.store import ResultsStore
 
@@ -31,6 +33,11 @@ if TYPE_CHECKING:
     from datasets_io.problem import Concept
     from datasets_io.records import Answer, CallTrace
 
+INSPECT_STOP_REASONS: dict[str, Literal["max_tokens", "content_filter"]] = {
+    "cut off": "max_tokens", "blocked": "content_filter", "refused": "content_filter",
+}  # fmt: skip
+"""An item's stopped outcome as inspect's stop reason (it names a refusal a content filter, as its
+own Anthropic provider does)."""
 STATUS = {"complete": "success", "failed": "error", "interrupted": "cancelled", "running": "started"}
 """Our run status -> inspect's eval status."""
 
@@ -84,6 +91,9 @@ def eval_log(store: ResultsStore, run_id: str) -> EvalLog:
     [row] = comparison_table(problems_frame(store, [run_id], DEFAULT_COUNTING)).to_dict("records")
     metrics = {"solved": EvalMetric(name="solved", value=row["solved"] if row["n"] else float("nan"))}
     metrics["accuracy"] = EvalMetric(name="accuracy", value=row["accuracy"] if row["n"] else float("nan"))
+    metrics |= {
+        column: EvalMetric(name=column, value=int(row[column])) for column in UNSOLVED_COLUMNS.values()
+    }
     sessions = store.provenance(run_id)
     return EvalLog(
         status=STATUS[summary.status],
@@ -154,7 +164,9 @@ def _sample(
         target=target,
         messages=[message for call in calls for message in _messages(call)],
         output=ModelOutput.from_content(
-            model=calls[-1].agent if calls else "", content=answer.text if answer else ""
+            model=calls[-1].agent if calls else "",
+            content=answer.text if answer else "",
+            stop_reason=INSPECT_STOP_REASONS.get(str(row.outcome), "stop"),
         ),
         scores=scores,
         model_usage=_usage(calls),
@@ -162,6 +174,7 @@ def _sample(
             "problem": problem,
             "attempt": attempt,
             "parse_status": answer.parse_status if answer else None,
+            "outcome": str(row.outcome),
         },
         error=EvalError(message=error, traceback="", traceback_ansi="") if error else None,
     )
@@ -180,12 +193,16 @@ def _messages(call: CallTrace) -> list[ChatMessage]:
 def _usage(calls: list[CallTrace]) -> dict[str, ModelUsage]:
     from inspect_ai.model import ModelUsage
 
-    totals: dict[str, list[float]] = defaultdict(lambda: [0, 0, 0.0])
+    tokens: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    costs: dict[str, list[float | None]] = defaultdict(list)
     for call in calls:
-        totals[call.agent][0] += call.input_tokens
-        totals[call.agent][1] += call.output_tokens
-        totals[call.agent][2] += call.cost_usd or 0.0
-    return {
-        agent: ModelUsage(input_tokens=int(i), output_tokens=int(o), total_tokens=int(i + o), total_cost=cost)
-        for agent, (i, o, cost) in totals.items()
-    }
+        tokens[call.agent][0] += call.input_tokens
+        tokens[call.agent][1] += call.output_tokens
+        costs[call.agent].append(call.cost_usd)
+    return {  # a cost some call has no price for is unknown (None), never a sum that reads as known
+        agent: ModelUsage(
+            input_tokens=i, output_tokens=o, total_tokens=i + o,
+            total_cost=None if None in costs[agent] else sum(c for c in costs[agent] if c is not None),
+        )
+        for agent, (i, o) in tokens.items()
+    }  # fmt: skip

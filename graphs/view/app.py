@@ -39,6 +39,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from datasets_io.errors import BongardError
 from datasets_io.images import natural_key
+from datasets_io.records import STOP_WORDS
 from datasets_io.render import VARIANTS, Variant
 from datasets_io.store import StoreError
 from graphs.runs.provenance import provenance_lines
@@ -256,6 +257,7 @@ def templates() -> Jinja2Templates:
         "panel_url": panel_url,
         "compare_url": compare_url,
         "query_url": query_url,
+        "stop_words": STOP_WORDS,
     }
     return Jinja2Templates(env=environment)
 
@@ -324,7 +326,7 @@ def run_json(request: Request) -> Response:
     [row] = run_rows(store, [run_id])
     provenance = store.provenance(run_id)
     items = [
-        dataclasses.asdict(item) | {"format_error": item.format_error}
+        dataclasses.asdict(item) | {"verdict": item.verdict, "note": item.note}
         for item in item_rows(store, run_id)
         if item.shown(show)
     ]

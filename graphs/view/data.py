@@ -1,7 +1,7 @@
 """What the viewer reads from the results store, through a read-only connection and nothing else.
 
-Every count comes from the toolkit's own rules: an item is solved and scored by the store's
-`ITEM_SOLVED` / `ITEM_SCORED` SQL (the run's latest judging counts), a run's row by
+Every count comes from the toolkit's own rules: an item's outcome is the store's `ITEM_OUTCOME`
+SQL (the run's latest judging counts), a run's row by
 `datasets_io.report.comparison_table`, a comparison by `write_report`, agreement by
 `judges.agreement`. pandas, SciPy and the agreement statistics are imported when a page needs them.
 """
@@ -19,14 +19,13 @@ from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
 from datasets_io.errors import BongardError
 from datasets_io.images import natural_key
-from datasets_io.records import Answer, CallTrace, Verdict, VerdictLabel
+from datasets_io.records import STOPPED_OUTCOMES, Answer, CallTrace, ItemOutcome, Verdict, VerdictLabel
 from datasets_io.store import (
-    ITEM_SCORED,
-    ITEM_SOLVED,
+    ITEM_OUTCOME,
     MIGRATIONS,
     Judging,
     ResultsStore,
@@ -41,9 +40,10 @@ if TYPE_CHECKING:
     from datasets_io.catalog import Dataset
 
 ItemVerdict = Literal["solved", "wrong", "unjudged", "failed"]
-Shown = Literal["all", "solved", "unsolved", "wrong", "unjudged", "failed"]
+Shown = Literal["all", "solved", "unsolved", "wrong", "stopped", "unjudged", "failed"]
 SHOWN: tuple[Shown, ...] = get_args(Shown)
-"""The run page's filters: `unsolved` is every done item not solved (wrong or not judged yet)."""
+"""The run page's filters: `unsolved` is every done item not solved (wrong or not judged yet);
+`stopped` the unsolved items a call of which was refused, blocked or cut off."""
 COMPARED_POLICIES = ("all", "any", "majority")
 
 
@@ -251,7 +251,7 @@ class ItemRow:
     problem: str
     attempt: int
     status: str
-    verdict: ItemVerdict
+    outcome: ItemOutcome
     answer_text: str | None
     parse_status: str | None
     error: str | None
@@ -261,21 +261,28 @@ class ItemRow:
     cost_usd: float | None
 
     @property
-    def format_error(self) -> bool:
-        """A done item whose reply did not parse: a wrong answer, told apart."""
-        return self.status == "done" and self.parse_status == "failed"
+    def verdict(self) -> ItemVerdict:
+        """Solved, wrong (whatever the reason), unjudged or failed."""
+        return self.outcome if self.outcome in ("solved", "unjudged", "failed") else "wrong"
+
+    @property
+    def note(self) -> str | None:
+        """Why a wrong item is wrong where that is more than a wrong answer: a format error, or a
+        call refused, blocked or cut off."""
+        return None if self.outcome in ("solved", "wrong", "unjudged", "failed") else self.outcome
 
     def shown(self, show: Shown) -> bool:
         return (
             show == "all"
             or self.verdict == show
             or (show == "unsolved" and self.verdict in ("wrong", "unjudged"))
+            or (show == "stopped" and self.outcome in STOPPED_OUTCOMES)
         )
 
 
 ITEM_ROWS = f"""
 SELECT i.problem, i.attempt, i.status, i.answer_text, i.parse_status, i.error, i.finished_at,
-       CASE WHEN {ITEM_SOLVED} THEN 1 ELSE 0 END, CASE WHEN {ITEM_SCORED} THEN 1 ELSE 0 END,
+       {ITEM_OUTCOME},
        (SELECT COUNT(*) FROM calls c
         WHERE c.run_id = i.run_id AND c.problem = i.problem AND c.attempt = i.attempt),
        (SELECT COALESCE(SUM(c.input_tokens + c.output_tokens), 0) FROM calls c
@@ -284,14 +291,6 @@ SELECT i.problem, i.attempt, i.status, i.answer_text, i.parse_status, i.error, i
         WHERE c.run_id = i.run_id AND c.problem = i.problem AND c.attempt = i.attempt)
 FROM items i WHERE i.run_id = :run_id AND (:problem IS NULL OR i.problem = :problem)
 """
-
-
-def item_verdict(status: str, solved: bool, scored: bool) -> ItemVerdict:
-    if status == "failed":
-        return "failed"
-    if solved:
-        return "solved"
-    return "wrong" if scored else "unjudged"
 
 
 def item_rows(store: ResultsStore, run_id: str, problem: str | None = None) -> list[ItemRow]:
@@ -303,7 +302,7 @@ def item_rows(store: ResultsStore, run_id: str, problem: str | None = None) -> l
             problem=str(p),
             attempt=int(a),
             status=str(status),
-            verdict=item_verdict(str(status), bool(solved), bool(scored)),
+            outcome=cast(ItemOutcome, outcome),
             answer_text=text,
             parse_status=parse_status,
             error=error,
@@ -312,7 +311,7 @@ def item_rows(store: ResultsStore, run_id: str, problem: str | None = None) -> l
             tokens=int(tokens),
             cost_usd=None if cost is None else float(cost),
         )
-        for p, a, status, text, parse_status, error, finished, solved, scored, calls, tokens, cost in rows
+        for p, a, status, text, parse_status, error, finished, outcome, calls, tokens, cost in rows
     ]
     return sorted(items, key=lambda item: (natural_key(item.problem), item.attempt))
 
@@ -541,9 +540,10 @@ def problem_verdicts(store: ResultsStore, run_ids: Sequence[str]) -> dict[str, d
 
 
 def verdict_counts(rows: Sequence[ItemRow]) -> dict[str, int]:
-    """How many items each filter of the run page shows, and the format errors among them."""
+    """How many items each filter of the run page shows, and the unsolved among them by why (format
+    errors, refused, blocked, cut off)."""
     return {show: sum(row.shown(show) for row in rows) for show in SHOWN} | {
-        "format errors": sum(row.format_error for row in rows)
+        note: sum(row.note == note for row in rows) for note in ("format error", *STOPPED_OUTCOMES)
     }
 
 

@@ -7,12 +7,14 @@ import io
 import json
 import re
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 from PIL import Image, ImageColor
 
+from datasets_io.records import StopKind
 from tests.standins.server import Fault, FaultPolicy, Reply, StandInServer
 
 TOKENS_IN = 11
@@ -68,9 +70,26 @@ def _openai_refusal(body: Any) -> Reply | None:
     return None
 
 
+REFUSAL_TEXT = "I'm sorry, I can't help with that."
+"""What a stand-in's refusal says (OpenAI's `refusal` field)."""
+
+
 class OpenAIChat:
     """POST /v1/chat/completions (OpenAI, vLLM, llama.cpp, any OpenAI-compatible server); a
-    reasoning model's request with a sampling parameter is refused as the OpenAI API refuses it."""
+    reasoning model's request with a sampling parameter is refused as the OpenAI API refuses it.
+
+    Finish forms (`StandInServer.finish_reason`): `stop`, `length`; `refusal` (the message's
+    `refusal` field, no content, as structured outputs refuse); `content_filter` (no content).
+    `usage=False`: replies without usage, as some OpenAI-compatible servers send them."""
+
+    STOPS: ClassVar[Mapping[str, StopKind]] = {
+        "length": "cut",
+        "refusal": "refused",
+        "content_filter": "blocked",
+    }
+
+    def __init__(self, usage: bool = True) -> None:
+        self.usage = usage
 
     def handles(self, method: str, path: str) -> bool:
         return method == "POST" and path.endswith("/chat/completions")
@@ -79,6 +98,12 @@ class OpenAIChat:
         refused = _openai_refusal(body)
         if refused is not None:
             return refused
+        message: dict[str, Any] = {"role": "assistant", "content": text, "refusal": None}
+        if finish in ("refusal", "content_filter"):
+            message["content"] = None
+        if finish == "refusal":
+            message["refusal"] = REFUSAL_TEXT
+        usage = {"prompt_tokens": TOKENS_IN, "completion_tokens": TOKENS_OUT, "total_tokens": 18}
         return Reply(
             _json(
                 {
@@ -89,23 +114,24 @@ class OpenAIChat:
                     "choices": [
                         {
                             "index": 0,
-                            "message": {"role": "assistant", "content": text},
-                            "finish_reason": finish,
+                            "message": message,
+                            "finish_reason": "stop" if finish == "refusal" else finish,
                         }
                     ],
-                    "usage": {
-                        "prompt_tokens": TOKENS_IN,
-                        "completion_tokens": TOKENS_OUT,
-                        "total_tokens": 18,
-                    },
                 }
+                | ({"usage": usage} if self.usage else {})
             )
         )
 
 
 class AnthropicMessages:
     """POST /v1/messages; a forced tool is answered with a tool_use block holding the JSON; a Claude
-    4.5+ request with both `temperature` and `top_p` is refused as the Messages API refuses it."""
+    4.5+ request with both `temperature` and `top_p` is refused as the Messages API refuses it.
+
+    Finish forms: `stop`, `length` (stop_reason max_tokens), `refusal` (stop_reason refusal, no
+    content: Claude's classifiers stopped the reply)."""
+
+    STOPS: ClassVar[Mapping[str, StopKind]] = {"length": "cut", "refusal": "refused"}
 
     def handles(self, method: str, path: str) -> bool:
         return method == "POST" and path.endswith("/v1/messages")
@@ -118,11 +144,14 @@ class AnthropicMessages:
             error = {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
             return Reply(_json(error), status=400)
         choice = body.get("tool_choice") or {}
-        if choice.get("type") == "tool":
-            content: list[dict[str, Any]] = [
+        content: list[dict[str, Any]] = []
+        if finish == "refusal":
+            stop = "refusal"
+        elif choice.get("type") == "tool":
+            content = [
                 {"type": "tool_use", "id": "toolu_standin", "name": choice["name"], "input": json.loads(text)}
             ]
-            stop = "tool_use"
+            stop = "max_tokens" if finish == "length" else "tool_use"
         else:
             content = [{"type": "text", "text": text}]
             stop = "max_tokens" if finish == "length" else "end_turn"
@@ -148,36 +177,56 @@ to v1beta; any other path is a 404 there, and so here."""
 
 
 class GeminiGenerateContent:
-    """POST /{v1,v1beta,v1alpha}/models/MODEL:generateContent."""
+    """POST /{v1,v1beta,v1alpha}/models/MODEL:generateContent.
+
+    Finish forms: `stop`, `length` (MAX_TOKENS); `SAFETY` and `RECITATION` (a candidate without
+    content, stopped by that filter); `prompt_blocked` (no candidate at all: the prompt was blocked,
+    `promptFeedback.blockReason` SAFETY, usage for the prompt only). `usage=False`: no usageMetadata."""
+
+    STOPS: ClassVar[Mapping[str, StopKind]] = {
+        "length": "cut",
+        "SAFETY": "blocked",
+        "RECITATION": "blocked",
+        "prompt_blocked": "blocked",
+    }
+
+    def __init__(self, usage: bool = True) -> None:
+        self.usage = usage
 
     def handles(self, method: str, path: str) -> bool:
         pattern = rf"/{GEMINI_API_VERSIONS}/models/[^/:]+:generateContent"
         return method == "POST" and re.fullmatch(pattern, urlsplit(path).path) is not None
 
     def reply(self, path: str, body: Any, text: str, finish: str) -> Reply:
-        return Reply(
-            _json(
-                {
-                    "candidates": [
-                        {
-                            "content": {"parts": [{"text": text}], "role": "model"},
-                            "finishReason": "MAX_TOKENS" if finish == "length" else "STOP",
-                            "index": 0,
-                        }
-                    ],
-                    "usageMetadata": {
-                        "promptTokenCount": TOKENS_IN,
-                        "candidatesTokenCount": TOKENS_OUT,
-                        "totalTokenCount": TOKENS_IN + TOKENS_OUT,
-                    },
-                    "modelVersion": "standin",
-                }
-            )
-        )
+        usage = {
+            "promptTokenCount": TOKENS_IN,
+            "candidatesTokenCount": 0 if finish == "prompt_blocked" else TOKENS_OUT,
+            "totalTokenCount": TOKENS_IN + (0 if finish == "prompt_blocked" else TOKENS_OUT),
+        }
+        candidate: dict[str, Any] = {
+            "content": {"parts": [{"text": text}], "role": "model"},
+            "finishReason": {"length": "MAX_TOKENS", "SAFETY": "SAFETY", "RECITATION": "RECITATION"}.get(
+                finish, "STOP"
+            ),
+            "index": 0,
+        }
+        if finish in ("SAFETY", "RECITATION"):
+            del candidate["content"]
+        reply: dict[str, Any] = {"modelVersion": "standin"}
+        if finish == "prompt_blocked":
+            reply["promptFeedback"] = {"blockReason": "SAFETY"}
+        else:
+            reply["candidates"] = [candidate]
+        if self.usage:
+            reply["usageMetadata"] = usage
+        return Reply(_json(reply))
 
 
 class OllamaChat:
-    """POST /api/chat, streamed as NDJSON unless the request says `"stream": false`."""
+    """POST /api/chat, streamed as NDJSON unless the request says `"stream": false`. Finish forms:
+    `stop`, `length` (Ollama has no refusal or filter of its own)."""
+
+    STOPS: ClassVar[Mapping[str, StopKind]] = {"length": "cut"}
 
     def handles(self, method: str, path: str) -> bool:
         return method == "POST" and path == "/api/chat"

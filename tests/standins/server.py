@@ -89,6 +89,9 @@ class StandInServer:
         self.protocol = protocol
         self.responder: Responder = responder or (lambda body: "stand-in reply")
         self.finish_reason = "stop"
+        """How replies end (a protocol's finish form: `stop`, `length`, its `STOPS`)."""
+        self.finisher: Callable[[int], str] | None = None
+        """Set: the finish form of the reply to the Nth request, in place of `finish_reason`."""
         self.latency_s = 0.0
         self.faults: deque[Fault] = deque()
         self.fault_policy: FaultPolicy | None = None
@@ -176,7 +179,8 @@ class StandInServer:
                     text = server.responder(body)
                     if fault is not None and fault.rewrite is not None:
                         text = fault.rewrite(recorded, text)
-                    reply = server.protocol.reply(self.path, body, text, server.finish_reason)
+                    finish = server.finisher(index) if server.finisher else server.finish_reason
+                    reply = server.protocol.reply(self.path, body, text, finish)
                     cut = fault is not None and fault.drop == "mid-reply"
                     self._send(reply.status, {}, reply.chunks, reply.content_type, cut=cut)
                 finally:
