@@ -140,9 +140,11 @@ def test_a_run_survives_a_misbehaving_server(
     again = server.requests[sent:]
     if case.error is None:
         assert again == []
-    else:  # the faulted call and the ones after it, no more: no call that had been answered
+    else:  # the faulted call and the ones after it, no more: no call that had been answered (the
+        # sibling call answered while the failure cancelled the item is sent again unless its branch
+        # had committed first: one fewer then)
         assert again[0].body == server.requests[mode.faulted[0]].body
-        assert len(again) == CALLS_PER_ITEM - ANSWERED_FIRST
+        assert CALLS_PER_ITEM - ANSWERED_FIRST - 1 <= len(again) <= CALLS_PER_ITEM - ANSWERED_FIRST
 
     if case.mode == "huge":
         replies = [

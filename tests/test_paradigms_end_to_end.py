@@ -50,7 +50,7 @@ def run_strategy(
         agent_params={"temperature": 0, "max_tokens": 200},
         problems=PROBLEMS,
         strategy_options=options or {},
-        concurrency=2,
+        concurrency=1,
     )
     return run_into_store(home, config)
 

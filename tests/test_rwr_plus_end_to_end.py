@@ -44,7 +44,7 @@ def run(
         agent_params={"temperature": 0, "max_tokens": 200},
         problems=problems,
         strategy_options=options or {},
-        concurrency=2,
+        concurrency=1,
     )
     return run_into_store(home, config)
 
