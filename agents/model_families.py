@@ -62,6 +62,13 @@ FAMILIES = (
         source="OpenAI API reference, reasoning models: unsupported parameters",
     ),
     ModelFamily(
+        "OpenAI chat models (gpt-4o, gpt-4.1, gpt-5-chat)",
+        ("openai",),
+        r".*",
+        refuses=("reasoning_effort",),
+        source="OpenAI API reference: reasoning_effort is for reasoning models only",
+    ),
+    ModelFamily(
         "Claude 4.5 and later",
         ("anthropic",),
         r"claude-(opus|sonnet|haiku)-(4-[5-9]|4\.[5-9]|[5-9](-\d+)?)(-\d{8})?|claude-[5-9].*",

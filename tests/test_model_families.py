@@ -20,7 +20,7 @@ from tests.standins.server import StandInServer
 KEY = "sk-standin-key-0123456789abcdef"
 
 
-REASONING, CLAUDE = "OpenAI reasoning models", "Claude 4.5 and later"
+REASONING, CLAUDE, CHAT = "OpenAI reasoning models", "Claude 4.5 and later", "OpenAI chat models"
 
 
 @pytest.mark.parametrize(
@@ -28,7 +28,7 @@ REASONING, CLAUDE = "OpenAI reasoning models", "Claude 4.5 and later"
     [
         ("openai", "o3", REASONING), ("openai", "o3-2025-04-16", REASONING), ("openai", "o4-mini", REASONING),
         ("openai", "gpt-5", REASONING), ("openai", "gpt-5-mini", REASONING), ("openai", "gpt-5.1", REASONING),
-        ("openai", "gpt-5-chat-latest", None), ("openai", "gpt-4o", None), ("openai", "gpt-4.1-mini", None),
+        ("openai", "gpt-5-chat-latest", CHAT), ("openai", "gpt-4o", CHAT), ("openai", "gpt-4.1-mini", CHAT),
         ("anthropic", "claude-sonnet-4-5", CLAUDE), ("anthropic", "claude-sonnet-4-5-20250929", CLAUDE),
         ("anthropic", "claude-haiku-4-5", CLAUDE), ("anthropic", "claude-opus-4-6", CLAUDE),
         ("anthropic", "claude-3-5-sonnet-20241022", None), ("anthropic", "claude-sonnet-4-20250514", None),
@@ -122,6 +122,28 @@ def test_a_users_temperature_on_a_reasoning_model_is_refused_before_the_run(
     assert ran.returncode == 2 and "openai:o3 takes no temperature or top_p" in ran.stderr
     assert "drop -M temperature" in ran.stderr and list(openai_standin.model_requests()) == []
     assert ResultsStore(tmp_path / STORE_FILE).run_ids() == []
+
+
+def test_a_reasoning_effort_reaches_a_reasoning_model_and_is_refused_for_a_chat_model(
+    openai_standin: StandInServer, shared_data: Path, tmp_path: Path
+) -> None:
+    url = f"{openai_standin.url}/v1"
+    common: list[str | Path] = ["--strategy", "direct", "--dataset", "bongard-classic", "--problems", "2"]
+    common += ["--data-dir", shared_data]
+    ran = run_bongard(
+        "run", *common, "--model", "openai:o3", "-M", "reasoning_effort=high", "-M", f"base_url={url}",
+        "--home", tmp_path,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    assert [body["reasoning_effort"] for body in (r.body for r in openai_standin.model_requests())] == [
+        "high"
+    ]
+    refused = run_bongard(
+        "run", *common, "--model", "openai:gpt-4o", "-M", "reasoning_effort=high", "-M", f"base_url={url}",
+        "--home", tmp_path,
+    )  # fmt: skip
+    assert refused.returncode == 2 and "openai:gpt-4o takes no reasoning_effort" in refused.stderr
+    assert len(list(openai_standin.model_requests())) == 1  # the chat model's run sent nothing
 
 
 def test_claude_4_5_with_a_top_p_sends_no_temperature_and_says_so(

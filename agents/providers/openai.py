@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
+from pydantic import Field
 
 from agents.images import ImageLimits
 from agents.limits import RateLimits
 from agents.provider import AgentParams, Provider
 
 OPENAI_IMAGE_LIMITS = ImageLimits(max_images=500, max_bytes_per_image=20 * 1024 * 1024)
+ReasoningEffort = Literal["none", "minimal", "low", "medium", "high"]
+
+
+class OpenAIParams(AgentParams):
+    reasoning_effort: ReasoningEffort | None = Field(
+        default=None,
+        description="how much a reasoning model (o-series, gpt-5) thinks before it answers; other "
+        "models refuse it (none: the API's default)",
+    )
 
 
 def openai_chat_model(model: str, params: AgentParams, **overrides: Any) -> BaseChatModel:
@@ -25,7 +35,9 @@ def openai_chat_model(model: str, params: AgentParams, **overrides: Any) -> Base
     from agents.http_pool import endpoint_client
 
     url = overrides.get("base_url", params.base_url)
+    effort = params.reasoning_effort if isinstance(params, OpenAIParams) else None
     settings: dict[str, Any] = {
+        "reasoning_effort": effort,
         "model": model,
         "temperature": params.temperature,
         "max_completion_tokens": params.max_tokens,
@@ -44,6 +56,7 @@ PROVIDER = Provider(
     name="openai",
     summary="OpenAI models (GPT-4o, GPT-4.1, o-series)",
     build=openai_chat_model,
+    params=OpenAIParams,
     requires=("langchain_openai",),
     extra="openai",
     key_env=("OPENAI_API_KEY",),

@@ -52,15 +52,15 @@ def _strict_schema_error(schema: Any, path: str = "root") -> str | None:
 
 def _openai_refusal(body: Any) -> Reply | None:
     """The 400 the OpenAI API answers a request carrying what it refuses: a strict response format
-    whose schema is outside the strict subset, a reasoning model's sampling parameters."""
+    whose schema is outside the strict subset, a reasoning model's sampling parameters, another
+    model's `reasoning_effort`."""
     asked = (body.get("response_format") or {}).get("json_schema") or {}
     if asked.get("strict") and (problem := _strict_schema_error(asked.get("schema"))):
         message = f"Invalid schema for response_format '{asked.get('name')}': {problem}"
         error = {"message": message, "type": "invalid_request_error", "param": "response_format"}
         return Reply(_json({"error": error}), status=400)
-    if not OPENAI_REASONING.match(str(body.get("model", ""))):
-        return None
-    for key in ("temperature", "top_p", "max_tokens"):
+    reasoning = OPENAI_REASONING.match(str(body.get("model", ""))) is not None
+    for key in ("temperature", "top_p", "max_tokens") if reasoning else ("reasoning_effort",):
         if key in body:
             error = {
                 "message": f"Unsupported parameter: '{key}' is not supported with this model.",
