@@ -21,9 +21,9 @@ TABLE_9 = ("every_panel_in_every_attempt", "every_panel_in_two_thirds")
 def panel_hits(store: ResultsStore, run_id: str) -> dict[str, dict[str, list[bool]]]:
     """problem -> panel ref -> right or not, one entry per done attempt."""
     hits: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
-    for problem, _, answer in store.answers(run_id):
-        truths: dict[str, str] = (answer.get("expected") or {}).get("sides") or {}
-        given: dict[str, str | None] = answer.get("sides") or {}
+    for problem, _, answer in store.answer_records(run_id):
+        truths: dict[str, str] = answer.expected.get("sides") or {}
+        given: dict[str, str | None] = dict(answer.sides)
         for ref, side in truths.items():
             hits[problem][ref].append(given.get(ref) == side)
     return hits

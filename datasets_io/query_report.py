@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from datasets_io.records import Answer
 from datasets_io.store import ResultsStore
 
 QUERY_COLUMNS = [
@@ -29,12 +30,10 @@ def _stage_rule(details: dict[str, Any]) -> str | None:
     return extraction.get("rule") or extraction.get("summary") or details.get("rule_summary")
 
 
-def _answer_rows(
-    run: dict[str, Any], problem: str, attempt: int, answer: dict[str, Any]
-) -> list[dict[str, Any]]:
-    truths: dict[str, str] = (answer.get("expected") or {}).get("sides") or {}
-    given: dict[str, str | None] = answer.get("sides") or {}
-    details = answer.get("details") or {}
+def _answer_rows(run: dict[str, Any], problem: str, attempt: int, answer: Answer) -> list[dict[str, Any]]:
+    truths: dict[str, str] = answer.expected.get("sides") or {}
+    given: dict[str, str | None] = dict(answer.sides)
+    details = answer.details
     per_query = details.get("queries") or {}
     stage_rule = _stage_rule(details)
     rows = []
@@ -66,7 +65,9 @@ def query_frame(store: ResultsStore, run_ids: list[str]) -> pd.DataFrame:
     for run_id in run_ids:
         config = store.run_config(run_id)
         run = {"run_id": run_id, "strategy": config["strategy"], "reasoner": config["agents"].get("reasoner")}
-        rows += [row for p, a, answer in store.answers(run_id) for row in _answer_rows(run, p, a, answer)]
+        rows += [
+            row for p, a, answer in store.answer_records(run_id) for row in _answer_rows(run, p, a, answer)
+        ]
     return pd.DataFrame(rows, columns=QUERY_COLUMNS)
 
 

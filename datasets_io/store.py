@@ -566,10 +566,6 @@ class ResultsStore:
             Verdict.model_validate(dict(zip(VERDICT_FIELDS, v, strict=True))) for v in verdicts
         ]
 
-    def answers(self, run_id: str) -> list[tuple[str, int, dict[str, Any]]]:
-        """Every done item's answer as JSON, trace included, in the order the items finished."""
-        return [(p, a, answer.model_dump(mode="json")) for p, a, answer in self.answer_records(run_id)]
-
     def save_judging(
         self,
         run_id: str,

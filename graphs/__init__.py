@@ -48,17 +48,19 @@ if TYPE_CHECKING:
         Graph,
         Preparation,
         ProtocolCard,
+        Shape,
         StrategyError,
         StrategyOptions,
         family_strategy,
+        get_strategy,
         seeded_random,
         strategy,
     )
 
 _HOMES = {
     "graphs.registry": (
-        "DatasetContext", "Graph", "Preparation", "ProtocolCard", "StrategyError", "StrategyOptions",
-        "family_strategy", "seeded_random", "strategy",
+        "DatasetContext", "Graph", "Preparation", "ProtocolCard", "Shape", "StrategyError",
+        "StrategyOptions", "family_strategy", "get_strategy", "seeded_random", "strategy",
     ),
     "graphs.nodes": (
         "CASE_STUDY", "Conversation", "Ctx", "Item", "SolveState", "ask", "fan_out_graph", "free_answer",
@@ -72,10 +74,10 @@ _HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = [
     "CASE_STUDY", "Answer", "AnswerParts", "Conversation", "Ctx", "DatasetContext", "Graph", "Item",
-    "KeptResults", "Preparation", "ProtocolCard", "SolveState", "StrategyError", "StrategyOptions", "ask",
-    "family_strategy", "fan_out_graph", "free_answer", "intro", "label_answer", "linear_graph",
-    "needs_concept", "panel_source", "panel_sources", "parse_rules", "seeded_random", "send_each",
-    "sheet_source", "side_of_label", "strategy", "user_message", "with_intro",
+    "KeptResults", "Preparation", "ProtocolCard", "Shape", "SolveState", "StrategyError", "StrategyOptions",
+    "ask", "family_strategy", "fan_out_graph", "free_answer", "get_strategy", "intro", "label_answer",
+    "linear_graph", "needs_concept", "panel_source", "panel_sources", "parse_rules", "seeded_random",
+    "send_each", "sheet_source", "side_of_label", "strategy", "user_message", "with_intro",
 ]  # fmt: skip
 """Written out for the type checkers; a test holds it equal to the names of `_HOMES`."""
 

@@ -93,6 +93,16 @@ OptionsT = TypeVar("OptionsT", bound=StrategyOptions)
 
 
 @dataclass(frozen=True)
+class Shape(Generic[OptionsT]):
+    """What the number of a problem's calls depends on: its context panels, its test panels and the
+    strategy's options."""
+
+    context: int
+    tests: int
+    options: OptionsT
+
+
+@dataclass(frozen=True)
 class ProtocolCard:
     """The paper's protocol beyond the call count: what a reader needs to compare a run with the
     paper's table (`bongard strategies NAME` and the protocol table of docs/strategies.md show it)."""
@@ -146,10 +156,25 @@ class StrategyInfo(Generic[OptionsT]):
     says otherwise; empty where the paper used each API's defaults."""
     card: ProtocolCard | None = None
     """The paper's protocol in words; every built-in strategy has one, a plugin may leave it out."""
+    count: Callable[[Shape[OptionsT]], int] | None = None
+    """`calls` as a number for a problem's shape (a first run's: reused results, a cache and
+    re-asks make fewer or more); every built-in strategy states it and the tests hold its runs to
+    it; a plugin may leave it out."""
     reuses: dict[str, tuple[str, str]] = field(default_factory=dict)
     """Option naming an earlier run -> (the `Answer.details` key taken from that run's answer for
     the same problem, the role that wrote it), e.g. `rules_from` -> (`rule_extraction`, `reasoner`);
     the runner looks it up and hands `prepare` a `Reused` value under the option's name."""
+
+    def calls_for(self, problem: BongardProblem, options: Mapping[str, Any] | None = None) -> int | None:
+        """How many calls a first run of `problem` makes under `options` (`count`; None unstated)."""
+        if self.count is None:
+            return None
+        shape = Shape(
+            context=len(problem.left) + len(problem.right),
+            tests=len(problem.test_left) + len(problem.test_right),
+            options=self.parse_options(options or {}),
+        )
+        return self.count(shape)
 
     def parse_options(self, given: Mapping[str, Any]) -> OptionsT:
         """`-S` values (strings or typed) -> the options model, refused in one line when wrong."""

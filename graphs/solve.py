@@ -12,7 +12,15 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from datasets_io.problem import BongardProblem
 from graphs.answer import Answer, AnswerParts
 from graphs.nodes import Item, SolveRuntime, SolveState
-from graphs.registry import DatasetContext, Graph, Preparation, Reused, StrategyError, get_strategy
+from graphs.registry import (
+    DatasetContext,
+    Graph,
+    Preparation,
+    Reused,
+    StrategyError,
+    StrategyOptions,
+    get_strategy,
+)
 
 
 @cache
@@ -22,11 +30,17 @@ def compiled(name: str) -> Graph:
 
 
 def strategy_inputs(
-    name: str, problem: BongardProblem, context: DatasetContext, seed: int, options: Mapping[str, Any]
+    name: str,
+    problem: BongardProblem,
+    context: DatasetContext,
+    seed: int,
+    options: Mapping[str, Any] | StrategyOptions,
+    reused: Mapping[str, Reused] | None = None,
 ) -> Any:
     """The seeded inputs a strategy derives for a problem (test order, distractors...).
 
-    `options` are `-S` values by name; a `Reused` value stands for an earlier run's result.
+    `options` are `-S` values by name, or the strategy's options already parsed (a run parses them
+    once); `reused` the earlier runs' results for this problem, by the option that named the run.
     """
     info = get_strategy(name)
     if info.needs_test_panels and not problem.test_panels:
@@ -34,9 +48,8 @@ def strategy_inputs(
             f"{name} needs test images and {problem.key} has none "
             "(for bongard-classic, hold out panels 5 and 11 with -O holdout_test=true)"
         )
-    reused = {key: value for key, value in options.items() if isinstance(value, Reused)}
-    given = {key: value.run if isinstance(value, Reused) else value for key, value in options.items()}
-    preparation = Preparation(problem, context, seed, info.parse_options(given), reused)
+    parsed = options if isinstance(options, StrategyOptions) else info.parse_options(options)
+    preparation = Preparation(problem, context, seed, parsed, dict(reused or {}))
     return info.prepare(preparation) if info.prepare else None
 
 
@@ -47,7 +60,8 @@ async def solve(
     *,
     context: DatasetContext | None = None,
     seed: int = 0,
-    options: Mapping[str, Any] | None = None,
+    options: Mapping[str, Any] | StrategyOptions | None = None,
+    reused: Mapping[str, Reused] | None = None,
     checkpoints: BaseCheckpointSaver[Any] | None = None,
     thread: str | None = None,
 ) -> Answer:
@@ -56,7 +70,7 @@ async def solve(
     With a checkpointer and a thread id, a thread that was interrupted part way
     continues from its last checkpoint instead of starting again.
     """
-    inputs = strategy_inputs(name, problem, context or DatasetContext(), seed, options or {})
+    inputs = strategy_inputs(name, problem, context or DatasetContext(), seed, options or {}, reused)
     item = Item(problem=problem, inputs=inputs, run=runtime)
     graph = compiled(name)
     config = RunnableConfig(recursion_limit=get_strategy(name).recursion_limit)

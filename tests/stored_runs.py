@@ -6,8 +6,8 @@ import asyncio
 import json
 import sqlite3
 from pathlib import Path
-from typing import Any
 
+from datasets_io.records import Answer
 from datasets_io.store import ResultsStore
 from graphs.runs.runner import RunConfig, start_run
 
@@ -18,8 +18,8 @@ class Stored:
     def __init__(self, store: ResultsStore, run_id: str) -> None:
         self.store, self.run_id = store, run_id
 
-    def answers(self) -> dict[str, dict[str, Any]]:
-        return {problem: answer for problem, _, answer in self.store.answers(self.run_id)}
+    def answers(self) -> dict[str, Answer]:
+        return {problem: answer for problem, _, answer in self.store.answer_records(self.run_id)}
 
     def errors(self) -> list[tuple[str, str]]:
         """(problem, error) of every failed item."""

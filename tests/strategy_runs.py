@@ -19,7 +19,7 @@ from datasets_io.problem import BongardProblem, Side
 from graphs.answer import Answer
 from graphs.blocks.sides import SideLabel
 from graphs.nodes import SolveRuntime
-from graphs.registry import DatasetContext
+from graphs.registry import DatasetContext, Reused
 from graphs.solve import solve
 from graphs.strategies.case_study_binary import TestImageSide, TwoTestImages
 from tests.scripted import Replies, Request, ScriptedAgent
@@ -62,6 +62,7 @@ class StrategyRunner:
         problem: BongardProblem,
         *,
         options: dict[str, Any] | None = None,
+        reused: dict[str, Reused] | None = None,
         seed: int | None = None,
         replies: Replies | None = None,
         role_replies: Mapping[str, Replies] | None = None,
@@ -82,6 +83,7 @@ class StrategyRunner:
                 context=context,
                 seed=self.seed if seed is None else seed,
                 options=options,
+                reused=reused,
             )
         )
         return StrategyRun(answer, agents)

@@ -63,9 +63,9 @@ def test_each_problem_gets_one_authored_probe_for_every_attempt_run_and_model(
     assert requests_by(server, "author") == 2  # the kept probes: no new author call
     store = ResultsStore(tmp_path / STORE_FILE)
     probes = {
-        (run, problem, attempt): answer["details"]["probe"]["text"]
+        (run, problem, attempt): answer.details["probe"]["text"]
         for run in (first, second)
-        for problem, attempt, answer in store.answers(run)
+        for problem, attempt, answer in store.answer_records(run)
     }
     assert len(probes) == 12 and set(probes.values()) == {AUTHORED}
 
@@ -108,13 +108,15 @@ def test_published_probes_are_asked_as_written_and_matched_exactly(
         [text] = [block["text"] for block in user["content"] if block["type"] == "text"]
         assert text.startswith("Probe ") and "answer = {" in text  # sent as written
     answers = {
-        p: a for p, attempt, a in ResultsStore(tmp_path / "home" / STORE_FILE).answers(run_id) if attempt == 0
+        p: a
+        for p, attempt, a in ResultsStore(tmp_path / "home" / STORE_FILE).answer_records(run_id)
+        if attempt == 0
     }
     one, two = answers["bongard-classic/1"], answers["bongard-classic/2"]
-    assert one["details"]["panels_right"] == 6 and one["correct"] is False  # "empty" is problem 1's left
-    assert set(one["sides"].values()) == {"left"}
-    assert two["details"]["panels_right"] == 0 and set(two["sides"].values()) == {None}  # neither answer
-    assert one["details"]["probe"]["author"].startswith("published: ")
+    assert one.details["panels_right"] == 6 and one.correct is False  # "empty" is problem 1's left
+    assert set(one.sides.values()) == {"left"}
+    assert two.details["panels_right"] == 0 and set(two.sides.values()) == {None}  # neither answer
+    assert one.details["probe"]["author"].startswith("published: ")
 
 
 def test_a_published_probe_that_is_missing_is_named(

@@ -14,14 +14,20 @@ from pathlib import Path
 import pytest
 
 from agents.limits import Endpoint, RateLimits, in_flight
+from datasets_io.catalog import open_dataset
 from datasets_io.store import STORE_FILE, ResultsStore
 from graphs.generation.graph import GenerationSettings
 from graphs.generation.run import GenerationConfig, start_generation
+from graphs.registry import get_strategy
 from tests.cli import run_bongard
+from tests.data_paths import shared_data_dir
 from tests.standins.server import StandIn, StandInServer
 
-DESCRIPTIVE_CALLS = 13
-"""12 panel descriptions and 1 answer per problem."""
+DESCRIPTIVE_CALLS = (
+    get_strategy("descriptive").calls_for(open_dataset("bongard-classic", shared_data_dir()).problem("1"))
+    or 0
+)
+"""Calls per classic problem, as the strategy states them (12 panel descriptions and 1 answer)."""
 
 
 @pytest.fixture

@@ -68,7 +68,10 @@ def run_args(server: StandInServer, shared_data: Path, home: Path, *extra: str) 
 def items(home: Path) -> dict[tuple[str, int], dict[str, Any]]:
     """The latest run's answers by item, each call reduced to what the run asked and got."""
     store = ResultsStore(home / STORE_FILE)
-    answers = store.answers(store.resolve_run("latest"))
+    answers = [
+        (p, a, answer.model_dump(mode="json"))
+        for p, a, answer in store.answer_records(store.resolve_run("latest"))
+    ]
     found = {(problem, attempt): answer for problem, attempt, answer in answers}
     assert len(found) == len(answers)  # no item twice
     for answer in found.values():

@@ -111,14 +111,14 @@ def test_each_worker_makes_one_engine_on_gpus_of_its_own(
 
     store = ResultsStore(tmp_path / STORE_FILE)
     run = store.resolve_run("latest")
-    answers = store.answers(run)
+    answers = store.answer_records(run)
     stored = sorted((problem, attempt) for problem, attempt, _ in answers)
     assert stored == [(f"bongard-classic/{n}", 0) for n in range(1, 5)]  # every item, once
     replies = [reply for record in read_records(engines) for reply in record.get("replies", [])]
     assert len(replies) == store.summary(run).calls  # each call answered once, by an engine
     for _, _, answer in answers:
-        assert {call["reply"] for call in answer["trace"]} <= set(replies)
-        assert answer["text"] in replies and answer["left_rule"].startswith("shapes ")
+        assert {call.reply for call in answer.trace} <= set(replies)
+        assert answer.text in replies and (answer.left_rule or "").startswith("shapes ")
 
 
 def test_more_workers_than_the_gpus_hold_are_refused(

@@ -282,8 +282,8 @@ def test_a_killed_item_resumes_from_its_checkpoint_without_repeating_uncached_ca
     assert all(bodies[body] == 1 for body in answered_before_kill)  # finished calls are not made again
     assert 13 <= sum(bodies.values()) <= 15  # 12 descriptions + 1 answer, and at most the 2 in flight
     store = ResultsStore(tmp_path / STORE_FILE)
-    [(_, _, answer)] = store.answers(store.resolve_run("latest"))
-    assert len(answer["trace"]) == 13  # the calls made before the kill are in the item's trace
+    [(_, _, answer)] = store.answer_records(store.resolve_run("latest"))
+    assert len(answer.trace) == 13  # the calls made before the kill are in the item's trace
 
 
 def test_the_runs_concurrency_bounds_the_calls_in_flight_across_problems(

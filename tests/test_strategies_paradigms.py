@@ -202,7 +202,7 @@ def test_the_re_ask_and_the_cut_are_departures_off_by_default() -> None:
 
 def test_rules_from_an_earlier_run_skip_stage_one(rwr_31: BongardProblem, run: StrategyRunner) -> None:
     earlier = Reused({"summary": "the figure is a triangle", "rule": "r"}, "run-1", "openai:gpt-4o")
-    result = run("deductive-rule-learning", rwr_31, options={"rules_from": earlier})
+    result = run("deductive-rule-learning", rwr_31, reused={"rules_from": earlier})
     assert all(r.call.output_schema is QueryVerdict for r in result.reasoner.requests)
     assert len(result.reasoner.requests) == 2
     assert all("the figure is a triangle" in str(r.messages[0].content) for r in result.reasoner.requests)
@@ -243,13 +243,13 @@ def test_descriptions_from_an_earlier_run_are_reasoned_over_without_describing(
     first = run("componential-analysis", rwr_31)
     stored = first.answer.details["descriptions"]
     earlier = Reused(stored, "run-1", "scripted:describer")
-    result = run("componential-analysis", rwr_31, options={"descriptions_from": earlier})
+    result = run("componential-analysis", rwr_31, reused={"descriptions_from": earlier})
     assert result.describer.requests == [] and len(result.reasoner.requests) == 2
     assert result.answer.details["describer"] == "scripted:describer"
     assert result.answer.details["descriptions"]["from_run"] == "run-1"
     partial = Reused({**stored, "panels": {"left-0": stored["panels"]["left-0"]}}, "run-2", "x")
     with pytest.raises(StrategyError, match="run-2 has no description of bongard-rwr/31"):
-        run("componential-analysis", rwr_31, options={"descriptions_from": partial})
+        run("componential-analysis", rwr_31, reused={"descriptions_from": partial})
 
 
 def test_query_strategies_refuse_problems_without_query_images(

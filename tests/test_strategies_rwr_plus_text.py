@@ -103,7 +103,7 @@ def test_stored_descriptions_are_reasoned_over_without_describing(
     panels: dict[str, Any] = {ref: f"stored {ref}" for ref in CONTEXT + TESTS}
     panels["left-0"] = {"scene": "a structured componential description"}
     reused = Reused({"describer": "openai:gpt-4o", "panels": panels}, "run-1", "openai:gpt-4o")
-    result = run("descriptions-to-sides", rwr_31, options={"descriptions_from": reused})
+    result = run("descriptions-to-sides", rwr_31, reused={"descriptions_from": reused})
     assert result.describer.requests == []
     [request] = result.reasoner.requests
     left = request.call.extra["descriptions"]["left"]
@@ -112,7 +112,7 @@ def test_stored_descriptions_are_reasoned_over_without_describing(
     assert result.answer.details["descriptions"]["from_run"] == "run-1"
     del panels["right-test-6"]
     with pytest.raises(StrategyError, match="run-1 has no description of bongard-rwr/31 right-test-6"):
-        strategy_inputs("description-to-side", rwr_31, DatasetContext(), 0, {"descriptions_from": reused})
+        strategy_inputs("description-to-side", rwr_31, DatasetContext(), 0, {}, {"descriptions_from": reused})
 
 
 def test_concept_generation_from_the_sheet_is_one_call_with_a_concept_pair(

@@ -219,7 +219,7 @@ def test_stored_probes_are_reused_without_an_author_call(
     problem: BongardProblem, run: StrategyRunner
 ) -> None:
     earlier = Reused({"text": "Count the corners.", "author": "openai:gpt-4o"}, "run-1", "openai:gpt-4o")
-    result = run("concept-probe", problem, options={"probes_from": earlier})
+    result = run("concept-probe", problem, reused={"probes_from": earlier})
     assert result.author.requests == [] and len(result.reasoner.requests) == 12
     assert all("Count the corners." in str(r.messages[-1].content) for r in result.reasoner.requests)
     assert result.answer.details["probe"]["from_run"] == "run-1"
@@ -253,7 +253,8 @@ def test_hypotheses_are_judged_one_by_one_until_one_is_accepted(
             strategy="hypotheses", problem=f"bongard-classic/{problem_id}", text="", details=details
         )
         store.save_item(run_id, f"bongard-classic/{problem_id}", 0, answer, None)
-    assert candidate_texts({"details": found})[1] == "Left: Triangles\nRight: Quadrangles"
+    sixth = Answer(strategy="hypotheses", problem="bongard-classic/6", text="", details=found)
+    assert candidate_texts(sixth)[1] == "Left: Triangles\nRight: Quadrangles"
     dataset = open_dataset("bongard-classic", shared_data)
     report = asyncio.run(judge_run(store, run_id, dataset, ["embedding:0.9"], "all"))
     assert report.decisions[("bongard-classic/6", 0)].ok is True

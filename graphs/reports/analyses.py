@@ -88,15 +88,15 @@ def concept_generation_metrics(
     references: list[str] = []
     candidates: list[str] = []
     skipped = 0
-    for problem, _, answer in store.answers(run_id):
+    for problem, _, answer in store.answer_records(run_id):
         concept = dataset.problem(problem.split("/", 1)[1]).concept
         pairs = [
-            (truth, answer.get(field))
-            for truth, field in (
-                (concept and concept.left, "left_rule"),
-                (concept and concept.right, "right_rule"),
+            (truth, given)
+            for truth, given in (
+                (concept and concept.left, answer.left_rule),
+                (concept and concept.right, answer.right_rule),
             )
-            if truth and answer.get(field)
+            if truth and given
         ]
         if not pairs:
             skipped += 1

@@ -20,6 +20,7 @@ from typing import Any
 from agents.managed import AgentCallError
 from agents.registry import AgentConfig
 from datasets_io.catalog import Dataset
+from datasets_io.records import Answer
 from datasets_io.store import ResultsStore
 from graphs.registry import get_strategy
 from judges.agreement import (
@@ -98,10 +99,10 @@ class JudgingReport:
         return lines
 
 
-def candidate_texts(answer: dict[str, Any]) -> list[str]:
+def candidate_texts(answer: Answer) -> list[str]:
     """What the judges see of an answer: its text, or each of its hypotheses in order (Task 3)."""
-    hypotheses = answer.get("details", {}).get("hypotheses") or []
-    return [f"Left: {left}\nRight: {right}" for left, right in hypotheses] or [answer.get("text", "")]
+    hypotheses = answer.details.get("hypotheses") or []
+    return [f"Left: {left}\nRight: {right}" for left, right in hypotheses] or [answer.text]
 
 
 async def judge_run(
@@ -149,7 +150,7 @@ async def judge_run(
 
     tasks = []
     judged = strategy.judged
-    for problem, attempt, answer in store.answers(run_id):
+    for problem, attempt, answer in store.answer_records(run_id):
         if not judged:
             report.not_judged += 1  # the strategy's answers score themselves exactly, not by judges
             continue
@@ -157,7 +158,7 @@ async def judge_run(
     await asyncio.gather(*tasks)
     if human_csv is not None:
         human = read_human_labels(human_csv)
-        texts = {(p, a): ans.get("text", "") for p, a, ans in store.answers(run_id)}
+        texts = {(p, a): ans.text for p, a, ans in store.answer_records(run_id)}
         keyed: dict[tuple[str, str], list[Verdict]] = {
             (problem.split("/", 1)[1], texts[(problem, attempt)].strip()): d.verdicts
             for (problem, attempt), d in report.decisions.items()

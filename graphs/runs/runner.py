@@ -172,6 +172,8 @@ class Runner:
         if config.sample is not None and config.problems is None:
             self.problems = draw(self.problems, config.sample)
             self.config = self.config.model_copy(update={"problems": [p.id for p in self.problems]})
+        self.options = self.info.parse_options(config.strategy_options)
+        """The strategy's options, parsed once for the whole run."""
         self.reused = {
             option: self._reusable(option, key, role, config.strategy_options[option])
             for option, (key, role) in self.info.reuses.items()
@@ -184,25 +186,26 @@ class Runner:
         agents = self.store.run_config(run_id)["agents"]
         agent = agents.get(role) or next(iter(agents.values()))
         found = {
-            (problem, attempt): Reused(answer["details"][key], run_id, agent)
-            for problem, attempt, answer in self.store.answers(run_id)
-            if key in answer.get("details", {})
+            (problem, attempt): Reused(answer.details[key], run_id, agent)
+            for problem, attempt, answer in self.store.answer_records(run_id)
+            if key in answer.details
         }
         if not found:
             raise StrategyError(f"-S {option}={run}: run {run_id} holds no answers with {key!r} to reuse")
         return found
 
-    def strategy_options(self, problem: BongardProblem | ProblemSummary, attempt: int) -> dict[str, Any]:
-        """The run's strategy options, with each reused result looked up for this problem."""
-        options: dict[str, Any] = dict(self.config.strategy_options)
+    def reused_for(self, problem: BongardProblem | ProblemSummary, attempt: int) -> dict[str, Reused]:
+        """Each earlier run's result for this problem (its attempt's, else its first), by the
+        option that named the run; passed beside the options, which keep the run's id."""
+        reused: dict[str, Reused] = {}
         for option, found in self.reused.items():
             value = found.get((problem.key, attempt)) or found.get((problem.key, 0))
             if value is None:
                 raise StrategyError(
                     f"-S {option}: run {self.config.strategy_options[option]} has no answer for {problem.key}"
                 )
-            options[option] = value
-        return options
+            reused[option] = value
+        return reused
 
     def _select(self, scan: ScanResult[ProblemSummary]) -> list[ProblemSummary]:
         """The run's problems, less the excluded ones; an unusable one asked for by id, or none at
@@ -329,14 +332,15 @@ class Runner:
         thread = item_thread(run_id, problem.key, attempt)
         try:
             with keeping_unfinished_calls() as unfinished:
-                options = self.strategy_options(problem, attempt)
+                reused = self.reused_for(problem, attempt)
                 answer = await solve(
                     self.config.strategy,
                     self.dataset.load(problem.id),
                     runtime,
                     context=self.context,
                     seed=self.config.seed + attempt,
-                    options=options,
+                    options=self.options,
+                    reused=reused,
                     checkpoints=checkpoints,
                     thread=thread,
                 )

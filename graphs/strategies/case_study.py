@@ -92,6 +92,7 @@ async def _direct(state: CaseStudyState, runtime: Ctx) -> CaseStudyState:
     section="Sec. 3.1, Fig. 2a, Prompt 9",
     roles=("reasoner",),
     calls="1 call: the sheet",
+    count=lambda shape: 1,
     images="1 call with the sheet: all 12 panels in one 1024-px-wide image, 3 rows x 2 per side, a separator",
     contexts="1 call in its own context",
 )
@@ -172,6 +173,7 @@ DESCRIPTIVE_ROLES = ("describer", "reasoner")
     section="Sec. 3.1, Fig. 2b, Prompts 10-11",
     roles=DESCRIPTIVE_ROLES,
     calls="12 single-panel calls, each in its own context, then 1 image-free answer call",
+    count=lambda shape: shape.context + 1,
     images="describer: 1 panel per call (12 calls); answer call: none, the 12 descriptions as text",
     contexts="none shared: each panel described afresh (Sec. 3.1); the answer call afresh",
 )
@@ -184,6 +186,7 @@ def descriptive() -> Graph:
     section="Sec. 3.1, Fig. 2b (dashed), Prompts 10-11",
     roles=DESCRIPTIVE_ROLES,
     calls="12 single-panel calls, each in its own context, then 1 answer call with the sheet",
+    count=lambda shape: shape.context + 1,
     images="describer: 1 panel per call (12 calls); answer call: the sheet (12 panels in one 1024-px image)",
     contexts="none shared: each panel described afresh; the answer call afresh, with descriptions and sheet",
 )
@@ -217,6 +220,7 @@ def _side_descriptions(state: CaseStudyState) -> dict[str, str]:
     section="Sec. 3.1, Fig. 2c, Prompts 12-13",
     roles=DESCRIPTIVE_ROLES,
     calls="per side one conversation of 6 panels, one per turn, and a closing turn; then 1 image-free answer",
+    count=lambda shape: 2 * (shape.context // 2 + 1) + 1,
     images="side conversations: 1 panel per turn, 6 per side, closing turn none; answer call: none",
     contexts="one conversation per side (6 panel turns + closing turn); the answer call afresh",
 )
@@ -268,6 +272,7 @@ def _contrastive(with_sheet: bool) -> Graph:
     section="Sec. 3.1, Fig. 2d, Prompts 14-15",
     roles=DESCRIPTIVE_ROLES,
     calls="6 pair calls (L_i, R_i), each in its own context, then 1 image-free answer call",
+    count=lambda shape: shape.context // 2 + 1,
     images="describer: 1 pair (L_i, R_i) per call, 6 calls; answer call: none, the 6 comparisons as text",
     contexts="none shared: each pair compared afresh (Sec. 3.1); the answer call afresh",
 )
@@ -280,6 +285,7 @@ def contrastive() -> Graph:
     section="Sec. 3.1, Fig. 2d (dashed), Prompts 14-15",
     roles=DESCRIPTIVE_ROLES,
     calls="6 pair calls (L_i, R_i), each in its own context, then 1 answer call with the sheet",
+    count=lambda shape: shape.context // 2 + 1,
     images="describer: 1 pair (L_i, R_i) per call, 6 calls; answer call: the sheet "
     "(12 panels, one 1024-px image)",
     contexts="none shared: each pair compared afresh; the answer call afresh, with comparisons and sheet",
@@ -308,6 +314,7 @@ PAIRS = Dialogue(
     section="Sec. 3.1, Fig. 2e, Prompt 16",
     roles=("reasoner",),
     calls="one conversation: 6 image pairs, one per turn, then the answer turn",
+    count=lambda shape: shape.context // 2 + 1,
     images="1 pair (L_i, R_i) per turn, 6 turns; the answer turn: none",
     contexts="one conversation: the 6 pair turns and the answer turn (Sec. 3.1, Fig. 2e)",
 )

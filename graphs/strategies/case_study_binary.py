@@ -109,6 +109,7 @@ binary_setting = family_strategy(
     "ground-truth",
     section="Sec. 3.3, Fig. 3b, Prompt 8",
     calls="1 call: the sheet and the true concept -> OK / WRONG",
+    count=lambda shape: 1,
     images="1 call with the sheet: all 12 panels in one 1024-px-wide image, 3 rows x 2 per side, a separator",
     contexts="1 call in its own context",
     attempts="not stated: 1 run; Fig. 4 and Table 4 count the problems given the expected verdict",
@@ -123,6 +124,7 @@ def ground_truth() -> Graph:
     "incorrect-label",
     section="Sec. 3.3, Fig. 3b, Prompt 8",
     calls="1 call: the sheet and the concept of problem (X + 20) mod N -> OK / WRONG",
+    count=lambda shape: 1,
     images="1 call with the sheet: all 12 panels in one 1024-px-wide image, 3 rows x 2 per side, a separator",
     contexts="1 call in its own context",
     attempts="not stated: 1 run; Fig. 4 and Table 4 count the problems given the expected verdict",
@@ -219,6 +221,7 @@ def _two_sides(parsed: dict[str, Any] | None) -> tuple[Side | None, Side | None]
     section="Sec. 3.3, Fig. 3c, Prompt 7",
     calls="1 call: the sheet and the two test images in seeded order (-S retry_same_side=true: +1 re-ask "
     "if both get one side)",
+    count=lambda shape: 1,
     images="1 call: the sheet + the 2 test images shuffled (synthetic BPs: each side's 6th panel held out)",
     contexts="1 call in its own context (the -S retry_same_side re-ask continues it)",
     attempts="not stated: 1 run; Fig. 4 and Table 4 count the problems solved",

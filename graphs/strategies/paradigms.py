@@ -113,6 +113,7 @@ paradigm_strategy = family_strategy(
     section="Sec. 5.1, App. A.5.1; App. A.6.3 without chain of thought",
     roles=("reasoner",),
     calls="1 call per query: the 12 context images and the query image -> analysis, rule, query, conclusion",
+    count=lambda shape: shape.tests,
     images="1 call per query: 13 separate images, "
     "the 6 positive and 6 negative context images, then the query image",
     contexts="none shared: each query classified afresh (each is its own test case, App. A.3.1)",
@@ -273,6 +274,7 @@ async def _deductive_answer(state: DeductiveState, runtime: Ctx[DeductiveInputs]
     roles=("reasoner",),
     calls="1 rule call with the 12 context images (the summary asked for in 20 words, kept as written), "
     "then 1 call per query: the summary and the query image only",
+    count=lambda shape: 1 + shape.tests,
     images="rule call: 12 context images (6 positive, 6 negative); "
     "per query: 1 query image + the summary text",
     contexts="rule call afresh (the -S reask_long_summary re-ask continues it); "
@@ -369,6 +371,7 @@ async def _componential_answer(
     roles=("describer", "reasoner"),
     calls="1 structured description call per context and query image, each in its own context, "
     "then 1 text-only call per query over the labelled descriptions",
+    count=lambda shape: shape.context + 2 * shape.tests,
     images="describer: 1 image per call (12 context images, each query); reasoning call: none, JSON text",
     contexts="none shared: each image described afresh; each query's reasoning call afresh",
     options=ComponentialOptions,

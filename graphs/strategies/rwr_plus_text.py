@@ -165,6 +165,7 @@ description_task = family_strategy(
     section="Sec. 3.2 (D1S), Prompts 5, 7-8",
     calls="1 description call per context and test panel, each in its own context, then 1 text-only call "
     "per test description -> its side",
+    count=lambda shape: shape.context + 2 * shape.tests,
     images="describer: 1 panel per call (12 context + each test panel); "
     "side call: none, descriptions as JSON",
     contexts="none shared: each panel described afresh; each test description classified afresh",
@@ -216,6 +217,7 @@ async def _two_descriptions(
     section="Sec. 3.2 (D2S), Prompts 9, 11-12",
     calls="1 description call per context and test panel, each in its own context, then 1 text-only call "
     "with both test descriptions in a seeded order -> a side for each",
+    count=lambda shape: shape.context + shape.tests + 1,
     images="describer: 1 panel per call (12 context + 2 test panels); "
     "side call: none, all descriptions as JSON",
     contexts="none shared: each panel described afresh; the one side call afresh",
@@ -300,6 +302,7 @@ async def _generate(state: DescribedState, runtime: Ctx[GenerationInputs]) -> De
     section="Sec. 3.2 (CG), App. C.6",
     calls="1 call: the sheet -> the left and right concepts; with -S input=descriptions, 1 description call "
     "per context panel first and an image-free concept call (scored with text metrics; may be judged)",
+    count=lambda shape: shape.context + 1 if shape.options.input == "descriptions" else 1,
     images="images: 1 call with the sheet; "
     "descriptions: 1 panel per describer call, then a concept call with none",
     contexts="none shared: every call afresh",

@@ -109,6 +109,7 @@ wonderland_strategy = family_strategy(
     section="Sec. 3 Task 1, Listing 1",
     roles=("reasoner",),
     calls="1 call: the sheet -> a Set A rule and a Set B rule (run with --attempts 3; judged)",
+    count=lambda shape: 1,
     images="1 call: the sheet, one image of all 12 diagrams (Set A on the left, Set B on the right)",
     contexts="1 call in its own context",
     attempts="3 runs (Sec. 4); Table 1: rounded mean solved over the runs; "
@@ -259,6 +260,7 @@ async def _choose(state: SolveState, runtime: Ctx[ChoiceInputs]) -> SolveState:
     section="Sec. 3 Task 1.1, Listing 2",
     roles=("reasoner",),
     calls="1 call: the sheet and rule pairs by problem number (all 100, or 10) -> a problem number",
+    count=lambda shape: 1,
     images="1 call: the sheet (all 12 diagrams in one image) + the rule pairs as a JSON object "
     "keyed by problem number",
     contexts="1 call in its own context",
@@ -482,6 +484,7 @@ async def _score_probes(state: ProbeState, runtime: Ctx) -> ProbeState:
     calls="1 author call (text only) per problem writing the probe from the true concepts, kept for every "
     "later attempt, run and model (none with -S probes=PATH, the published probes), then 12 panel calls, "
     "each alone: the probe and one panel -> its concept; solved when all 12 are right",
+    count=lambda shape: (0 if shape.options.probes else 1) + shape.context + shape.tests,
     images="author call: none (text only); then 1 panel per call, 12 calls",
     contexts="none shared: the author call afresh; each panel call afresh after a system turn",
     attempts="3 runs, o1 once (Sec. 4, fn. 3); Table 9: every panel right in all runs, and in >= 2 "
@@ -568,6 +571,7 @@ async def _hypothesize(state: SolveState, runtime: Ctx[HypothesesInputs]) -> Sol
     roles=("reasoner",),
     calls="1 call: the sheet -> 20 distinct (Set A rule, Set B rule) hypotheses; judged one by one "
     "until one is accepted",
+    count=lambda shape: 1,
     images="1 call: the sheet (all 12 diagrams in one image)",
     contexts="1 call in its own context",
     attempts="1 run per problem: each model asked once for 20 hypotheses (App. B.6, Table 16)",
