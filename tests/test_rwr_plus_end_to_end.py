@@ -28,9 +28,15 @@ PROBLEMS = ["6"]
 """One problem: each LLM call reads 12 descriptions, about 7,200 tokens, some 25 s of Gemma's prompt
 processing on two cores; the structure checked is per problem (the Bongard-RWR run below takes two)."""
 PERCEPTION, LLAMA, SIMILARITY = "perception", "llamacpp:gemma3-270m", "similarity"
-REASONER = {"description-to-side": SIMILARITY, "descriptions-to-sides": LLAMA, "concept-generation": LLAMA}
-"""Gemma reads D2S's and CG's descriptions here, D1S's in the test of two reasoners below; each of its
-calls reads a problem's twelve descriptions (the Similarity Classifier reads D1S's here)."""
+REASONER = {
+    "description-to-side": SIMILARITY,
+    "descriptions-to-sides": SIMILARITY,
+    "concept-generation": LLAMA,
+}
+"""Gemma writes CG's concepts here and classifies D1S's test descriptions in the test of two
+reasoners below (each of its calls reads a problem's twelve descriptions, about half a minute on one
+core); the Similarity Classifier reasons over D1S's and D2S's here. D2S's one call over both test
+descriptions is checked on its recorded requests in tests/test_strategies_rwr_plus_text.py."""
 DESCRIBED = {"description-to-side": 12, "descriptions-to-sides": 12, "concept-generation": 10}
 """Panels described per problem: 5 + 5 context panels (classic, panels 5 and 11 held out), and the tests."""
 
