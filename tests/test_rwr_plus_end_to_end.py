@@ -29,14 +29,15 @@ PROBLEMS = ["6"]
 processing on two cores; the structure checked is per problem (the Bongard-RWR run below takes two)."""
 PERCEPTION, LLAMA, SIMILARITY = "perception", "llamacpp:gemma3-270m", "similarity"
 REASONER = {
-    "description-to-side": SIMILARITY,
+    "description-to-side": LLAMA,
     "descriptions-to-sides": SIMILARITY,
     "concept-generation": LLAMA,
 }
-"""Gemma writes CG's concepts here and classifies D1S's test descriptions in the test of two
-reasoners below (each of its calls reads a problem's twelve descriptions, about half a minute on one
-core); the Similarity Classifier reasons over D1S's and D2S's here. D2S's one call over both test
-descriptions is checked on its recorded requests in tests/test_strategies_rwr_plus_text.py."""
+"""Gemma classifies D1S's test descriptions and writes CG's concepts (each of its calls reads a
+problem's twelve descriptions, about half a minute of prompt on one core; the test of two reasoners
+below asks it D1S's again, which its server answers from the prompt it keeps); the Similarity
+Classifier reasons over D2S's, whose one call over both test descriptions is checked on its recorded
+requests in tests/test_strategies_rwr_plus_text.py."""
 DESCRIBED = {"description-to-side": 12, "descriptions-to-sides": 12, "concept-generation": 10}
 """Panels described per problem: 5 + 5 context panels (classic, panels 5 and 11 held out), and the tests."""
 
