@@ -19,16 +19,6 @@ from tests.standins.server import Responder, StandIn, StandInServer, WireProtoco
 if TYPE_CHECKING:
     from datasets_io.problem import BongardProblem
 
-LLAMA_MODULES = (
-    "test_agents_llamacpp", "test_generation_end_to_end", "test_judges_offline", "test_paradigms_end_to_end",
-    "test_rwr_plus_end_to_end", "test_strategies_end_to_end",
-)  # fmt: skip
-RAY_MODULES = ("test_ray_executor", "test_ray_generation", "test_ray_gpu_placement")
-WORKER_GROUP = {module: module for module in LLAMA_MODULES} | {module: "ray" for module in RAY_MODULES}
-"""The xdist groups (`--dist loadgroup`, as scripts/check runs the suite): a module driving the real
-llama.cpp server stays on one worker (its server started once, its replies' prompt prefixes reused),
-and the modules starting a Ray cluster run on one worker, one after another. Every other test goes
-to whichever worker is free."""
 ONE_CORE_EACH = {"LLAMA_ARG_THREADS": "1", "OMP_NUM_THREADS": "1"}
 """Under xdist each worker has a core: a llama.cpp server (its own variable) and torch use one
 thread. A llama.cpp server decoding with as many threads as cores while another process keeps one
@@ -38,16 +28,6 @@ loop), its threads waiting on each other."""
 if os.environ.get("PYTEST_XDIST_WORKER"):
     for variable, value in ONE_CORE_EACH.items():
         os.environ.setdefault(variable, value)
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The tests of the modules of `WORKER_GROUP` marked with their xdist group; without xdist the
-    marks do nothing."""
-    for item in items:
-        group = WORKER_GROUP.get(Path(item.nodeid.partition("::")[0]).stem)
-        if group is not None:
-            item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(scope="session")
