@@ -23,7 +23,7 @@ class OpenAIParams(AgentParams):
     )
 
 
-def openai_chat_model(model: str, params: AgentParams, **overrides: Any) -> BaseChatModel:
+def openai_chat_model(model: str, params: OpenAIParams, **overrides: Any) -> BaseChatModel:
     """A `ChatOpenAI` with the SDK's own retries off; shared by every OpenAI-protocol provider.
 
     Its HTTP client is the endpoint's (`agents.http_pool`): every connection kept alive, one pool
@@ -35,9 +35,8 @@ def openai_chat_model(model: str, params: AgentParams, **overrides: Any) -> Base
     from agents.http_pool import endpoint_client
 
     url = overrides.get("base_url", params.base_url)
-    effort = params.reasoning_effort if isinstance(params, OpenAIParams) else None
     settings: dict[str, Any] = {
-        "reasoning_effort": effort,
+        "reasoning_effort": params.reasoning_effort,
         "model": model,
         "temperature": params.temperature,
         "max_completion_tokens": params.max_tokens,
