@@ -1,83 +1,182 @@
-"""Datasets fetched from their public sources, pinned to a commit and checked file by file.
+"""Datasets fetched from their public sources, pinned and checked, never left half-written.
 
-Each source is a folder of a public repository at one commit, fetched file by file from GitHub's
-raw file host (or a mirror of it: `$BONGARD_DOWNLOAD_MIRROR`, `--mirror URL`), every file checked
-against the SHA-256 this toolkit ships for it (`data/downloads/NAME.json`, computed from the
-upstream files at that commit). Files go to a staging folder beside the target and the folder is
-renamed into place only when every file is there and checked: a cut, a refused connection or a
-wrong checksum leaves no half-written dataset, and running the same download again keeps the
-files already checked and fetches the rest.
+A dataset is made of parts: files of a public repository at one commit, fetched one by one from
+GitHub's raw file host and each checked against the SHA-256 this toolkit ships for it
+(`data/downloads/NAME.json`, computed from the upstream files at that commit), and published
+archives (OSF, Zenodo), each checked against its shipped SHA-256 where one could be computed, else
+against the one recorded at its first download (said so then). Everything gathers in a staging
+folder beside the target, archives are unpacked there, and the folder is renamed into place only
+when every part is there and checked: a cut, a refused connection or a wrong checksum leaves no
+half-written dataset, and running the same download again keeps what was checked and fetches the
+rest. A mirror (`$BONGARD_DOWNLOAD_MIRROR`, `--mirror URL`) serves `https://HOST/PATH` as
+`MIRROR/HOST/PATH`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
+import shutil
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
 
 import httpx
 
-from datasets_io.errors import BongardError
+from datasets_io.archives import unpack_hoi_annotations, unpack_wonderland_sheets
+from datasets_io.fetching import MIRROR_ENV, DownloadError, fetch, mirrored, sha256_of
+from datasets_io.recorded_checksums import RecordedChecksums
 
-MIRROR_ENV = "BONGARD_DOWNLOAD_MIRROR"
 RAW_HOST = "https://raw.githubusercontent.com"
 PARALLEL = 8
 TIMEOUT_S = 60.0
+ARCHIVES = ".archives"
+"""Where a staging folder keeps fetched archives until they are unpacked."""
 Progress = Callable[[int, int], None]
-"""`progress(done, total)` after each file."""
+"""`progress(done, total)` after each file or archive."""
+__all__ = ["MIRROR_ENV", "SOURCES", "Archive", "DownloadError", "Downloaded", "RepositoryFiles", "Source"]
 
 
-class DownloadError(BongardError, RuntimeError):
-    """A download that could not finish; the message says where it stopped and what was kept."""
+@dataclass(frozen=True)
+class RepositoryFiles:
+    """Files of a folder of a public repository at one commit, listed with their SHA-256 in
+    `data/downloads/MANIFEST.json` (paths relative to the folder, kept in the dataset)."""
+
+    repository: str
+    commit: str
+    folder: str
+    manifest_name: str
+
+    def url(self, relative: str) -> str:
+        return "/".join(
+            part.strip("/")
+            for part in (RAW_HOST, self.repository, self.commit, self.folder, relative)
+            if part
+        )
+
+    def manifest(self) -> dict[str, str]:
+        text = (
+            files("datasets_io")
+            .joinpath("data", "downloads", f"{self.manifest_name}.json")
+            .read_text("utf-8")
+        )
+        manifest: dict[str, str] = json.loads(text)
+        return manifest
+
+    def described(self) -> str:
+        where = f", folder {self.folder}" if self.folder else ""
+        return f"github.com/{self.repository}{where} at commit {self.commit[:12]}"
+
+
+@dataclass(frozen=True)
+class Archive:
+    """One published archive, unpacked into the dataset by `unpack(archive, dataset)`."""
+
+    url: str
+    file_name: str
+    unpack: Callable[[Path, Path], None]
+    sha256: str | None = None
+    """Shipped where it could be computed; else recorded at the first download, checked from then on."""
+
+    def described(self) -> str:
+        checked = "its SHA-256 checked" if self.sha256 else "its SHA-256 recorded at the first download"
+        return f"{self.url} ({checked})"
 
 
 @dataclass(frozen=True)
 class Source:
     name: str
-    repository: str
-    commit: str
-    folder: str
     licence: str
     terms: str
-
-    def url(self, relative: str, host: str = RAW_HOST) -> str:
-        return f"{host.rstrip('/')}/{self.repository}/{self.commit}/{self.folder}/{relative}"
-
-    def manifest(self) -> dict[str, str]:
-        """Relative path -> SHA-256 of every file of the dataset."""
-        text = files("datasets_io").joinpath("data", "downloads", f"{self.name}.json").read_text("utf-8")
-        manifest: dict[str, str] = json.loads(text)
-        return manifest
+    files: RepositoryFiles | None = None
+    archives: tuple[Archive, ...] = ()
 
     def described(self) -> str:
-        return (
-            f"{self.name}: github.com/{self.repository}, folder {self.folder} at commit {self.commit[:12]}; "
-            f"licence {self.licence}; {self.terms}"
-        )
+        parts = [self.files.described()] if self.files else []
+        parts += [archive.described() for archive in self.archives]
+        return f"{self.name}: {'; '.join(parts)}; licence {self.licence}; {self.terms}"
+
+    def count(self) -> int:
+        """Files and archives a download fetches."""
+        return (len(self.files.manifest()) if self.files else 0) + len(self.archives)
 
 
+@dataclass
+class Downloaded:
+    path: Path
+    fetched: int
+    """Files and archives fetched and checked (not counting those found in the staging folder)."""
+    recorded: list[str] = field(default_factory=list)
+    """URLs whose SHA-256 was recorded by this download, their source publishing none."""
+
+
+WONDERLAND = "ml-research/bongard-in-wonderland"
 SOURCES = {
     "bongard-classic": Source(
         "bongard-classic",
-        "kaminskaz/inzynierka",
-        "051428512114b110d7b4766f9a573a2efff7c159",
-        "data_raw/bp",
         "Apache-2.0",
         "the 100 problems of M. M. Bongard, Pattern Recognition (1970), with their rules",
+        files=RepositoryFiles(
+            "kaminskaz/inzynierka",
+            "051428512114b110d7b4766f9a573a2efff7c159",
+            "data_raw/bp",
+            "bongard-classic",
+        ),
     ),
     "bongard-rwr": Source(
         "bongard-rwr",
-        "pavonism/bongard-rwr",
-        "0856fa07a193d7dae6bc3b4edda79c36d8efb000",
-        "dataset",
         "MIT",
         "Małkiński et al., ICML 2025; the panels only (its whole-sheet images are rendered here); "
         "its rules are the classic problems', read from bongard-classic",
+        files=RepositoryFiles(
+            "pavonism/bongard-rwr", "0856fa07a193d7dae6bc3b4edda79c36d8efb000", "dataset", "bongard-rwr"
+        ),
+    ),
+    "bongard-wonderland": Source(
+        "bongard-wonderland",
+        "none stated (the repository carries no licence file; the panels' terms are on their OSF page)",
+        "Wüst et al., ICML 2025: its rules (data/solutions), concept probes (prompts/concepts) and the "
+        "high-resolution panels of Depeweg, Rothkopf & Jäkel (2024), cropped from their sheets as the "
+        "repository's utils/crop_images.py does; read data/ as a data directory",
+        files=RepositoryFiles(
+            WONDERLAND, "da94f708d5306664bb2b886415b2e148e7f2a08e", "", "bongard-wonderland"
+        ),
+        archives=(
+            Archive(
+                "https://files.de-1.osf.io/v1/resources/95dks/providers/osfstorage/65c674103280d80d5da3aa33/?zip=",
+                "bpimgs.zip",
+                unpack_wonderland_sheets,
+            ),
+        ),
+    ),
+    "bongard-openworld": Source(
+        "bongard-openworld",
+        "code Apache-2.0, data CC BY-NC-SA 4.0",
+        "Wu et al., ICLR 2024: the problem records (610 train, 200 validation, 200 test); the "
+        "images are crawled from the web and not part of any release: put them in images/<uid>/ (the "
+        "authors' crawl script or their backup), and delete them after benchmarking, as the authors ask",
+        files=RepositoryFiles(
+            "joyjayng/Bongard-OpenWorld",
+            "1d46d9dc50da90eb616ec42d0351902db06b2715",
+            "assets/data/bongard-ow",
+            "bongard-openworld",
+        ),
+    ),
+    "bongard-hoi": Source(
+        "bongard-hoi",
+        "the dataset is Caltech's; the code's NVIDIA Source Code License allows non-commercial research "
+        "or evaluation only",
+        "Jiang et al., CVPR 2022: the annotations; the HAKE images are Zenodo's bongard_hoi_images.tar "
+        "(https://zenodo.org/records/7079175/files/bongard_hoi_images.tar), unpacked as hake/images "
+        "in the dataset folder or given with -O image_root=DIR",
+        archives=(
+            Archive(
+                "https://zenodo.org/records/7079175/files/bongard_hoi_annotations.tar",
+                "bongard_hoi_annotations.tar",
+                unpack_hoi_annotations,
+            ),
+        ),
     ),
 }
 """Every dataset with a stable public source this toolkit can fetch and check."""
@@ -91,71 +190,85 @@ def source(name: str) -> Source:
     return SOURCES[name]
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def download(name: str, to: Path, mirror: str | None = None, progress: Progress | None = None) -> Path:
+def download(
+    name: str,
+    to: Path,
+    mirror: str | None = None,
+    progress: Progress | None = None,
+    checksums: Path | None = None,
+) -> Downloaded:
     """`to/NAME`, fetched and checked (or found there already); a `DownloadError` leaves nothing at
-    `to/NAME` and keeps the checked files for the next try."""
+    `to/NAME` and keeps the checked files for the next try. `checksums` is the file of SHA-256s
+    recorded at first downloads (default `to/.download-checksums.json`)."""
     found = source(name)
     target = to / name
     if target.exists():
-        return target
-    manifest = found.manifest()
+        return Downloaded(target, 0)
     staging = to / f".{name}.partial"
     staging.mkdir(parents=True, exist_ok=True)
-    missing = [path for path, sha in manifest.items() if not _checked(staging / path, sha)]
-    host = mirror or os.environ.get(MIRROR_ENV) or RAW_HOST
-    done = len(manifest) - len(missing)
+    recorded = RecordedChecksums(checksums or to / ".download-checksums.json")
+    jobs = _missing(found, staging, recorded)
+    total = found.count()
+    done = total - len(jobs)
     if progress:
-        progress(done, len(manifest))
+        progress(done, total)
     with (
         httpx.Client(timeout=TIMEOUT_S, follow_redirects=True) as client,
         ThreadPoolExecutor(PARALLEL) as pool,
     ):
         futures = {
-            pool.submit(_fetch, client, found.url(path, host), staging / path, manifest[path]): path
-            for path in missing
+            pool.submit(fetch, client, mirrored(url, mirror), path, sha): (url, sha)
+            for url, path, sha in jobs
         }
         try:
             for future in as_completed(futures):
-                future.result()
+                got = future.result()
+                url, expected = futures[future]
+                if expected is None:
+                    recorded.record(url, got)
                 done += 1
                 if progress:
-                    progress(done, len(manifest))
+                    progress(done, total)
         except DownloadError as error:
             for pending in futures:
                 pending.cancel()
-            kept = sum(_checked(staging / path, sha) for path, sha in manifest.items())
+            kept = total - len(_missing(found, staging, recorded))
             raise DownloadError(
-                f"{name}: {error}; nothing was written to {target}; {kept} of {len(manifest)} files are "
+                f"{name}: {error}; nothing was written to {target}; {kept} of {total} files are "
                 f"kept in {staging}: run the same command again to fetch the rest"
             ) from None
+    _unpack(found, staging)
     staging.rename(target)
-    return target
+    return Downloaded(target, len(jobs), recorded.new)
 
 
-def _checked(path: Path, sha: str) -> bool:
-    return path.is_file() and _sha256(path) == sha
+def _missing(found: Source, staging: Path, recorded: RecordedChecksums) -> list[tuple[str, Path, str | None]]:
+    """(url, place, expected SHA-256 or None where none is known yet) of each part not yet checked."""
+    wanted: list[tuple[str, Path, str | None]] = []
+    if found.files:
+        wanted += [
+            (found.files.url(path), staging / path, sha) for path, sha in found.files.manifest().items()
+        ]
+    for archive in found.archives:
+        expected = archive.sha256 or recorded.get(archive.url)
+        wanted.append((archive.url, staging / ARCHIVES / archive.file_name, expected))
+    return [
+        (url, path, sha)
+        for url, path, sha in wanted
+        if not (path.is_file() and sha and sha256_of(path) == sha)
+    ]
 
 
-def _fetch(client: httpx.Client, url: str, path: Path, sha: str) -> None:
-    """One file, written beside its place and moved there once its checksum is right."""
-    part = path.with_name(path.name + ".part")
-    part.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        with client.stream("GET", url) as response:
-            if response.status_code != 200:
-                raise DownloadError(f"{url} answered HTTP {response.status_code}")
-            with part.open("wb") as handle:
-                for chunk in response.iter_bytes():
-                    handle.write(chunk)
-    except httpx.HTTPError as error:
-        part.unlink(missing_ok=True)
-        raise DownloadError(f"{url}: {type(error).__name__}: {error or 'the connection closed'}") from None
-    got = _sha256(part)
-    if got != sha:
-        part.unlink()
-        raise DownloadError(f"{url} does not match its SHA-256 (expected {sha[:16]}..., got {got[:16]}...)")
-    part.replace(path)
+def _unpack(found: Source, staging: Path) -> None:
+    """Each archive unpacked into the staging folder; a broken one fails with what to do."""
+    for archive in found.archives:
+        fetched = staging / ARCHIVES / archive.file_name
+        try:
+            archive.unpack(fetched, staging)
+        except (OSError, ValueError) as error:
+            fetched.unlink(missing_ok=True)
+            raise DownloadError(
+                f"{found.name}: {archive.url} could not be unpacked ({error}); it was removed from "
+                f"{staging}: run the same command again to fetch it anew"
+            ) from None
+    shutil.rmtree(staging / ARCHIVES, ignore_errors=True)

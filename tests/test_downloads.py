@@ -1,23 +1,51 @@
-"""`bongard datasets download` and the default run's fetch, against a loopback stand-in of GitHub's
-raw file host serving the real data in `../shared/data` at the pinned commits' paths: a clone with
-nothing beside it gets the classic problems and the usual result; a cut download or a wrong
-checksum leaves nothing half-written, says so in one line, and the next try fetches only the rest."""
+"""`bongard datasets download` and the default run's fetch, against a loopback mirror serving the real
+data in `../shared/data` at the pinned commits' paths: a clone with nothing beside it gets the
+classic problems and the usual result; a cut download or a wrong checksum leaves nothing
+half-written, says so in one line, and the next try fetches only the rest. Archives whose source
+publishes no checksum (the Wonderland sheets on OSF, Bongard-HOI's annotations on Zenodo) are
+built here from real panels and made-up records, recorded at their first download and checked
+from then on."""
 
 from __future__ import annotations
 
+import io
+import json
+import tarfile
+import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from subprocess import CompletedProcess
 
 import pytest
+from PIL import Image
 
-from datasets_io.downloads import SOURCES
+from datasets_io.archives import PANEL_PX, WONDERLAND_PROBLEMS, panel_boxes
+from datasets_io.catalog import open_dataset
+from datasets_io.downloads import SOURCES, DownloadError, RepositoryFiles, download
+from datasets_io.fetching import sha256_of
+from datasets_io.problem import Concept
 from datasets_io.store import STORE_FILE, ResultsStore
 from tests.cli import run_bongard
 from tests.standins.protocols import RawFileHost
 from tests.standins.server import StandInServer
+from tests.test_loader_hoi import make_record, write_split
 
 CLASSIC = SOURCES["bongard-classic"]
+
+
+def files_of(name: str) -> RepositoryFiles:
+    found = SOURCES[name].files
+    assert found is not None
+    return found
+
+
+CLASSIC_FILES = files_of("bongard-classic")
+
+
+def served(url: str) -> str:
+    """Where a mirror serves `url`: its host and path."""
+    return url.split("://", 1)[1]
 
 
 @dataclass(frozen=True)
@@ -28,9 +56,7 @@ class Mirror:
 
 @pytest.fixture
 def classic_mirror(shared_data: Path) -> Iterator[Mirror]:
-    host = RawFileHost(
-        f"{CLASSIC.repository}/{CLASSIC.commit}/{CLASSIC.folder}", shared_data / "bongard-classic"
-    )
+    host = RawFileHost({served(CLASSIC_FILES.url("")): shared_data / "bongard-classic"})
     with StandInServer(host) as server:
         server.fault_policy = host.cuts(server)
         yield Mirror(server, host)
@@ -98,3 +124,116 @@ def test_offline_the_default_run_says_what_to_run(bare_clone: Path, tmp_path: Pa
     )
     assert ran.returncode == 2
     assert "bongard datasets download bongard-classic --to DIR" in " ".join(ran.stderr.split())
+
+
+# --- archives: the Wonderland sheets (OSF) and Bongard-HOI's annotations (Zenodo) ----------------
+
+WONDERLAND = SOURCES["bongard-wonderland"]
+SHEETS = WONDERLAND.archives[0]
+SHEET_PX = (2231, 1408)
+
+
+def sheets_zip(shared_data: Path, path: Path) -> Path:
+    """A `bpimgs.zip` of 100 sheets laid out as Depeweg et al.'s: each classic panel scaled to 430 px
+    and placed where the Wonderland repository's crop script cuts it."""
+    with zipfile.ZipFile(path, "w") as archive:
+        for number in WONDERLAND_PROBLEMS:
+            sheet = Image.new("L", SHEET_PX, 255)
+            for index, box in enumerate(panel_boxes()):
+                with Image.open(shared_data / "bongard-classic" / f"{number:03d}" / f"{index}.png") as panel:
+                    sheet.paste(panel.convert("L").resize((PANEL_PX, PANEL_PX)), box[:2])
+            encoded = io.BytesIO()
+            sheet.save(encoded, "PNG", compress_level=1)
+            archive.writestr(f"p{number:04d}.png", encoded.getvalue())
+    return path
+
+
+def test_wonderland_sheets_are_cut_into_panels_read_with_their_rules_and_their_checksum_recorded(
+    shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wonderland_files = files_of("bongard-wonderland")
+    rules = shared_data / "bongard-classic" / "bp_solutions.json"
+    shipped = wonderland_files.manifest()
+    assert shipped["data/solutions/bp_solutions.json"] == sha256_of(rules)  # the classic rules, as published
+    assert sum(name.startswith("prompts/concepts/concept_prompt_") for name in shipped) == 100
+    # the probes are not in ../shared/data: this download fetches the rules and the sheets
+    monkeypatch.setattr(
+        RepositoryFiles, "manifest", lambda self: {"data/solutions/bp_solutions.json": sha256_of(rules)}
+    )
+    archive = sheets_zip(shared_data, tmp_path / "bpimgs.zip")
+    host = RawFileHost(
+        {served(wonderland_files.url("data/solutions")): rules.parent, served(SHEETS.url): archive}
+    )
+    checksums = tmp_path / "home" / "download-checksums.json"
+    with StandInServer(host) as server:
+        done = download("bongard-wonderland", tmp_path / "data", server.url, checksums=checksums)
+        assert done.recorded == [SHEETS.url]
+        assert json.loads(checksums.read_text()) == {SHEETS.url: sha256_of(archive)}
+        dataset = open_dataset("bongard-problems-high-res", done.path / "data")
+        problem = dataset.problem("8")
+        assert problem.concept is not None and problem.concept.left == "Figures on the right side"
+        panel = problem.right[2]  # panel 8 of the sheet
+        with Image.open(panel.path) as cut, Image.open(shared_data / "bongard-classic/008/8.png") as drawn:
+            assert cut.size == (PANEL_PX, PANEL_PX)
+            assert cut.tobytes() == drawn.convert("L").resize((PANEL_PX, PANEL_PX)).tobytes()
+        assert len(dataset.problem_ids()) == 100 and not (done.path / ".archives").exists()
+        # a later download finds other bytes at that URL: refused against the recorded checksum
+        archive.write_bytes(archive.read_bytes() + b"changed")
+        with pytest.raises(DownloadError, match="does not match its SHA-256") as refused:
+            download("bongard-wonderland", tmp_path / "again", server.url, checksums=checksums)
+    assert (
+        "nothing was written" in str(refused.value)
+        and not (tmp_path / "again" / "bongard-wonderland").exists()
+    )
+
+
+HOI = SOURCES["bongard-hoi"]
+ANNOTATIONS = HOI.archives[0]
+
+
+def annotations_tar(path: Path, records: Path, extra: tuple[str, bytes] | None = None) -> Path:
+    """`bongard_hoi_annotations.tar` as published: `bongard_hoi_release/<split files>`."""
+    with tarfile.open(path, "w") as archive:
+        archive.add(records, arcname="bongard_hoi_release")
+        if extra:
+            member = tarfile.TarInfo(extra[0])
+            member.size = len(extra[1])
+            archive.addfile(member, io.BytesIO(extra[1]))
+    return path
+
+
+def test_hoi_annotations_unpack_as_published_and_an_archive_escaping_its_folder_is_refused(
+    bare_clone: Path, tmp_path: Path
+) -> None:
+    release, images = tmp_path / "release", tmp_path / "hake-images"
+    write_split(release, [make_record(images, "a")])
+    tar = annotations_tar(tmp_path / "bongard_hoi_annotations.tar", release)
+    with StandInServer(RawFileHost({served(ANNOTATIONS.url): tar})) as server:
+
+        def fetch_into(to: Path, home: Path) -> CompletedProcess[str]:
+            args = ("datasets", "download", "bongard-hoi", "--to", to, "--home", home, "--mirror", server.url)
+            return run_bongard(*args, cwd=bare_clone)
+
+        fetched = fetch_into(tmp_path / "data", tmp_path / "home")
+        assert fetched.returncode == 0, fetched.stderr
+        said = " ".join(fetched.stdout.split())
+        assert "zenodo.org/records/7079175/files/bongard_hoi_annotations.tar" in said
+        assert "non-commercial research or evaluation only" in said and "its SHA-256 is recorded" in said
+        dataset = open_dataset("bongard-hoi", tmp_path / "data", {"image_root": str(images)})
+        assert [str(problem.concept) for problem in dataset.scan().problems] == [
+            str(Concept(left="ride bicycle"))
+        ]
+        # an archive with a member outside its folder: nothing written anywhere, said in one line
+        annotations_tar(tar, release, ("../outside.txt", b"x"))
+        escaping = fetch_into(tmp_path / "other", tmp_path / "fresh-home")
+    assert escaping.returncode == 2 and not (tmp_path / "other" / "bongard-hoi").exists()
+    assert not (tmp_path / "other" / "outside.txt").exists()
+    assert "could not be unpacked" in escaping.stderr and "run the same command again" in escaping.stderr
+
+
+def test_every_shipped_manifest_names_relative_files_with_a_sha256() -> None:
+    for found in SOURCES.values():
+        assert found.files or found.archives, found.name
+        for relative, sha in (found.files.manifest() if found.files else {}).items():
+            assert len(sha) == 64 and int(sha, 16) >= 0, (found.name, relative)
+            assert not relative.startswith("/") and ".." not in relative.split("/"), (found.name, relative)

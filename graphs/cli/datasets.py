@@ -120,7 +120,13 @@ def _scan_with_warnings(dataset: Dataset) -> ScanResult[BongardProblem]:
 
 @datasets_app.command("download")
 def download(
-    name: Annotated[str, typer.Argument(metavar="NAME", help="bongard-classic or bongard-rwr.")],
+    name: Annotated[
+        str,
+        typer.Argument(
+            metavar="NAME",
+            help="bongard-classic, bongard-rwr, bongard-wonderland, bongard-openworld or bongard-hoi.",
+        ),
+    ],
     to: Annotated[
         Path | None,
         typer.Option(
@@ -132,13 +138,15 @@ def download(
     mirror: Annotated[
         str | None,
         typer.Option(
-            metavar="URL", help="A mirror of GitHub's raw file host (default: $BONGARD_DOWNLOAD_MIRROR)."
+            metavar="URL",
+            help="A mirror serving https://HOST/PATH as URL/HOST/PATH (default: $BONGARD_DOWNLOAD_MIRROR).",
         ),
     ] = None,
     home: HomeOption = None,
 ) -> None:
-    """Fetch a dataset from its public source, pinned to a commit, every file checked by SHA-256;
-    resumable, and never left half-written."""
+    """Fetch a dataset from its public source, pinned, every file checked by SHA-256 (shipped, or
+    recorded at the first download where the source publishes none); resumable, never left
+    half-written."""
     from graphs.cli.fetching import download_dir, fetch_dataset
 
-    fetch_dataset(name, to if to is not None else download_dir(home), mirror)
+    fetch_dataset(name, to if to is not None else download_dir(home), home, mirror)

@@ -13,6 +13,9 @@ from datasets_io.downloads import download, source
 from datasets_io.workspace import workspace_home
 from graphs.cli.console import console
 
+RECORDED_CHECKSUMS = "download-checksums.json"
+"""In the workspace: SHA-256s recorded at first downloads of archives whose source publishes none."""
+
 
 def download_dir(home: Path | None) -> Path:
     """`$BONGARD_DATA` if set, else the workspace's `data/`."""
@@ -20,7 +23,7 @@ def download_dir(home: Path | None) -> Path:
     return Path(configured) if configured else workspace_home(home) / "data"
 
 
-def fetch_dataset(name: str, to: Path, mirror: str | None = None) -> Path:
+def fetch_dataset(name: str, to: Path, home: Path | None, mirror: str | None = None) -> Path:
     """A dataset downloaded into `to`, saying what and from where first, with a progress bar."""
     found = source(name)
     if (to / name).exists():
@@ -28,8 +31,18 @@ def fetch_dataset(name: str, to: Path, mirror: str | None = None) -> Path:
         return to / name
     console.print(f"downloading {escape(found.described())}", highlight=False)
     columns = (BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    checksums = workspace_home(home) / RECORDED_CHECKSUMS
     with Progress(*columns, console=console, transient=True) as bar:
         task = bar.add_task(name, total=None)
-        target = download(name, to, mirror, lambda done, total: bar.update(task, completed=done, total=total))
-    console.print(f"{name}: {len(found.manifest())} files checked, in {target}")
-    return target
+        done = download(
+            name, to, mirror, lambda n, total: bar.update(task, completed=n, total=total), checksums
+        )
+    for url in done.recorded:
+        console.print(
+            f"{escape(url)}: its source publishes no checksum; its SHA-256 is recorded in {checksums} "
+            "and later downloads are checked against it",
+            highlight=False,
+        )
+    count = found.count()
+    console.print(f"{name}: {count} file{'' if count == 1 else 's'} checked, in {done.path}")
+    return done.path

@@ -281,7 +281,7 @@ def _data_for_the_default_run(home: Path | None) -> Path | None:
         return to  # fetched into this workspace before
     console.print(f"no {DEFAULT_RUN['dataset']} data found: fetching it into {to}")
     try:
-        fetch_dataset(DEFAULT_RUN["dataset"], to)
+        fetch_dataset(DEFAULT_RUN["dataset"], to, home)
     except DownloadError as error:
         raise DownloadError(
             f"{error}. Without a network: run `bongard datasets download bongard-classic --to DIR` where "

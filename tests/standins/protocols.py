@@ -291,28 +291,43 @@ class OpenAIImages:
 
 
 class RawFileHost:
-    """GET /OWNER/REPO/COMMIT/FOLDER/PATH answers a file of a local folder, as GitHub's raw file host
-    answers a repository's file at a commit; anything else is a 404. `corrupt` names files served
-    with their first byte changed; `cut` files whose body stops halfway (`cuts` is the server's
-    fault policy for them, the connection closing as a dropped download's does)."""
+    """A download mirror: GET /HOST/PATH answers a file of a local folder, as `https://HOST/PATH`
+    answers it upstream (GitHub's raw file host, OSF, Zenodo); `folders` maps each served
+    `HOST/PATH` prefix to its folder (or to one file served at exactly that path), and anything
+    else is a 404. A query string is ignored.
+    `corrupt` names files (relative to their folder) served with their first byte changed; `cut`
+    files whose body stops halfway (`cuts` is the server's fault policy for them, the connection
+    closing as a dropped download's does)."""
 
-    def __init__(self, prefix: str, root: Path) -> None:
-        self.prefix = "/" + prefix.strip("/") + "/"
-        self.root = root
+    def __init__(self, folders: dict[str, Path]) -> None:
+        self.folders = {
+            "/" + prefix.partition("?")[0].strip("/") + "/": root for prefix, root in folders.items()
+        }
         self.corrupt: set[str] = set()
         self.cut: set[str] = set()
 
+    def _file(self, path: str) -> tuple[str, Path] | None:
+        path = path.partition("?")[0]
+        for prefix, root in self.folders.items():
+            if root.is_file() and path.rstrip("/") + "/" == prefix:
+                return root.name, root  # a URL naming a file by its folder (OSF's `.../ID/?zip=`)
+            relative = path.removeprefix(prefix) if path.startswith(prefix) else None
+            if relative and (root / relative).is_file():
+                return relative, root / relative
+        return None
+
     def _relative(self, path: str) -> str | None:
-        relative = path.removeprefix(self.prefix) if path.startswith(self.prefix) else None
-        return relative if relative and (self.root / relative).is_file() else None
+        found = self._file(path)
+        return found[0] if found else None
 
     def handles(self, method: str, path: str) -> bool:
-        return method == "GET" and self._relative(path) is not None
+        return method == "GET" and self._file(path) is not None
 
     def reply(self, path: str, body: Any, text: str, finish: str) -> Reply:
-        relative = self._relative(path)
-        assert relative is not None
-        data = (self.root / relative).read_bytes()
+        found = self._file(path)
+        assert found is not None
+        relative, file = found
+        data = file.read_bytes()
         if relative in self.corrupt:
             data = bytes([data[0] ^ 0xFF]) + data[1:]
         return Reply([data], content_type="application/octet-stream")

@@ -1,0 +1,79 @@
+"""Published archives unpacked into a dataset's staging folder, in the layout its loader reads.
+
+Errors come out as `ValueError` naming the archive and what is wrong with it, so a download can
+drop the archive and say to fetch it again.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tarfile
+import zipfile
+from pathlib import Path
+
+from PIL import Image
+
+WONDERLAND_PANELS = Path("data") / "bongard-problems-high-res"
+"""Where the Wonderland repository keeps the cropped panels, one `pNNNN/` folder per problem."""
+WONDERLAND_PROBLEMS = range(1, 101)
+SHEET_NAME = re.compile(r"(?:^|/)p([0-9]{4})\.png$")
+PANEL_PX = 430
+GAP_PX = 50
+COLUMNS = 2
+ROWS = 3
+SIDE_ORIGINS = ((9, 9), (1312, 9))
+"""Top-left corner of the left and the right side's first panel on a sheet (the geometry of the
+Wonderland repository's `utils/crop_images.py`)."""
+HOI_SPLIT_FILES = "bongard_hoi_*.json"
+
+
+def panel_boxes() -> list[tuple[int, int, int, int]]:
+    """The 12 panels' boxes on a sheet, in panel order: per side, column by column, top to bottom."""
+    boxes = []
+    for x0, y0 in SIDE_ORIGINS:
+        for column in range(COLUMNS):
+            for row in range(ROWS):
+                left, top = x0 + (PANEL_PX + GAP_PX) * column, y0 + (PANEL_PX + GAP_PX) * row
+                boxes.append((left, top, left + PANEL_PX, top + PANEL_PX))
+    return boxes
+
+
+def unpack_wonderland_sheets(archive: Path, dataset: Path) -> None:
+    """Depeweg et al.'s problem sheets (`pNNNN.png`) cut into the 12 panels of each problem."""
+    try:
+        with zipfile.ZipFile(archive) as sheets:
+            members = {int(m[1]): name for name in sheets.namelist() if (m := SHEET_NAME.search(name))}
+            missing = [number for number in WONDERLAND_PROBLEMS if number not in members]
+            if missing:
+                raise ValueError(
+                    f"{archive.name} has no sheet p{missing[0]:04d}.png ({len(missing)} missing)"
+                )
+            for number in WONDERLAND_PROBLEMS:
+                _cut_sheet(sheets.read(members[number]), dataset / WONDERLAND_PANELS / f"p{number:04d}")
+    except zipfile.BadZipFile as error:
+        raise ValueError(f"{archive.name} is not a zip archive: {error}") from None
+
+
+def _cut_sheet(data: bytes, into: Path) -> None:
+    with Image.open(io.BytesIO(data)) as sheet:
+        right, bottom = max(box[2] for box in panel_boxes()), max(box[3] for box in panel_boxes())
+        if sheet.width < right or sheet.height < bottom:
+            raise ValueError(
+                f"sheet {into.name} is {sheet.width}x{sheet.height} px, smaller than {right}x{bottom}"
+            )
+        into.mkdir(parents=True, exist_ok=True)
+        for index, box in enumerate(panel_boxes()):
+            sheet.crop(box).save(into / f"{index}.png")
+
+
+def unpack_hoi_annotations(archive: Path, dataset: Path) -> None:
+    """The annotation tar as published (`bongard_hoi_release/bongard_hoi_<split>.json`), every member
+    kept inside the dataset folder (tarfile's `data` filter)."""
+    try:
+        with tarfile.open(archive) as annotations:
+            annotations.extractall(dataset, filter="data")
+    except tarfile.TarError as error:
+        raise ValueError(f"{archive.name} is not a readable tar archive: {error}") from None
+    if not any(dataset.rglob(HOI_SPLIT_FILES)):
+        raise ValueError(f"{archive.name} holds no {HOI_SPLIT_FILES} split file")
