@@ -1,6 +1,7 @@
 """D1S, D2S and CG end to end on two real problems, through the runner into a store.
 
-The offline perception agent writes the panel descriptions; the real llama.cpp
+The offline perception agent writes the panel descriptions (a stand-in describer CG's, see
+`STANDIN_DESCRIBED`); the real llama.cpp
 server with Gemma 3 270M and the Similarity Classifier (MiniLM over the
 descriptions) reason over them without images. Gemma's answers are nonsense, so
 the tests check structure: calls, roles, images, stored answers, reuse of one
@@ -22,6 +23,7 @@ from datasets_io.catalog import open_dataset
 from graphs.registry import get_strategy
 from graphs.runs.runner import RunConfig
 from tests.cli import run_bongard
+from tests.standins.server import StandInServer
 from tests.stored_runs import Stored, run_into_store
 
 PROBLEMS = ["6"]
@@ -33,25 +35,29 @@ REASONER = {
     "descriptions-to-sides": SIMILARITY,
     "concept-generation": LLAMA,
 }
-"""Gemma classifies D1S's test descriptions and writes CG's concepts (each of its calls reads a
-problem's twelve descriptions, about half a minute of prompt on one core; the test of two reasoners
-below asks it D1S's again, which its server answers from the prompt it keeps); the Similarity
-Classifier reasons over D2S's, whose one call over both test descriptions is checked on its recorded
-requests in tests/test_strategies_rwr_plus_text.py."""
+"""Gemma classifies D1S's test descriptions and writes CG's concepts; the Similarity Classifier
+reasons over D2S's, whose one call over both test descriptions is checked on its recorded requests
+in tests/test_strategies_rwr_plus_text.py."""
+STANDIN_DESCRIBED = {"concept-generation"}
+"""Gemma reads the perception agent's descriptions in D1S's test (a problem's twelve, about half a
+minute of prompt on one core; the test of two reasoners below asks it D1S's again, which its server
+answers from the prompt it keeps). CG's are written by a stand-in describer in a few words each:
+what its test checks is the path from descriptions to Gemma's concepts and the store, and another
+half minute of Gemma reading measurements would check nothing more."""
 DESCRIBED = {"description-to-side": 12, "descriptions-to-sides": 12, "concept-generation": 10}
 """Panels described per problem: 5 + 5 context panels (classic, panels 5 and 11 held out), and the tests."""
 
 
 def run(
     strategy: str, home: Path, shared_data: Path, reasoner: str, options: dict[str, str] | None = None,
-    dataset: str = "bongard-classic", problems: list[str] = PROBLEMS,
+    dataset: str = "bongard-classic", problems: list[str] = PROBLEMS, describer: str = PERCEPTION,
 ) -> Stored:  # fmt: skip
     config = RunConfig(
         strategy=strategy,
         dataset=dataset,
         data_dir=str(shared_data),
         dataset_options={"holdout_test": "true"} if dataset == "bongard-classic" else {},
-        agents={"describer": PERCEPTION, "reasoner": reasoner},
+        agents={"describer": describer, "reasoner": reasoner},
         agent_params={"temperature": 0, "max_tokens": 200},
         problems=problems,
         strategy_options=options or {},
@@ -62,24 +68,27 @@ def run(
 
 @pytest.mark.parametrize("strategy", sorted(DESCRIBED))
 def test_describer_then_text_reasoner_into_the_store(
-    strategy: str, module_home: Path, shared_data: Path
+    strategy: str, module_home: Path, shared_data: Path, server: StandInServer
 ) -> None:
     options = {"input": "descriptions"} if strategy == "concept-generation" else {}
-    stored = run(strategy, module_home, shared_data, REASONER[strategy], options)
+    describer = (
+        f"openai-compatible:describer@{server.url}/v1" if strategy in STANDIN_DESCRIBED else PERCEPTION
+    )
+    stored = run(strategy, module_home, shared_data, REASONER[strategy], options, describer=describer)
     calls = stored.calls()
     classic = open_dataset("bongard-classic", shared_data, {"holdout_test": "true"})
     per_problem = [get_strategy(strategy).calls_for(classic.problem(p), options) for p in PROBLEMS]
     assert len(calls) == sum(n or 0 for n in per_problem)
     for agent, task, images in calls:
         assert (agent, task, len(images)) in {
-            (PERCEPTION, "describe", 1),
+            (describer, "describe", 1),
             (REASONER[strategy], "classify", 0),
             (REASONER[strategy], "answer", 0),
         }
     answers = stored.answers()
     assert set(answers) == {f"bongard-classic/{p}" for p in PROBLEMS}
     for answer in answers.values():
-        assert answer.strategy == strategy and answer.details["describer"] == PERCEPTION
+        assert answer.strategy == strategy and answer.details["describer"] == describer
         assert len(answer.details["descriptions"]["panels"]) == DESCRIBED[strategy]
 
 
