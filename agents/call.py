@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from datasets_io.problem import Panel
-from datasets_io.records import StopKind
+from datasets_io.records import OutputMode, StopKind
 
 TaskKind = Literal[
     "chat", "describe", "compare", "answer", "classify", "select", "judge", "probe", "hypothesize", "generate"
@@ -114,6 +114,8 @@ class AgentReply(BaseModel):
     stop: StopKind | None = None
     stop_reason: str | None = None
     """The provider's words for `stop`."""
+    output_mode: OutputMode | None = None
+    """How the call's output schema went out (None: the call had none)."""
     usage: Usage = Field(default_factory=Usage)
     cost_usd: float | None = None
     latency_s: float = 0.0

@@ -48,6 +48,7 @@ from agents.structured import (
     stopped_reply,
 )
 from datasets_io.errors import BongardError, DatasetError
+from datasets_io.records import OutputMode
 
 memoise_block_types()  # LangChain derives them again for each content block of each call
 
@@ -253,6 +254,7 @@ class ManagedAgent(BaseChatModel):
             parse_error=redact_value(last.parse_error),
             stop=None if stop is None else stop.kind,
             stop_reason=None if stop is None else redact(stop.reason),
+            output_mode=self._output_mode(call.output_schema),
             usage=usage,
             cost_usd=self.price.cost(usage) if self.price is not None else None,  # None: unknown
             latency_s=time.monotonic() - started,
@@ -334,6 +336,17 @@ class ManagedAgent(BaseChatModel):
             chat = self.inner_factory() if fresh and self.inner_factory is not None else self.inner
             models = self._per_loop[loop] = _LoopModels(chat, chat if isinstance(chat, DirectChat) else None)
         return models
+
+    def _output_mode(self, schema: OutputSchema | None) -> OutputMode | None:
+        """How `schema` goes out: in the prompt, constrained, or strict (OpenAI's structured outputs,
+        sent strict by the SDK path where the provider asks for it and always by the wire path,
+        where the schema fits the strict subset)."""
+        if schema is None:
+            return None
+        if not self._constrains(schema):
+            return "prompt"
+        strict_sent = self.provider.strict_schemas or self._models().direct is not None
+        return "strict" if strict_sent and fits_strict(schema_json(schema)) else "schema"
 
     def _constrains(self, schema: OutputSchema) -> bool:
         """Whether the backend is asked for `schema` itself (else the prompt asks for it); a non-LLM

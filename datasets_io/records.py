@@ -26,6 +26,14 @@ ItemOutcome = Literal[
 solved; else why not: a call refused, blocked or cut off, a reply that did not parse, a wrong answer,
 or a free-form answer no judging has decided yet."""
 STOPPED_OUTCOMES: tuple[ItemOutcome, ...] = ("refused", "blocked", "cut off")
+OutputMode = Literal["prompt", "schema", "strict"]
+"""How a call's output schema was asked for: in the prompt only, as the backend's constrained output,
+or as OpenAI's strict structured output (the schema inside its strict subset)."""
+OUTPUT_MODE_WORDS: dict[OutputMode, str] = {
+    "prompt": "schema asked in the prompt",
+    "schema": "constrained to the schema",
+    "strict": "strict schema",
+}
 
 
 class CallTrace(BaseModel):
@@ -46,6 +54,8 @@ class CallTrace(BaseModel):
     stop: StopKind | None = None
     """`refused`, `blocked` or `cut` where the reply stopped short (`agents.stops`), else None."""
     stop_reason: str | None = None
+    output_mode: OutputMode | None = None
+    """How the output schema was asked for; None for a call without one, or stored before modes were."""
     """The provider's words for the stop (`finish_reason content_filter`, `prompt blocked: SAFETY`)."""
     input_tokens: int = 0
     output_tokens: int = 0

@@ -137,6 +137,11 @@ MIGRATIONS: Sequence[str] = (
     ALTER TABLE calls ADD COLUMN stop TEXT;
     ALTER TABLE calls ADD COLUMN stop_reason TEXT;
     """,
+    # How each call's output schema went out (in the prompt, constrained, strict); NULL for calls
+    # without one and for calls stored before it was recorded.
+    """
+    ALTER TABLE calls ADD COLUMN output_mode TEXT;
+    """,
 )
 CALL_FIELDS = tuple(CallTrace.model_fields)
 """The `calls` columns that hold a `CallTrace`, in its field order."""

@@ -262,6 +262,7 @@ async def call_agent(
             parse_status=reply.parse_status,
             stop=reply.stop,
             stop_reason=reply.stop_reason,
+            output_mode=reply.output_mode,
             input_tokens=reply.usage.input_tokens,
             output_tokens=reply.usage.output_tokens,
             cost_usd=reply.cost_usd,

@@ -120,6 +120,9 @@ def test_the_lean_path_sends_and_reads_what_the_sdk_path_does(
         constrained = call.output_schema != NO_PROPERTIES
         assert ("response_format" in lean_body) is constrained
         assert (len(lean_body["messages"]) > len(messages)) is not constrained  # the prompt asks
+        assert (lean.output_mode == "prompt") is not constrained
+    else:
+        assert lean.output_mode is None
     ignored = {"agent", "latency_s"}
     assert lean.model_dump(exclude=ignored) == sdk.model_dump(exclude=ignored)
     assert lean.usage.total_tokens > 0
@@ -143,6 +146,7 @@ def test_a_schema_inside_the_strict_subset_goes_out_strict_on_both_paths(
     for reply, body in ((lean, lean_body), (sdk, sdk_body)):
         assert body["response_format"]["json_schema"].get("strict", False) is strict
         assert reply.parse_status == "ok", reply.parse_error
+        assert reply.output_mode == ("strict" if strict else "schema")  # recorded as it went out
 
 
 def test_a_structured_reply_cut_at_the_token_limit_is_a_failed_parse_on_both_paths(

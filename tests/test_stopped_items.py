@@ -67,7 +67,9 @@ def test_show_gives_each_items_outcome_and_each_calls_stop_with_the_providers_re
     outcomes = re.findall(r"│ (refused|blocked|cut off|format error|wrong|solved) ", listed)
     assert {o: outcomes.count(o) for o in OUTCOMES} == OUTCOMES
     store = ResultsStore(home / STORE_FILE)
-    stopped = {c.stop: p for p, _, _ in store.answer_records(run_id) for c in store.item_calls(run_id, p, 0)}
+    calls = [(p, c) for p, _, _ in store.answer_records(run_id) for c in store.item_calls(run_id, p, 0)]
+    stopped = {c.stop: p for p, c in calls}
+    assert {c.output_mode for _, c in calls} == {"strict"}  # the sides schema fits the strict subset
     said: dict[StopKind | None, str] = {
         "refused": f"refused (refusal: {REFUSAL_TEXT})",
         "blocked": "blocked (finish_reason content_filter)",
@@ -76,6 +78,7 @@ def test_show_gives_each_items_outcome_and_each_calls_stop_with_the_providers_re
     for stop, words in said.items():
         shown = run_bongard("show", run_id, stopped[stop].split("/")[1], "--calls", "--home", home).stdout
         assert f"attempt 0: {words.split(' (')[0]}" in shown and words in " ".join(shown.split())
+        assert "(strict schema)" in shown  # how the schema went out
 
 
 def test_compare_counts_the_unsolved_by_why(stopped_run: tuple[Path, str, str]) -> None:

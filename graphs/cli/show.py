@@ -85,17 +85,18 @@ def show(
 
 
 def _print_call(seq: int, call: CallTrace) -> None:
-    from datasets_io.records import STOP_WORDS
+    from datasets_io.records import OUTPUT_MODE_WORDS, STOP_WORDS
 
     cost = "unknown" if call.cost_usd is None else f"${call.cost_usd:.5f}"
     cached = ", cached" if call.cache_hit else ""
     stopped = f", {STOP_WORDS[call.stop]} ({call.stop_reason or 'no reason given'})" if call.stop else ""
+    asked = f" ({OUTPUT_MODE_WORDS[call.output_mode]})" if call.output_mode else ""
     images = "; ".join(",".join(refs) for refs in call.images) or "none"
     where = escape(f"({call.conversation}, step {call.step})")
     console.print(
         f"[bold]call {seq}[/bold] {escape(call.role)} {escape(call.agent)} {call.task} {where} "
         f"images: {escape(images)}\n"
         f"  {call.input_tokens}+{call.output_tokens} tokens, {cost}, {call.latency_s:.2f} s{cached}, "
-        f"{call.requests_text}, parse {call.parse_status}{escape(stopped)}"
+        f"{call.requests_text}, parse {call.parse_status}{asked}{escape(stopped)}"
     )
     console.print(f"  prompt:\n{escape(call.prompt)}\n  reply:\n{escape(call.reply)}")

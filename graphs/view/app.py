@@ -39,7 +39,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from datasets_io.errors import BongardError
 from datasets_io.images import natural_key
-from datasets_io.records import STOP_WORDS
+from datasets_io.records import OUTPUT_MODE_WORDS, STOP_WORDS
 from datasets_io.render import VARIANTS, Variant
 from datasets_io.store import StoreError
 from graphs.runs.provenance import provenance_lines
@@ -258,6 +258,7 @@ def templates() -> Jinja2Templates:
         "compare_url": compare_url,
         "query_url": query_url,
         "stop_words": STOP_WORDS,
+        "output_mode_words": OUTPUT_MODE_WORDS,
     }
     return Jinja2Templates(env=environment)
 
