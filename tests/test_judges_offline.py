@@ -141,7 +141,9 @@ def test_bertscore_gives_precision_recall_and_f1_with_the_papers_model_or_says_i
 
 
 def test_a_real_model_as_rubric_judge_returns_a_schema_valid_verdict(module_home: Path) -> None:
-    judge = LLMJudge(resolve_agent("llamacpp:gemma3-270m", {"temperature": 0, "max_tokens": 32}), "rubric")
+    """A judge round trip through a real instruct model (SmolLM2-135M-Instruct: too weak to judge
+    well, so the verdict's form is checked, not its label)."""
+    judge = LLMJudge(resolve_agent("llamacpp:smollm2-135m", {"temperature": 0, "max_tokens": 32}), "rubric")
     verdict = asyncio.run(judge.judge(CONCEPT, "Left: circles. Right: triangles."))
     assert verdict.label in ("ok", "wrong")  # constrained decoding: never unreadable
     assert verdict.input_tokens > 0 and '"answer"' in verdict.raw_text

