@@ -55,6 +55,12 @@ class ImageLimits:
     counts_base64: bool = False
     """The byte limit is on the image as the request carries it, base64 (a third more), as
     Anthropic's is; else on the image's bytes."""
+    max_side: int | None = None
+    """Pixels on an image's longer side."""
+    many_images: tuple[int, int] | None = None
+    """(N, S): a request of more than N images takes images of at most S pixels a side (Anthropic)."""
+    max_total_bytes: int | None = None
+    """All images of a request together, in base64 as it carries them (the payload limit)."""
 
 
 @dataclass(frozen=True)
@@ -173,7 +179,7 @@ def prepare_messages(
 ) -> list[BaseMessage]:
     """Copies of `messages` with every path placeholder replaced by an encoded image block."""
     prepared: list[BaseMessage] = []
-    count = 0
+    sent: list[EncodedImage] = []
     for message in messages:
         if isinstance(message.content, str):
             prepared.append(message)
@@ -183,17 +189,35 @@ def prepare_messages(
             if is_path_block(block):
                 assert isinstance(block, dict)
                 encoded = encode_image(Path(block[PATH_BLOCK_KEY]), policy)
-                count += 1
+                sent.append(encoded)
                 _check_size(encoded, block[PATH_BLOCK_KEY], limits, provider)
                 content.append(encoded.block())
             else:
                 content.append(block)
         prepared.append(message.model_copy(update={"content": content}))
-    if limits.max_images is not None and count > limits.max_images:
-        raise ImageLimitError(
-            f"{provider} accepts at most {limits.max_images} images per request; this one has {count}"
-        )
+    _check_request(sent, limits, provider)
     return prepared
+
+
+def _check_request(sent: list[EncodedImage], limits: ImageLimits, provider: str) -> None:
+    """The limits on a request's images together: how many, how large when many, how many bytes."""
+    if limits.max_images is not None and len(sent) > limits.max_images:
+        raise ImageLimitError(
+            f"{provider} accepts at most {limits.max_images} images per request; this one has {len(sent)}"
+        )
+    if limits.many_images is not None and len(sent) > limits.many_images[0]:
+        many, side = limits.many_images
+        if (longest := max(max(image.size) for image in sent)) > side:
+            raise ImageLimitError(
+                f"{provider} accepts images of at most {side} px a side in a request of more than {many} "
+                f"images; this one has {len(sent)}, one of {longest} px (lower the image max side)"
+            )
+    total = sum(len(image.base64) for image in sent)
+    if limits.max_total_bytes is not None and total > limits.max_total_bytes:
+        raise ImageLimitError(
+            f"{provider} accepts at most {limits.max_total_bytes} bytes of images per request in base64; "
+            f"this one has {total} (fewer images, or lower the image max side)"
+        )
 
 
 def _check_size(encoded: EncodedImage, path: str, limits: ImageLimits, provider: str) -> None:
@@ -202,4 +226,9 @@ def _check_size(encoded: EncodedImage, path: str, limits: ImageLimits, provider:
         raise ImageLimitError(
             f"{provider} accepts at most {limits.max_bytes_per_image} bytes per image{counted}; {path} is "
             f"{size} bytes{counted} after preparing (lower the image max side)"
+        )
+    if limits.max_side is not None and max(encoded.size) > limits.max_side:
+        raise ImageLimitError(
+            f"{provider} accepts images of at most {limits.max_side} px a side; {path} is "
+            f"{encoded.size[0]}x{encoded.size[1]} px after preparing (lower the image max side)"
         )

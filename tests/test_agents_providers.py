@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import httpx
 import pytest
 from langchain_core.messages import HumanMessage
 from PIL import Image
@@ -35,8 +36,9 @@ from tests.standins.protocols import (
     AnthropicMessages,
     GeminiGenerateContent,
     OllamaChat,
+    OpenAIChat,
 )
-from tests.standins.server import Fault, Recorded, StandInServer, WireProtocol
+from tests.standins.server import Fault, Recorded, StandIn, StandInServer, WireProtocol
 
 MODEL = "test-model"
 ANSWER = {"left": "circles", "right": "squares"}
@@ -463,6 +465,85 @@ def test_anthropics_image_limit_counts_the_image_in_base64(anthropic: Setup, tmp
     ):
         ask(anthropic.agent(image_max_side=0), "Describe it.", big)
     assert anthropic.requests() == []
+
+
+def image_body(wire: str, images: list[bytes]) -> dict[str, Any]:
+    """A chat request of `images` in the wire's own form, as an SDK writes it."""
+    encoded = [base64.b64encode(data).decode() for data in images]
+    if wire == "anthropic":
+        blocks = [
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": e}}
+            for e in encoded
+        ]
+        return {"model": MODEL, "max_tokens": 8, "messages": [{"role": "user", "content": blocks}]}
+    if wire == "gemini":
+        parts = [{"inlineData": {"mimeType": "image/png", "data": e}} for e in encoded]
+        return {"contents": [{"role": "user", "parts": parts}]}
+    urls = [{"type": "image_url", "image_url": {"url": f"data:image/png;base64,{e}"}} for e in encoded]
+    return {"model": MODEL, "messages": [{"role": "user", "content": urls}]}
+
+
+def png(side: int) -> bytes:
+    encoded = io.BytesIO()
+    Image.new("L", (side, side), 255).save(encoded, "PNG")
+    return encoded.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("wire", "images", "refused"),
+    [
+        ("anthropic", [png(8)] * 101, "Too many images in request: 101 > 100"),
+        ("anthropic", [png(2100)] * 21, "exceed max allowed size: 2000 pixels"),
+        ("anthropic", [png(8001)], "exceed max allowed size: 8000 pixels"),
+        ("anthropic", [b"x" * (4 * 1024 * 1024)], "image exceeds 5 MB maximum"),
+        ("gemini", [b"x" * (16 * 1024 * 1024)], "Request payload size exceeds the limit: 20971520 bytes"),
+        ("openai", [png(8)] * 501, "Too many images in request: 501 > 500"),
+    ],
+    ids=[
+        "anthropic-count",
+        "anthropic-many-large",
+        "anthropic-side",
+        "anthropic-base64",
+        "gemini-payload",
+        "openai-count",
+    ],
+)
+def test_the_stand_ins_refuse_images_beyond_each_providers_limits(
+    standin: StandIn, wire: str, images: list[bytes], refused: str
+) -> None:
+    protocol = OpenAIChat() if wire == "openai" else WIRES[wire].protocol()
+    server = standin(protocol)
+    path = {"anthropic": "/v1/messages", "gemini": f"/v1beta/models/{MODEL}:generateContent"}.get(
+        wire, "/v1/chat/completions"
+    )
+    answered = httpx.post(server.url + path, json=image_body(wire, images), timeout=60)
+    assert answered.status_code == 400 and refused in answered.text
+    assert httpx.post(server.url + path, json=image_body(wire, [png(8)]), timeout=60).is_success  # within
+
+
+def test_a_request_beyond_anthropics_many_images_rule_is_refused_before_it_is_sent(
+    anthropic: Setup, tmp_path: Path
+) -> None:
+    """Over 20 images, 2000 px a side at most: 21 panels at 2100 px are refused here, in one line,
+    and at the default 1024 px the stand-in, which refuses what the API refuses, takes them."""
+    panel = tmp_path / "panel.png"
+    panel.write_bytes(png(2100))
+    with pytest.raises(AgentCallError, match=r"at most 2000 px a side in a request of more than 20 images"):
+        ask(anthropic.agent(image_max_side=2100), "Sort them.", *[panel] * 21)
+    assert anthropic.requests() == []
+    reply = ask(anthropic.agent(), "Sort them.", *[panel] * 21)
+    assert reply.text and len(anthropic.requests()) == 1
+
+
+def test_a_gemini_request_over_its_20_mb_payload_is_refused_before_it_is_sent(
+    gemini: Setup, tmp_path: Path
+) -> None:
+    """Four 4.3 MB noise images, each within Gemini's 7 MB, are 23 MB together in base64."""
+    noise = Image.frombytes("RGB", (1200, 1200), random.Random(7).randbytes(1200 * 1200 * 3))
+    noise.save(big := tmp_path / "noise.png")
+    with pytest.raises(AgentCallError, match=r"at most 20971520 bytes of images per request in base64"):
+        ask(gemini.agent(image_max_side=0), "Compare them.", *[big] * 4)
+    assert gemini.requests() == []
 
 
 def test_gemini_sends_no_temperature_unless_one_is_set(gemini: Setup) -> None:

@@ -27,9 +27,9 @@ from datasets_io.fetching import sha256_of
 from datasets_io.problem import Concept
 from datasets_io.store import STORE_FILE, ResultsStore
 from tests.cli import run_bongard
+from tests.hoi_releases import make_record, write_split
 from tests.standins.protocols import RawFileHost
 from tests.standins.server import StandInServer
-from tests.test_loader_hoi import make_record, write_split
 
 CLASSIC = SOURCES["bongard-classic"]
 

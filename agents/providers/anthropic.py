@@ -48,7 +48,15 @@ PROVIDER = Provider(
     requires=("langchain_anthropic",),
     extra="anthropic",
     key_env=("ANTHROPIC_API_KEY",),
-    image_limits=ImageLimits(max_images=100, max_bytes_per_image=5 * 1024 * 1024, counts_base64=True),
+    # Anthropic's vision guide: 100 images a request, 5 MB each as sent, 8000 px a side, and 2000 px
+    # a side where a request has more than 20
+    image_limits=ImageLimits(
+        max_images=100,
+        max_bytes_per_image=5 * 1024 * 1024,
+        counts_base64=True,
+        max_side=8000,
+        many_images=(20, 2000),
+    ),
     rate_limits=RateLimits(concurrency=8),
     structured_method="function_calling",
 )

@@ -44,7 +44,10 @@ PROVIDER = Provider(
     requires=("langchain_google_genai",),
     extra="gemini",
     key_env=KEY_ENV,
-    image_limits=ImageLimits(max_images=3000, max_bytes_per_image=7 * 1024 * 1024),
+    # Gemini API: 3,000 images a prompt, 7 MB each inline, and a whole request of at most 20 MB
+    image_limits=ImageLimits(
+        max_images=3000, max_bytes_per_image=7 * 1024 * 1024, max_total_bytes=20 * 1024 * 1024
+    ),
     rate_limits=RateLimits(concurrency=8),
     structured_method="json_schema",
 )

@@ -11,7 +11,10 @@ from agents.images import ImageLimits
 from agents.limits import RateLimits
 from agents.provider import AgentParams, Provider
 
-OPENAI_IMAGE_LIMITS = ImageLimits(max_images=500, max_bytes_per_image=20 * 1024 * 1024)
+OPENAI_IMAGE_LIMITS = ImageLimits(
+    max_images=500, max_bytes_per_image=20 * 1024 * 1024, max_total_bytes=50 * 1024 * 1024
+)
+"""OpenAI's vision guide: 500 images a request, a payload of at most 50 MB."""
 ReasoningEffort = Literal["none", "minimal", "low", "medium", "high"]
 
 

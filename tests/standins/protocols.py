@@ -70,6 +70,64 @@ def _openai_refusal(body: Any) -> Reply | None:
     return None
 
 
+MB = 1024 * 1024
+
+
+def _blocks(body: Any, key: str = "messages", inner: str = "content") -> list[dict[str, Any]]:
+    """Every content block of a chat body (a message's string content has none)."""
+    return [
+        block
+        for message in body.get(key) or []
+        if isinstance(message.get(inner), list)
+        for block in message[inner]
+        if isinstance(block, dict)
+    ]
+
+
+def _openai_image_refusal(body: Any) -> Reply | None:
+    """OpenAI's vision limits: 500 images a request, a payload of 50 MB."""
+    urls = [b["image_url"]["url"] for b in _blocks(body) if b.get("type") == "image_url"]
+    problem = (
+        f"Too many images in request: {len(urls)} > 500."
+        if len(urls) > 500
+        else f"Request payload exceeds 50 MB: {size} bytes."
+        if (size := len(json.dumps(body))) > 50 * MB
+        else None
+    )
+    if problem is None:
+        return None
+    return Reply(_json({"error": {"message": problem, "type": "invalid_request_error"}}), status=400)
+
+
+def _anthropic_image_error(body: Any) -> str | None:
+    """The Messages API's image limits: 100 a request, 5 MB each in base64, 8000 px a side, and
+    2000 px a side in a request of more than 20."""
+    images = [b["source"]["data"] for b in _blocks(body) if b.get("type") == "image"]
+    if len(images) > 100:
+        return f"messages: Too many images in request: {len(images)} > 100"
+    limit = 2000 if len(images) > 20 else 8000
+    for number, data in enumerate(images):
+        if len(data) > 5 * MB:
+            return f"image {number}: image exceeds 5 MB maximum: {len(data)} bytes > {5 * MB} bytes"
+        with Image.open(io.BytesIO(base64.b64decode(data))) as image:
+            if max(image.size) > limit:
+                return (
+                    f"image {number}: At least one of the image dimensions exceed max allowed size: "
+                    f"{limit} pixels"
+                )
+    return None
+
+
+def _gemini_request_error(body: Any) -> str | None:
+    """The Gemini API's limits: 3,600 images a prompt, a request of at most 20 MB."""
+    images = [part for part in _blocks(body, "contents", "parts") if "inlineData" in part]
+    if len(images) > 3600:
+        return f"Too many images: {len(images)} > 3600."
+    if (size := len(json.dumps(body))) > 20 * MB:
+        return f"Request payload size exceeds the limit: {20 * MB} bytes (got {size})."
+    return None
+
+
 REFUSAL_TEXT = "I'm sorry, I can't help with that."
 """What a stand-in's refusal says (OpenAI's `refusal` field)."""
 
@@ -95,7 +153,7 @@ class OpenAIChat:
         return method == "POST" and path.endswith("/chat/completions")
 
     def reply(self, path: str, body: Any, text: str, finish: str) -> Reply:
-        refused = _openai_refusal(body)
+        refused = _openai_refusal(body) or _openai_image_refusal(body)
         if refused is not None:
             return refused
         message: dict[str, Any] = {"role": "assistant", "content": text, "refusal": None}
@@ -142,6 +200,9 @@ class AnthropicMessages:
                 "`temperature` and `top_p` cannot both be specified for this model. Please use only one."
             )
             error = {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
+            return Reply(_json(error), status=400)
+        if (problem := _anthropic_image_error(body)) is not None:
+            error = {"type": "error", "error": {"type": "invalid_request_error", "message": problem}}
             return Reply(_json(error), status=400)
         choice = body.get("tool_choice") or {}
         content: list[dict[str, Any]] = []
@@ -198,6 +259,9 @@ class GeminiGenerateContent:
         return method == "POST" and re.fullmatch(pattern, urlsplit(path).path) is not None
 
     def reply(self, path: str, body: Any, text: str, finish: str) -> Reply:
+        if (problem := _gemini_request_error(body)) is not None:
+            error = {"code": 400, "message": problem, "status": "INVALID_ARGUMENT"}
+            return Reply(_json({"error": error}), status=400)
         usage = {
             "promptTokenCount": TOKENS_IN,
             "candidatesTokenCount": 0 if finish == "prompt_blocked" else TOKENS_OUT,
