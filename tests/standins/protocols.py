@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 from PIL import Image, ImageColor
 
 from datasets_io.records import StopKind
+from tests.standins.openai_body import body_problem
 from tests.standins.server import Fault, FaultPolicy, Reply, StandInServer
 
 TOKENS_IN = 11
@@ -84,6 +85,12 @@ def _blocks(body: Any, key: str = "messages", inner: str = "content") -> list[di
     ]
 
 
+def _openai_body_refusal(body: Any) -> Reply | None:
+    if (problem := body_problem(body)) is None:
+        return None
+    return Reply(_json({"error": {"message": problem, "type": "invalid_request_error"}}), status=400)
+
+
 def _openai_image_refusal(body: Any) -> Reply | None:
     """OpenAI's vision limits: 500 images a request, a payload of 50 MB."""
     urls = [b["image_url"]["url"] for b in _blocks(body) if b.get("type") == "image_url"]
@@ -138,7 +145,9 @@ class OpenAIChat:
 
     Finish forms (`StandInServer.finish_reason`): `stop`, `length`; `refusal` (the message's
     `refusal` field, no content, as structured outputs refuse); `content_filter` (no content).
-    `usage=False`: replies without usage, as some OpenAI-compatible servers send them."""
+    `usage=False`: replies without usage, as some OpenAI-compatible servers send them. Every body is
+    checked against the openai SDK's own request types (`tests/standins/openai_body.py`): a key
+    the API does not know, or a part of the wrong shape, is refused with its 400."""
 
     STOPS: ClassVar[Mapping[str, StopKind]] = {
         "length": "cut",
@@ -153,7 +162,7 @@ class OpenAIChat:
         return method == "POST" and path.endswith("/chat/completions")
 
     def reply(self, path: str, body: Any, text: str, finish: str) -> Reply:
-        refused = _openai_refusal(body) or _openai_image_refusal(body)
+        refused = _openai_body_refusal(body) or _openai_refusal(body) or _openai_image_refusal(body)
         if refused is not None:
             return refused
         message: dict[str, Any] = {"role": "assistant", "content": text, "refusal": None}
