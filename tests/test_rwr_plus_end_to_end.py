@@ -1,15 +1,12 @@
 """D1S, D2S and CG end to end on two real problems, through the runner into a store.
 
-The offline perception agent writes the panel descriptions (a stand-in describer CG's, see
-`STANDIN_DESCRIBED`); the real llama.cpp
-server with Gemma 3 270M and the Similarity Classifier (MiniLM over the
-descriptions) reason over them without images. Gemma's answers are nonsense, so
-the tests check structure: calls, roles, images, stored answers, reuse of one
-describer's descriptions by two reasoners, and the analyses. The LLM runs use
-classic problems (panels 5 and 11 held out), whose line drawings the perception
-agent describes in a few sentences; on Bongard-RWR photographs it finds many
-parts and writes descriptions long enough to fill Gemma's context slowly, so the
-real Bongard-RWR run goes to the Similarity Classifier.
+The panel descriptions are the offline perception agent's, or a stand-in describer's where Gemma
+reads them (`STANDIN_DESCRIBED`); the real llama.cpp server with Gemma 3 270M and the Similarity
+Classifier (MiniLM over the descriptions) reason over them without images. Gemma's answers are
+nonsense, so the tests check structure: calls, roles, images, stored answers, reuse of one
+describer's descriptions by two reasoners, and the analyses. The runs use classic problems
+(panels 5 and 11 held out); on Bongard-RWR photographs the perception agent finds many parts and
+writes long descriptions, which the Similarity Classifier reads.
 """
 
 from __future__ import annotations
@@ -27,8 +24,7 @@ from tests.standins.server import StandInServer
 from tests.stored_runs import Stored, run_into_store
 
 PROBLEMS = ["6"]
-"""One problem: each LLM call reads 12 descriptions, about 7,200 tokens, some 25 s of Gemma's prompt
-processing on two cores; the structure checked is per problem (the Bongard-RWR run below takes two)."""
+"""One problem: the structure checked is per problem (the Bongard-RWR run below takes two)."""
 PERCEPTION, LLAMA, SIMILARITY = "perception", "llamacpp:gemma3-270m", "similarity"
 REASONER = {
     "description-to-side": LLAMA,
@@ -38,12 +34,11 @@ REASONER = {
 """Gemma classifies D1S's test descriptions and writes CG's concepts; the Similarity Classifier
 reasons over D2S's, whose one call over both test descriptions is checked on its recorded requests
 in tests/test_strategies_rwr_plus_text.py."""
-STANDIN_DESCRIBED = {"concept-generation"}
-"""Gemma reads the perception agent's descriptions in D1S's test (a problem's twelve, about half a
-minute of prompt on one core; the test of two reasoners below asks it D1S's again, which its server
-answers from the prompt it keeps). CG's are written by a stand-in describer in a few words each:
-what its test checks is the path from descriptions to Gemma's concepts and the store, and another
-half minute of Gemma reading measurements would check nothing more."""
+STANDIN_DESCRIBED = {"description-to-side", "concept-generation"}
+"""The descriptions Gemma reads here are a stand-in describer's, a few words each: what these tests
+check is the path from descriptions to Gemma's answers and the store. Gemma reading the perception
+agent's twelve measured descriptions (some 7,200 tokens, 45 s of prompt on one core) is the
+componential analysis in tests/test_paradigms_end_to_end.py; D2S's are the perception agent's."""
 DESCRIBED = {"description-to-side": 12, "descriptions-to-sides": 12, "concept-generation": 10}
 """Panels described per problem: 5 + 5 context panels (classic, panels 5 and 11 held out), and the tests."""
 
@@ -93,9 +88,10 @@ def test_describer_then_text_reasoner_into_the_store(
 
 
 def test_one_describers_descriptions_reasoned_over_by_two_reasoners(
-    module_home: Path, shared_data: Path
+    module_home: Path, shared_data: Path, server: StandInServer
 ) -> None:
-    described = run("description-to-side", module_home, shared_data, LLAMA)
+    describer = f"openai-compatible:describer@{server.url}/v1"
+    described = run("description-to-side", module_home, shared_data, LLAMA, describer=describer)
     by_similarity = run(
         "description-to-side", module_home, shared_data, SIMILARITY, {"descriptions_from": described.run_id}
     )
@@ -110,7 +106,8 @@ def test_one_describers_descriptions_reasoned_over_by_two_reasoners(
         "analyze", "describers", described.run_id, by_similarity.run_id, "--home", module_home
     )
     assert result.returncode == 0, result.stderr
-    assert "perception" in result.stdout and SIMILARITY in result.stdout and LLAMA in result.stdout
+    assert "openai-compatible:describer" in result.stdout
+    assert SIMILARITY in result.stdout and LLAMA in result.stdout
 
 
 def test_concept_generation_from_the_sheet_is_scored_with_text_metrics(
