@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -13,6 +12,7 @@ import pytest
 
 from tests.builders import copy_classic_subset
 from tests.data_paths import SHARED_DATA_ENV, shared_data_dir
+from tests.ray_clusters import LOOPBACK_ONLY, loopback_cluster
 from tests.standins.protocols import OpenAIChat
 from tests.standins.server import Responder, StandIn, StandInServer, WireProtocol
 
@@ -25,6 +25,7 @@ thread. A llama.cpp server decoding with as many threads as cores while another 
 busy slows down about fivefold (measured: 43 s alone on one thread, 205 s on two beside a busy
 loop), its threads waiting on each other."""
 
+os.environ.setdefault(LOOPBACK_ONLY, "0")  # before any test imports Ray (tests/ray_clusters.py)
 if os.environ.get("PYTEST_XDIST_WORKER"):
     for variable, value in ONE_CORE_EACH.items():
         os.environ.setdefault(variable, value)
@@ -125,23 +126,5 @@ def classic(shared_data: Path) -> list[BongardProblem]:
 def cluster() -> Iterator[str]:
     """A real Ray cluster on 127.0.0.1: a head and two worker nodes, one CPU each, each its own
     raylet; this process is connected as a driver. Started once per module that asks (about 15 s)."""
-    with pytest.MonkeyPatch.context() as patch:
-        # Ray's own switch to keep every address on the loopback: otherwise it rewrites 127.0.0.1
-        # to the host's address, where a loopback-bound head does not answer.
-        patch.setenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-        ray = pytest.importorskip("ray")
-        from ray.cluster_utils import Cluster
-
-        nodes = Cluster(
-            initialize_head=True,
-            head_node_args={"num_cpus": 1, "node_ip_address": "127.0.0.1", "include_dashboard": False},
-        )
-        for _ in range(2):
-            nodes.add_node(num_cpus=1, node_ip_address="127.0.0.1")
-        nodes.wait_for_nodes()
-        ray.init(address=nodes.address, logging_level=logging.ERROR, log_to_driver=False)
-        try:
-            yield nodes.address
-        finally:
-            ray.shutdown()
-            nodes.shutdown()  # type: ignore[no-untyped-call]
+    with loopback_cluster({"num_cpus": 1}, [{"num_cpus": 1}] * 2) as address:
+        yield address

@@ -10,7 +10,6 @@ makes, the `CUDA_VISIBLE_DEVICES` Ray gave it, and each conversation it answered
 from __future__ import annotations
 
 import json
-import logging
 import os
 import sys
 from collections import Counter
@@ -23,6 +22,7 @@ import pytest
 from datasets_io.store import STORE_FILE, ResultsStore
 from graphs.runs.runner import ItemOutcome, RunConfig, start_run
 from tests.cli import run_bongard
+from tests.ray_clusters import loopback_cluster
 from tests.standins.vllm_package.vllm import RECORDS_ENV
 
 STAND_IN = Path(__file__).parent / "standins" / "vllm_package"
@@ -34,10 +34,6 @@ def records(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The records folder of a running cluster (head: 0 GPUs; nodes: 5 GPUs and 2 CPUs, 3 GPUs and
     1 CPU), this process connected to it as a driver, the stand-in on every process's path."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # every address on the loopback
-        ray = pytest.importorskip("ray")
-        from ray.cluster_utils import Cluster
-
         folder = tmp_path_factory.mktemp("engines")
         # The nodes' processes inherit this environment: their workers import the stand-in.
         patch.setenv(
@@ -45,24 +41,9 @@ def records(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         )
         patch.setenv(RECORDS_ENV, str(folder))
         patch.syspath_prepend(str(STAND_IN))  # the driver checks that vllm is installed
-        nodes = Cluster(
-            initialize_head=True,
-            head_node_args={
-                "num_cpus": 1,
-                "num_gpus": 0,
-                "node_ip_address": "127.0.0.1",
-                "include_dashboard": False,
-            },
-        )
-        nodes.add_node(num_cpus=2, num_gpus=5, node_ip_address="127.0.0.1")
-        nodes.add_node(num_cpus=1, num_gpus=3, node_ip_address="127.0.0.1")
-        nodes.wait_for_nodes()
-        ray.init(address=nodes.address, logging_level=logging.ERROR, log_to_driver=False)
-        try:
+        nodes = [{"num_cpus": 2, "num_gpus": 5}, {"num_cpus": 1, "num_gpus": 3}]
+        with loopback_cluster({"num_cpus": 1, "num_gpus": 0}, nodes):
             yield folder
-        finally:
-            ray.shutdown()
-            nodes.shutdown()  # type: ignore[no-untyped-call]
 
 
 @pytest.fixture
