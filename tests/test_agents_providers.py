@@ -347,12 +347,28 @@ def test_anthropic_structured_output_forces_a_tool(anthropic: Setup) -> None:
 
 
 def test_gemini_structured_output_uses_a_response_schema(gemini: Setup) -> None:
+    """As JSON Schema (`responseJsonSchema`), which takes what the OpenAPI subset of `responseSchema`
+    refuses (the stand-in refuses it there, as the API does: next test)."""
     config = _structured(gemini)["generationConfig"]
     assert config["responseMimeType"] == "application/json"
-    schema = config.get("responseJsonSchema") or config.get("responseSchema")
-    assert schema is not None, f"no response schema in {config}"
+    schema = config["responseJsonSchema"]
     assert schema["required"] == ["left", "right"]
     assert set(schema["properties"]) == {"left", "right"}
+
+
+def test_a_response_schema_outside_geminis_schema_message_is_refused_as_the_api_refuses_it(
+    standin: StandIn,
+) -> None:
+    server = standin(GeminiGenerateContent())
+    schema = {"type": "object", "properties": {"side": {"type": "string"}}, "additionalProperties": False}
+    url = f"{server.url}/v1beta/models/{MODEL}:generateContent"
+    contents = [{"role": "user", "parts": [{"text": "Which side?"}]}]
+    refused = httpx.post(url, json={"contents": contents, "generationConfig": {"responseSchema": schema}})
+    assert refused.status_code == 400
+    message = refused.json()["error"]["message"]
+    assert "Unknown name \"additionalProperties\" at 'generation_config.response_schema'" in message
+    taken = httpx.post(url, json={"contents": contents, "generationConfig": {"responseJsonSchema": schema}})
+    assert taken.is_success
 
 
 def test_ollama_structured_output_sends_the_schema_as_format(ollama: Setup) -> None:

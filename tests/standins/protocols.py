@@ -125,8 +125,33 @@ def _anthropic_image_error(body: Any) -> str | None:
     return None
 
 
+GEMINI_SCHEMA_FIELDS = frozenset((
+    "type", "format", "title", "description", "nullable", "enum", "maxItems", "minItems", "properties",
+    "required", "minProperties", "maxProperties", "minLength", "maxLength", "pattern", "example", "anyOf",
+    "propertyOrdering", "default", "items", "minimum", "maximum",
+))  # fmt: skip
+"""The fields of the API's `Schema` message, what `responseSchema` may hold (its OpenAPI subset);
+`responseJsonSchema` takes JSON Schema as it is."""
+
+
+def _gemini_schema_error(schema: Any, path: str = "generation_config.response_schema") -> str | None:
+    """The API's answer to a `responseSchema` naming a field its `Schema` message lacks."""
+    if isinstance(schema, list):
+        return next((e for s in schema if (e := _gemini_schema_error(s, path))), None)
+    if not isinstance(schema, dict):
+        return None
+    if unknown := sorted(set(schema) - GEMINI_SCHEMA_FIELDS):
+        return f"Invalid JSON payload received. Unknown name \"{unknown[0]}\" at '{path}': Cannot find field."
+    children = [*schema.get("properties", {}).values(), *schema.get("anyOf", [])]
+    children += [schema["items"]] if "items" in schema else []
+    return _gemini_schema_error(children, path)
+
+
 def _gemini_request_error(body: Any) -> str | None:
-    """The Gemini API's limits: 3,600 images a prompt, a request of at most 20 MB."""
+    """The Gemini API's limits: 3,600 images a prompt, a request of at most 20 MB; a `responseSchema`
+    outside its `Schema` message."""
+    if problem := _gemini_schema_error((body.get("generationConfig") or {}).get("responseSchema")):
+        return problem
     images = [part for part in _blocks(body, "contents", "parts") if "inlineData" in part]
     if len(images) > 3600:
         return f"Too many images: {len(images)} > 3600."
