@@ -105,13 +105,10 @@ class Source:
 @dataclass
 class Downloaded:
     path: Path
-    fetched: int
-    """Files and archives fetched and checked (not counting those found in the staging folder)."""
     recorded: list[str] = field(default_factory=list)
     """URLs whose SHA-256 was recorded by this download, their source publishing none."""
 
 
-WONDERLAND = "ml-research/bongard-in-wonderland"
 SOURCES = {
     "bongard-classic": Source(
         "bongard-classic",
@@ -140,7 +137,10 @@ SOURCES = {
         "high-resolution panels of Depeweg, Rothkopf & Jäkel (2024), cropped from their sheets as the "
         "repository's utils/crop_images.py does; read data/ as a data directory",
         files=RepositoryFiles(
-            WONDERLAND, "da94f708d5306664bb2b886415b2e148e7f2a08e", "", "bongard-wonderland"
+            "ml-research/bongard-in-wonderland",
+            "da94f708d5306664bb2b886415b2e148e7f2a08e",
+            "",
+            "bongard-wonderland",
         ),
         archives=(
             Archive(
@@ -203,7 +203,7 @@ def download(
     found = source(name)
     target = to / name
     if target.exists():
-        return Downloaded(target, 0)
+        return Downloaded(target)
     staging = to / f".{name}.partial"
     staging.mkdir(parents=True, exist_ok=True)
     recorded = RecordedChecksums(checksums or to / ".download-checksums.json")
@@ -239,7 +239,7 @@ def download(
             ) from None
     _unpack(found, staging)
     staging.rename(target)
-    return Downloaded(target, len(jobs), recorded.new)
+    return Downloaded(target, recorded.new)
 
 
 def _missing(found: Source, staging: Path, recorded: RecordedChecksums) -> list[tuple[str, Path, str | None]]:
