@@ -11,7 +11,6 @@ from __future__ import annotations
 import base64
 import json
 import re
-import socket
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +21,7 @@ from PIL import Image
 
 from tests.cli import run_bongard, run_bongard_process
 from tests.planted_secrets import PLANTED, files_containing
+from tests.ports import refused_port
 from tests.standins.protocols import OpenAIChat
 from tests.standins.server import Fault, StandIn, StandInServer
 
@@ -120,12 +120,11 @@ def test_exclude_drops_a_problem_from_the_run_for_good(
 
 
 def test_a_run_against_a_dead_server_stops_in_seconds_naming_it(classic_copy: Path, tmp_path: Path) -> None:
-    with socket.socket() as probe:  # a port nothing listens on
-        probe.bind(("127.0.0.1", 0))
-        url = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
-    started = time.monotonic()
-    ran = run_bongard_process(*run_args(url, classic_copy, tmp_path, "descriptive"), timeout=60)
-    took = time.monotonic() - started
+    with refused_port() as port:
+        url = f"http://127.0.0.1:{port}/v1"
+        started = time.monotonic()
+        ran = run_bongard_process(*run_args(url, classic_copy, tmp_path, "descriptive"), timeout=60)
+        took = time.monotonic() - started
     assert took < 30 and ran.returncode == EXIT_NONE_DONE, (took, ran.stderr)
     assert f"stopped: the first 5 requests to openai-compatible at {url} all failed (connection refused)" in (
         ran.stderr

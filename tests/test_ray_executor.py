@@ -15,7 +15,6 @@ import hashlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -31,6 +30,7 @@ from datasets_io.store import STORE_FILE, ResultsStore
 from graphs.runs.runner import ItemOutcome, RunConfig, start_run
 from tests.cli import run_bongard, run_bongard_process
 from tests.killed_runs import kill, start, wait_for
+from tests.ports import refused_port
 from tests.standins.server import StandIn, StandInServer
 
 PROBLEMS = "1-20"
@@ -259,16 +259,14 @@ def test_a_dead_endpoint_stops_a_ray_run_as_it_stops_a_local_one(
     cluster: str, shared_data: Path, tmp_path: Path
 ) -> None:
     """Run by a driver of its own with no address: a Ray instance of its own, beside the cluster."""
-    with socket.socket() as probe:  # a port nothing listens on
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    model = f"openai-compatible:solver@http://127.0.0.1:{port}/v1"
-    args = [
-        "run", "--strategy", "descriptive", "--model", model, "--dataset", "bongard-classic",
-        "-O", "holdout_test=true", "--data-dir", str(shared_data), "--problems", "1-2",
-        "--home", str(tmp_path), "--executor", "ray", "--workers", "2",
-    ]  # fmt: skip
-    stopped = run_bongard_process(*args, timeout=300)
+    with refused_port() as port:
+        model = f"openai-compatible:solver@http://127.0.0.1:{port}/v1"
+        args = [
+            "run", "--strategy", "descriptive", "--model", model, "--dataset", "bongard-classic",
+            "-O", "holdout_test=true", "--data-dir", str(shared_data), "--problems", "1-2",
+            "--home", str(tmp_path), "--executor", "ray", "--workers", "2",
+        ]  # fmt: skip
+        stopped = run_bongard_process(*args, timeout=300)
     assert "ray: 2 workers on 1 node" in stopped.stderr
     assert stopped.returncode == 4  # none done
     assert "stopped: the first 5 requests to openai-compatible" in stopped.stderr
