@@ -224,8 +224,8 @@ class ManagedAgent(BaseChatModel):
         )
 
     async def _call_model(self, prepared: list[BaseMessage], call: CallSpec, started: float) -> AgentReply:
-        schema = call.output_schema
-        if schema is not None and not self._constrains(schema):
+        schema, mode = call.output_schema, self._output_mode(call.output_schema)
+        if schema is not None and mode == "prompt":
             prepared = [*prepared, HumanMessage(content=schema_instructions(schema))]
         try:
             first = await self._attempt(prepared, call)
@@ -254,7 +254,7 @@ class ManagedAgent(BaseChatModel):
             parse_error=redact_value(last.parse_error),
             stop=None if stop is None else stop.kind,
             stop_reason=None if stop is None else redact(stop.reason),
-            output_mode=self._output_mode(call.output_schema),
+            output_mode=mode,
             usage=usage,
             cost_usd=self.price.cost(usage) if self.price is not None else None,  # None: unknown
             latency_s=time.monotonic() - started,

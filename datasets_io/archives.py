@@ -56,14 +56,15 @@ def unpack_wonderland_sheets(archive: Path, dataset: Path) -> None:
 
 
 def _cut_sheet(data: bytes, into: Path) -> None:
+    boxes = panel_boxes()
     with Image.open(io.BytesIO(data)) as sheet:
-        right, bottom = max(box[2] for box in panel_boxes()), max(box[3] for box in panel_boxes())
+        right, bottom = max(box[2] for box in boxes), max(box[3] for box in boxes)
         if sheet.width < right or sheet.height < bottom:
             raise ValueError(
                 f"sheet {into.name} is {sheet.width}x{sheet.height} px, smaller than {right}x{bottom}"
             )
         into.mkdir(parents=True, exist_ok=True)
-        for index, box in enumerate(panel_boxes()):
+        for index, box in enumerate(boxes):
             sheet.crop(box).save(into / f"{index}.png")
 
 

@@ -3,8 +3,8 @@
 A dataset is made of parts: files of a public repository at one commit, fetched one by one from
 GitHub's raw file host and each checked against the SHA-256 this toolkit ships for it
 (`data/downloads/NAME.json`, computed from the upstream files at that commit), and published
-archives (OSF, Zenodo), each checked against its shipped SHA-256 where one could be computed, else
-against the one recorded at its first download (said so then). Everything gathers in a staging
+archives (OSF, Zenodo), which publish no checksum we could compute, each checked against the SHA-256
+recorded at its first download (said so then). Everything gathers in a staging
 folder beside the target, archives are unpacked there, and the folder is renamed into place only
 when every part is there and checked: a cut, a refused connection or a wrong checksum leaves no
 half-written dataset, and running the same download again keeps what was checked and fetches the
@@ -71,17 +71,16 @@ class RepositoryFiles:
 
 @dataclass(frozen=True)
 class Archive:
-    """One published archive, unpacked into the dataset by `unpack(archive, dataset)`."""
+    """One published archive, unpacked into the dataset by `unpack(archive, dataset)`. Its source
+    publishes no checksum we could compute: its SHA-256 is recorded at the first download and
+    checked from then on."""
 
     url: str
     file_name: str
     unpack: Callable[[Path, Path], None]
-    sha256: str | None = None
-    """Shipped where it could be computed; else recorded at the first download, checked from then on."""
 
     def described(self) -> str:
-        checked = "its SHA-256 checked" if self.sha256 else "its SHA-256 recorded at the first download"
-        return f"{self.url} ({checked})"
+        return f"{self.url} (its SHA-256 recorded at the first download)"
 
 
 @dataclass(frozen=True)
@@ -250,7 +249,7 @@ def _missing(found: Source, staging: Path, recorded: RecordedChecksums) -> list[
             (found.files.url(path), staging / path, sha) for path, sha in found.files.manifest().items()
         ]
     for archive in found.archives:
-        expected = archive.sha256 or recorded.get(archive.url)
+        expected = recorded.get(archive.url)
         wanted.append((archive.url, staging / ARCHIVES / archive.file_name, expected))
     return [
         (url, path, sha)
