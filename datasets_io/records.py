@@ -26,6 +26,16 @@ ItemOutcome = Literal[
 solved; else why not: a call refused, blocked or cut off, a reply that did not parse, a wrong answer,
 or a free-form answer no judging has decided yet."""
 STOPPED_OUTCOMES: tuple[ItemOutcome, ...] = ("refused", "blocked", "cut off")
+
+
+def format_note(outcome: str, parse_status: str | None) -> str | None:
+    """What is shown beside a free-form answer's verdict, never as one, when its reply had no
+    `Left:`/`Right:` lines: judges decide it as written (an exactly scored reply that did not parse
+    has the outcome `format error` instead)."""
+    unparsed = parse_status == "failed" and outcome in ("solved", "wrong", "unjudged")
+    return "no Left:/Right: lines" if unparsed else None
+
+
 OutputMode = Literal["prompt", "schema", "strict"]
 """How a call's output schema was asked for: in the prompt only, as the backend's constrained output,
 or as OpenAI's strict structured output (the schema inside its strict subset)."""

@@ -25,7 +25,7 @@ from datasets_io.run_compatibility import model_label
 from datasets_io.store import ITEM_OUTCOME, ITEM_SCORED, ITEM_SOLVED, ResultsStore
 
 ITEMS_SQL = f"""
-SELECT i.run_id, i.problem, i.attempt, i.status,
+SELECT i.run_id, i.problem, i.attempt, i.status, i.parse_status,
        CASE WHEN {ITEM_SOLVED} THEN 1 ELSE 0 END AS solved,
        CASE WHEN {ITEM_SCORED} THEN 1 ELSE 0 END AS scored,
        {ITEM_OUTCOME} AS outcome,
@@ -95,21 +95,28 @@ def problems_frame(
 ) -> pd.DataFrame:
     """One row per (run, problem): solved by the counting's aggregate (1 or 0, or the share of
     solved attempts under `mean`), with tokens and cost summed and its attempts counted by why they
-    went unsolved (`UNSOLVED_COLUMNS`)."""
+    went unsolved (`UNSOLVED_COLUMNS`). A problem is scored when every attempt is; one with a failed
+    attempt is `failed`, outside n, and one not scored is solved by none."""
     for run_id in run_ids:
         counting.aggregate.check_attempts(run_id, int(store.run_config(run_id).get("attempts", 1)))
     items = items_frame(store, run_ids, counting)
-    items = items.assign(**{column: items["outcome"] == word for word, column in UNSOLVED_COLUMNS.items()})
+    items = items.assign(
+        failed=items["status"] == "failed",
+        **{column: items["outcome"] == word for word, column in UNSOLVED_COLUMNS.items()},
+    )
     grouped = items.groupby(["run_id", "problem"]).agg(
         attempts=("attempt", "count"), solved_attempts=("solved", "sum"), scored=("scored", "min"),
+        failed=("failed", "max"),
         tokens=("tokens", "sum"), **{column: (column, "sum") for column in UNSOLVED_COLUMNS.values()},
         cost_usd=("cost_usd", lambda c: None if c.isna().any() else float(c.sum())),
         judge_cost_usd=("judge_cost_usd", lambda c: None if c.isna().any() else float(c.sum())),
         images=("images", "sum"), images_right=("images_right", "sum"),
     ).reset_index()  # fmt: skip
     grouped["solved"] = [
-        counting.aggregate.solved(int(solved), int(attempts))
-        for solved, attempts in zip(grouped["solved_attempts"], grouped["attempts"], strict=True)
+        counting.aggregate.solved(int(solved), int(attempts)) if scored else 0
+        for solved, attempts, scored in zip(
+            grouped["solved_attempts"], grouped["attempts"], grouped["scored"], strict=True
+        )
     ]
     return grouped.merge(runs_frame(store, run_ids), on="run_id")
 
@@ -126,14 +133,15 @@ def wilson(successes: int, trials: int) -> tuple[float | None, float | None]:
 
 def comparison_table(problems: pd.DataFrame) -> pd.DataFrame:
     """Per strategy x model x dataset: problems, `n` of them scored (an unjudged free-form run has
-    none, and so no solved count, never 0), solved, accuracy with its 95% interval, image accuracy
-    with its interval, the attempts unsolved by format errors, refusals, blocks and cut-offs
-    (`UNSOLVED_COLUMNS`, counted apart from wrong answers; all of them count against accuracy),
+    none, and so no solved count, never 0), solved, `failed` problems (an attempt failed: outside
+    n), accuracy with its 95% interval, image accuracy with its interval, the attempts unsolved by
+    format errors, refusals, blocks and cut-offs (`UNSOLVED_COLUMNS`, counted apart from wrong
+    answers; all of them count against accuracy),
     tokens and cost: of solving (failed items' calls included), of judging, and their total, which
     `cost_per_solved_usd` divides."""
     table = problems.groupby(["strategy", "model", "dataset"]).agg(
         problems=("problem", "count"), n=("scored", "sum"), solved=("solved", "sum"),
-        **{column: (column, "sum") for column in UNSOLVED_COLUMNS.values()},
+        failed=("failed", "sum"), **{column: (column, "sum") for column in UNSOLVED_COLUMNS.values()},
         tokens=("tokens", "sum"),
         cost_usd=("cost_usd", lambda c: None if c.isna().any() else float(c.sum())),
         judge_cost_usd=("judge_cost_usd", lambda c: None if c.isna().any() else float(c.sum())),

@@ -57,6 +57,8 @@ def select_runs(
         retry = " --retry-errors" if summary.status == "failed" else ""
         resume = f"`{RESUME_HINT.format(run_id=run_id)}{retry}`"
         hint = "" if summary.status == "running" else f"; finish it with {resume}"
+        if summary.status == "failed" and not summary.retryable:
+            hint = "; its failures would repeat on a retry (the strategy refused them)"
         (incomplete if include_incomplete else left_out).append(f"{run_id} ({summary.status}, {done}{hint})")
         if include_incomplete:
             kept.append(run_id)

@@ -142,13 +142,28 @@ MIGRATIONS: Sequence[str] = (
     """
     ALTER TABLE calls ADD COLUMN output_mode TEXT;
     """,
+    # One scoring rule per strategy kind: an exactly scored reply that did not parse is wrong
+    # (`correct` 0), so the store no longer reads a format failure as a score, which made a free-form
+    # answer without `Left:`/`Right:` lines read wrong before any judge saw it. Free-form answers hold
+    # no `expected`; exactly scored ones always do.
+    """
+    UPDATE items SET correct = 0, answer = json_set(answer, '$.correct', json('false'))
+    WHERE status = 'done' AND correct IS NULL AND answer IS NOT NULL
+    AND json_extract(answer, '$.expected') <> '{}';
+    """,
+    # Whether retrying a failed item can help (a call that failed: the service may answer later; a
+    # panel that does not decode: once the file is fixed) or must fail the same way (an option or
+    # problem the strategy refuses); NULL for done items and failures stored before it was kept.
+    """
+    ALTER TABLE items ADD COLUMN retryable INTEGER;
+    """,
 )
 CALL_FIELDS = tuple(CallTrace.model_fields)
 """The `calls` columns that hold a `CallTrace`, in its field order."""
 JSON_CALL_FIELDS = {"images", "parsed"}
 ITEM_COLUMNS = (
     "run_id", "problem", "attempt", "status", "answer", "answer_text", "parse_status", "correct", "error",
-    "finished_at",
+    "finished_at", "retryable",
 )  # fmt: skip
 VERDICT_FIELDS = ("judge", "label", "raw_text", "input_tokens", "output_tokens", "cost_usd")
 
@@ -163,23 +178,26 @@ ITEM_SOLVED = f"""(i.correct = 1 OR EXISTS (
 """SQL for `items i`: a classification answer that is correct, or a free-form answer accepted by the
 judging named `:judging`, or when that is NULL by the run's latest (so judging again with a stricter
 judge can lower a score, not only raise it)."""
-ITEM_SCORED = f"""(i.status = 'failed' OR i.correct IS NOT NULL OR i.parse_status = 'failed' OR EXISTS (
+ITEM_SCORED = f"""(i.status = 'done' AND (i.correct IS NOT NULL OR EXISTS (
     SELECT 1 FROM decisions d
     WHERE d.run_id = i.run_id AND d.problem = i.problem AND d.attempt = i.attempt
-    AND d.judging || '@' || d.policy = COALESCE(:judging, {LATEST_JUDGING})))"""
-"""SQL for `items i`: the item has a score: a failure, an exactly scored answer, a reply that did
-not parse (a wrong answer), or a free-form answer the counting judging decided (an unjudged
-free-form answer is unscored, not wrong)."""
+    AND d.judging || '@' || d.policy = COALESCE(:judging, {LATEST_JUDGING}))))"""
+"""SQL for `items i`: the item has a score, by its strategy kind's one rule. An exactly scored
+answer scores itself (`correct`; a reply that did not parse is wrong); a free-form answer has a score
+only once the counting judging decided it, whatever its format. A failed item has none: it is
+counted apart, outside n."""
 ITEM_STOP = f"""(SELECT CASE {
     " ".join(f"WHEN SUM(c.stop = '{kind}') > 0 THEN '{STOP_WORDS[kind]}'" for kind in STOP_KINDS)
 } END
     FROM calls c WHERE c.run_id = i.run_id AND c.problem = i.problem AND c.attempt = i.attempt)"""
 """SQL for `items i`: the first of refused, blocked, cut off among its calls' stops; NULL for none."""
 ITEM_OUTCOME = f"""(CASE WHEN i.status = 'failed' THEN 'failed' WHEN {ITEM_SOLVED} THEN 'solved'
-    ELSE COALESCE({ITEM_STOP}, CASE WHEN i.parse_status = 'failed' THEN 'format error'
+    ELSE COALESCE({ITEM_STOP}, CASE WHEN i.parse_status = 'failed' AND i.correct = 0 THEN 'format error'
     WHEN {ITEM_SCORED} THEN 'wrong' ELSE 'unjudged' END) END)"""
 """SQL for `items i`: its `ItemOutcome`. An unsolved item a call of which was refused, blocked or cut
-off is counted as that, apart from format errors and wrong answers (it still counts as unsolved)."""
+off is counted as that, apart from format errors and wrong answers (it still counts as unsolved). A
+format error is an exactly scored reply that did not parse; a free-form answer's format is shown
+beside its verdict (`parse_status`), never as one."""
 SOLVED_ITEMS = f"""SELECT COUNT(*) FROM items i WHERE i.run_id = :run_id AND i.status = 'done'
     AND {ITEM_SOLVED}"""
 SCORED_ITEMS = f"""SELECT COUNT(*) FROM items i WHERE i.run_id = :run_id AND i.status = 'done'
@@ -258,13 +276,18 @@ class RunSummary:
     items: int
     done: int
     failed: int
+    """Items that failed: counted apart, outside `scored`."""
+    retryable: int
+    """Failed items a retry can help (`--retry-errors`); the others fail the same way again."""
     solved: int
     scored: int
-    """Done items with a score: exactly scored, unparseable, or decided by the latest judging. An
-    unjudged free-form answer has none, so a run nobody judged has `solved` 0 of `scored` 0."""
+    """Done items with a score: exactly scored (an unparseable reply is wrong), or free-form and
+    decided by the latest judging. An unjudged free-form answer has none, so a run nobody judged has
+    `solved` 0 of `scored` 0."""
     format_errors: int
-    """Done items whose reply did not parse (and no call stopped short): wrong answers, counted apart
-    so a reader sees why."""
+    """Done, exactly scored items whose reply did not parse (and no call stopped short): wrong
+    answers, counted apart so a reader sees why. A free-form answer without `Left:`/`Right:` lines is
+    not one: judges decide it."""
     stopped: dict[str, int]
     """Unsolved items by why a call stopped short (`refused`, `blocked`, `cut off`), counted apart
     from format errors and wrong answers: only the kinds that occurred."""
@@ -422,9 +445,11 @@ class ResultsStore:
         answer: Answer | None,
         error: str | None,
         failed_trace: Sequence[CallTrace] = (),
+        retryable: bool = True,
     ) -> None:
         """One item and its calls, in one transaction: the answer without its trace, the trace as rows
-        (for a failed item, the calls it made before failing: they were paid for)."""
+        (for a failed item, the calls it made before failing: they were paid for, and whether a
+        retry can help)."""
         with self.transaction() as db:
             db.execute(
                 "DELETE FROM calls WHERE run_id = ? AND problem = ? AND attempt = ?",
@@ -443,6 +468,7 @@ class ResultsStore:
                     None if answer is None or answer.correct is None else int(answer.correct),
                     error,
                     time.time(),
+                    None if not error else int(retryable),
                 ),
             )
             db.executemany(
@@ -617,9 +643,9 @@ class ResultsStore:
             created, finished, config, planned, owner = db.execute(
                 "SELECT created_at, finished_at, config, planned, owner FROM runs WHERE id = ?", (run_id,)
             ).fetchone()
-            items, done, failed = db.execute(
-                "SELECT COUNT(*), COALESCE(SUM(status = 'done'), 0), COALESCE(SUM(status = 'failed'), 0) "
-                "FROM items WHERE run_id = ?",
+            items, done, failed, retryable = db.execute(
+                "SELECT COUNT(*), COALESCE(SUM(status = 'done'), 0), COALESCE(SUM(status = 'failed'), 0), "
+                "COALESCE(SUM(status = 'failed' AND COALESCE(retryable, 1)), 0) FROM items WHERE run_id = ?",
                 (run_id,),
             ).fetchone()
             solved = db.execute(SOLVED_ITEMS, {"run_id": run_id, "judging": None}).fetchone()[0]
@@ -652,6 +678,7 @@ class ResultsStore:
             items=items,
             done=done,
             failed=failed,
+            retryable=retryable,
             solved=solved,
             scored=scored,
             format_errors=int(outcomes.get("format error", 0)),

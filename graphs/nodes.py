@@ -344,13 +344,13 @@ def label_answer(
     reply: AgentReply, field: str, label: int | str, expected_as: str = "label", **details: Any
 ) -> AnswerParts:
     """A chosen label (the reply's `field`) scored exactly against the true one (kept in
-    `expected` under `expected_as`)."""
+    `expected` under `expected_as`); a reply with no label is wrong, its format error counted apart."""
     chosen = reply.parsed[field] if reply.parsed else None
     return AnswerParts(
         text=reply.text,
         label=chosen,
         expected={expected_as: label},
-        correct=None if chosen is None else chosen == label,
+        correct=chosen is not None and chosen == label,
         parse_status=reply.parse_status,
         parse_error=reply.parse_error,
         details=details,

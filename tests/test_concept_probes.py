@@ -130,6 +130,9 @@ def test_a_published_probe_that_is_missing_is_named(
     )  # fmt: skip
     assert "no concept_prompt_3.txt for bongard-classic/3" in result.stdout + result.stderr
     assert not list(server.model_requests())
+    # The probes folder is a stored option: a retry would fail the same way, so none is offered.
+    assert "--retry-errors" not in result.stdout
+    assert "1 failed item(s) would fail the same way again" in result.stdout
 
 
 def test_a_kept_probe_is_read_by_another_process_instead_of_written_again(tmp_path: Path) -> None:

@@ -92,7 +92,7 @@ def test_an_unjudged_run_reads_unjudged_never_zero_and_every_rate_has_n_and_inte
     )  # fmt: skip
     assert ran.returncode == 0, ran.stderr
     table = " ".join(ran.stdout.split())
-    assert "│ 4 │ 0 │ unjudged │ - │" in table  # 4 problems, none scored: no solved count, no rate
+    assert "│ 4 │ 0 │ unjudged │ 0 │ - │" in table  # 4 problems, none scored or failed: no rate
     assert "4/4 items done, 0 failed, unjudged, 0 format errors" in " ".join(ran.stdout.split())
     assert "│ unjudged │" in run_bongard("runs", "list", *home).stdout
 

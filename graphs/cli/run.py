@@ -511,6 +511,7 @@ RESULT_COLUMNS = {
     "problems": "problems",
     "n": "n (scored)",
     "solved": "solved",
+    "failed": "failed (outside n)",
     "accuracy": "accuracy (solved / n) [95% CI]",
     "image_accuracy": "image accuracy (test images right / test images) [95% CI]",
 }
@@ -545,13 +546,17 @@ def _print_summary(summary: RunSummary, home: Path | None) -> None:
         f"{summary.tokens} tokens, cost {_dollars(summary.cost_usd)}{judged}"
     )
     resume, retry = (_resume_command(summary.id, home, retry) for retry in (False, True))
-    failed = f"the {summary.failed} failed item{'s' if summary.failed > 1 else ''}"
     if summary.status == "interrupted":
+        console.print(f"resume with `{resume}`")
+    if summary.retryable:
+        items = f"{summary.retryable} failed item{'s' if summary.retryable > 1 else ''}"
+        console.print(f"`{retry}` retries the {items} a retry can help")
+    if summary.failed > summary.retryable:
         console.print(
-            f"resume with `{resume}`" + (f"; `{retry}` retries {failed} too" if summary.failed else "")
+            f"{summary.failed - summary.retryable} failed item(s) would fail the same way again: the "
+            "strategy refused the run's stored options or the problem (see the errors above); "
+            "start a new run with other options"
         )
-    elif summary.status == "failed":
-        console.print(f"resume with `{retry}` to retry {failed}")
 
 
 def _resume_command(run_id: str, home: Path | None, retry: bool = False) -> str:

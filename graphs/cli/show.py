@@ -34,6 +34,7 @@ def show(
     """A run's answers and verdicts; with PROBLEM, its answer, true concept, judges and calls."""
     from datasets_io.counting import Counting
     from datasets_io.images import natural_key
+    from datasets_io.records import format_note
     from datasets_io.report import items_frame
 
     store = open_store(home)
@@ -47,7 +48,9 @@ def show(
             item = (str(row.problem), int(row.attempt))
             answer = answers.get(item)
             text = errors.get(item, "") if answer is None else " ".join(answer.text.strip().splitlines()[:1])
-            table.add_row(escape(item[0]), str(item[1]), str(row.outcome), escape(text[:PREVIEW]))
+            note = format_note(str(row.outcome), row.parse_status)
+            outcome = f"{row.outcome} ({note})" if note else str(row.outcome)
+            table.add_row(escape(item[0]), str(item[1]), escape(outcome), escape(text[:PREVIEW]))
         console.print(table)
         return
     key = problem if "/" in problem else f"{store.run_config(resolved)['dataset']}/{problem}"

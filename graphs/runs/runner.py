@@ -350,13 +350,25 @@ class Runner:
             if isinstance(error, DatasetError):  # a panel that does not decode: name where it is
                 error = error.located(dataset=problem.dataset, problem_id=problem.id)
             trace = await checkpointed_trace(checkpoints, self.config.strategy, thread) + unfinished
-            return SolvedItem(problem=problem.key, attempt=attempt, error=str(error), failed_trace=trace)
+            return SolvedItem(
+                problem=problem.key,
+                attempt=attempt,
+                error=str(error),
+                failed_trace=trace,
+                retryable=not isinstance(error, StrategyError),
+            )
         return SolvedItem(problem=problem.key, attempt=attempt, answer=answer)
 
     def save_solved(self, run_id: str, solved: SolvedItem) -> ItemOutcome:
         """Store a solved item with its calls, in one transaction; what it cost."""
         self.store.save_item(
-            run_id, solved.problem, solved.attempt, solved.answer, solved.error, solved.failed_trace
+            run_id,
+            solved.problem,
+            solved.attempt,
+            solved.answer,
+            solved.error,
+            solved.failed_trace,
+            retryable=solved.retryable,
         )
         trace = solved.answer.trace if solved.answer is not None else solved.failed_trace
         return ItemOutcome(
@@ -417,6 +429,9 @@ class SolvedItem(BaseModel):
     answer: Answer | None = None
     error: str | None = None
     failed_trace: list[CallTrace] = Field(default_factory=list)
+    retryable: bool = True
+    """Whether retrying can help: a call that failed may succeed later, a panel that does not decode
+    once the file is fixed; an option or problem the strategy refuses fails the same way again."""
 
 
 def spent(trace: Sequence[CallTrace]) -> dict[str, Any]:

@@ -234,7 +234,7 @@ def choice_answer(reply: AgentReply, inputs: ChoiceInputs) -> AnswerParts:
         text=reply.text,
         label=chosen,
         expected={"label": label},
-        correct=None if chosen is None else chosen in inputs["accepted"],
+        correct=chosen is not None and chosen in inputs["accepted"],
         parse_status=reply.parse_status,
         parse_error=reply.parse_error,
         details=details,

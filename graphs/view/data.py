@@ -23,7 +23,15 @@ from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
 from datasets_io.errors import BongardError
 from datasets_io.images import natural_key
-from datasets_io.records import STOPPED_OUTCOMES, Answer, CallTrace, ItemOutcome, Verdict, VerdictLabel
+from datasets_io.records import (
+    STOPPED_OUTCOMES,
+    Answer,
+    CallTrace,
+    ItemOutcome,
+    Verdict,
+    VerdictLabel,
+    format_note,
+)
 from datasets_io.store import (
     ITEM_OUTCOME,
     MIGRATIONS,
@@ -268,8 +276,10 @@ class ItemRow:
     @property
     def note(self) -> str | None:
         """Why a wrong item is wrong where that is more than a wrong answer: a format error, or a
-        call refused, blocked or cut off."""
-        return None if self.outcome in ("solved", "wrong", "unjudged", "failed") else self.outcome
+        call refused, blocked or cut off; beside a free-form verdict, a reply without rule lines."""
+        if self.outcome in ("solved", "wrong", "unjudged", "failed"):
+            return format_note(self.outcome, self.parse_status)
+        return self.outcome
 
     def shown(self, show: Shown) -> bool:
         return (
@@ -510,26 +520,21 @@ ProblemVerdict = Literal["solved", "wrong", "unjudged", "failed"]
 
 def problem_verdicts(store: ResultsStore, run_ids: Sequence[str]) -> dict[str, dict[str, ProblemVerdict]]:
     """Problem -> run -> its verdict there, counted as the comparison table counts it (the majority
-    of attempts); problems in natural order."""
+    of attempts; failed where an attempt failed); problems in natural order."""
     from datasets_io.report import problems_frame
 
     problems = problems_frame(store, list(run_ids))
-    marks = ", ".join("?" * len(run_ids))
-    with store.reading() as db:
-        failed = {
-            (str(run_id), str(problem)): bool(all_failed)
-            for run_id, problem, all_failed in db.execute(
-                f"SELECT run_id, problem, MIN(status = 'failed') FROM items WHERE run_id IN ({marks}) "
-                "GROUP BY run_id, problem",
-                list(run_ids),
-            )
-        }
     table: dict[str, dict[str, ProblemVerdict]] = {}
-    for run_id, problem, solved, scored in zip(
-        problems["run_id"], problems["problem"], problems["solved"], problems["scored"], strict=True
+    for run_id, problem, solved, scored, failed in zip(
+        problems["run_id"],
+        problems["problem"],
+        problems["solved"],
+        problems["scored"],
+        problems["failed"],
+        strict=True,
     ):
         verdict: ProblemVerdict
-        if failed.get((run_id, problem)):
+        if failed:
             verdict = "failed"
         elif float(solved) > 0:
             verdict = "solved"
