@@ -23,7 +23,7 @@ GAP = " [...] "
 ANGLE_RUN = re.compile(r"<{2,}|>{2,}")
 
 
-def _visible(text: str) -> str:
+def visible(text: str) -> str:
     """`text` as a reader sees it: compatibility forms folded, invisible format characters dropped."""
     folded = unicodedata.normalize("NFKC", text)
     return "".join(char for char in folded if unicodedata.category(char) != "Cf")
@@ -36,7 +36,7 @@ def _escaped(char: str) -> str:
 
 def as_data(text: str) -> str:
     """One JSON string holding `text` as seen, with no line break and no fence marker in it."""
-    quoted = json.dumps(_visible(text), ensure_ascii=False)
+    quoted = json.dumps(visible(text), ensure_ascii=False)
     one_line = "".join(_escaped(char) for char in quoted)
     return ANGLE_RUN.sub(lambda run: " ".join(run.group()), one_line)
 

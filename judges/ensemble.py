@@ -26,9 +26,16 @@ class Judge(Protocol):
 
 class JudgeEnsemble:
     def __init__(self, judges: Sequence[Judge], policy: str | None = None) -> None:
-        """`policy` None: `vote:2`, as the case study, or a lone judge's own verdict."""
+        """`policy` None: `vote:2`, as the case study, or a lone judge's own verdict. A judge named
+        twice is refused: counted twice, one judge could meet `vote:2` alone."""
         if not judges:
             raise JudgeError("an ensemble needs at least one judge")
+        names = [judge.name for judge in judges]
+        if twice := sorted({name for name in names if names.count(name) > 1}):
+            raise JudgeError(
+                f"judge {', '.join(twice)} is named twice: each judge votes once (one judge could meet "
+                "a vote alone); name each judge once"
+            )
         self.judges = list(judges)
         self.policy = check_policy(policy or default_policy(len(judges)), len(judges))
 

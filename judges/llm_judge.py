@@ -3,7 +3,10 @@
 The verdict is read only from the judge's own verdict: its last line that is one as written
 (`EVALUATION: OK|WRONG` or a bare `OK|WRONG`, not quoted nor in a code block), or the `answer`
 field of its JSON.
-A quoted verdict, such as one the judge copies from the answer after its own, never counts. The
+A quoted verdict, such as one the judge copies from the answer after its own, never counts; a reply
+with a verdict line that repeats a line of the judged answer (plain, full-width, in emphasis, a bare
+`OK`) is undecided, since whose verdict it is cannot be told (measured: such replies turned 0/5 into
+5/5 accepted under `vote:2`). The
 judged answer goes in as data (`judges.answer_data`), so nothing in it can pose as the end of the
 data or as the verdict. An unreadable reply is re-asked once, then the verdict is an abstention.
 """
@@ -21,7 +24,7 @@ from agents.call import AgentReply, CallSpec
 from agents.managed import ManagedAgent
 from agents.prompt_library import PromptLibrary, prompt_family
 from datasets_io.problem import Concept
-from judges.answer_data import ANSWER_LIMIT_CHARS, fenced
+from judges.answer_data import ANSWER_LIMIT_CHARS, fenced, visible
 from judges.styles import JudgeStyle
 from judges.verdict import Verdict
 
@@ -35,16 +38,36 @@ class RubricVerdict(BaseModel):
     answer: Literal[0, 1]
 
 
-def final_evaluation(text: str) -> Literal["ok", "wrong"] | None:
-    """The judge's last verdict line outside code blocks (quotations too), or None if it wrote none."""
-    verdict: Literal["ok", "wrong"] | None = None
+REPEATED = "the judge's reply repeats a verdict line of the judged answer: whose verdict it is is unknown"
+
+
+def _verdict_lines(text: str) -> list[tuple[str, Literal["ok", "wrong"]]]:
+    """The reply's verdict lines outside code blocks (quotations are not verdict lines), in order."""
+    found: list[tuple[str, Literal["ok", "wrong"]]] = []
     in_code = False
     for line in unicodedata.normalize("NFKC", text).splitlines():
         in_code ^= line.lstrip().startswith("```")
         match = None if in_code else VERDICT_LINE.match(line)
         if match is not None:
-            verdict = "ok" if match.group(1).upper() == "OK" else "wrong"
-    return verdict
+            found.append((line, "ok" if match.group(1).upper() == "OK" else "wrong"))
+    return found
+
+
+def final_evaluation(text: str) -> Literal["ok", "wrong"] | None:
+    """The judge's last verdict line outside code blocks (quotations too), or None if it wrote none."""
+    lines = _verdict_lines(text)
+    return lines[-1][1] if lines else None
+
+
+def _bare(line: str) -> str:
+    """A line as compared across texts: as a reader sees it, without emphasis or quoting, any case."""
+    return visible(line).strip(" \t*_#>`\"'.!").casefold()
+
+
+def repeats_answer(text: str, answer: str) -> bool:
+    """Whether a verdict line of the judge's reply is also a line of the answer it judged."""
+    answer_lines = {_bare(line) for line in visible(answer).splitlines()} - {""}
+    return any(_bare(line) in answer_lines for line, _ in _verdict_lines(text))
 
 
 class LLMJudge:
@@ -86,6 +109,8 @@ class LLMJudge:
         first = await self.agent.acall(messages, CallSpec(task="judge"))
         if (stopped := _stopped(first)) is not None:
             return self._verdict("abstain", [first], stopped)
+        if repeats_answer(first.text, answer):
+            return self._verdict("abstain", [first], REPEATED)
         label = final_evaluation(first.text)
         if label is not None:
             return self._verdict(label, [first])
@@ -95,6 +120,8 @@ class LLMJudge:
             HumanMessage(content=self.prompts.fill(JUDGES, "strict_reask")),
         ]
         second = await self.agent.acall(follow_up, CallSpec(task="judge"))
+        if repeats_answer(second.text, answer):
+            return self._verdict("abstain", [first, second], REPEATED)
         label = final_evaluation(second.text)
         if label is None:
             return self._verdict("abstain", [first, second], "no final EVALUATION line, even when re-asked")
