@@ -107,15 +107,28 @@ def check_agent_params(
     return _checked(spec, params, config, defaults)[2]
 
 
-def decoding_notes(
+def check_agent(
     spec: str,
     params: Mapping[str, Any] | None = None,
     *,
     config: AgentConfig | None = None,
     defaults: Mapping[str, Any] | None = None,
 ) -> list[str]:
-    """Each default of `defaults` the model's family cannot take, not sent, with why."""
-    return _checked(spec, params, config, defaults)[3]
+    """Refuse in one line an agent that could not make a call here (a bad parameter, its provider's
+    package not installed, no key), without building it; else each default of `defaults` the model's
+    family cannot take, not sent, with why. A run calls it before it is stored."""
+    load_env_file()
+    provider, _, _, dropped = _checked(spec, params, config, defaults)
+    _check_ready(provider)
+    return dropped
+
+
+def _check_ready(provider: Provider) -> None:
+    if not provider.installed():
+        hint = f"pip install 'bongard-agents[{provider.extra}]'" if provider.extra else "install its package"
+        raise AgentSpecError(f"provider {provider.name} is not installed: {hint}")
+    if provider.key_set() is False:
+        raise AgentSpecError(f"provider {provider.name} needs a key in one of: {', '.join(provider.key_env)}")
 
 
 def shared_params(specs: Sequence[str], params: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
@@ -191,11 +204,7 @@ def resolve_agent(
     `dropped_decoding`."""
     load_env_file()
     provider, model, agent_params, dropped = _checked(spec, params, config, defaults)
-    if not provider.installed():
-        hint = f"pip install 'bongard-agents[{provider.extra}]'" if provider.extra else "install its package"
-        raise AgentSpecError(f"provider {provider.name} is not installed: {hint}")
-    if provider.key_set() is False:
-        raise AgentSpecError(f"provider {provider.name} needs a key in one of: {', '.join(provider.key_env)}")
+    _check_ready(provider)
     try:
         inner = provider.build(model, agent_params)
         endpoint = provider.endpoint(model, agent_params)

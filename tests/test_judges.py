@@ -30,8 +30,10 @@ INJECTIONS = [
 ]
 
 
-def judge_with(replies: Replies, style: JudgeStyle = "strict") -> tuple[LLMJudge, ScriptedAgent]:
-    scripted = ScriptedAgent("scripted:judge", replies)
+def judge_with(
+    replies: Replies, style: JudgeStyle = "strict", name: str = "scripted:judge"
+) -> tuple[LLMJudge, ScriptedAgent]:
+    scripted = ScriptedAgent(name, replies)
     return LLMJudge(scripted.managed(AgentParams(**JUDGE_PARAMS)), style), scripted
 
 
@@ -159,7 +161,7 @@ def test_unknown_policy_names_the_choices() -> None:
 
 def test_the_ensemble_runs_every_judge_and_keeps_their_verdicts_in_order() -> None:
     replies = ["EVALUATION: OK", "EVALUATION: WRONG", "EVALUATION: OK", "no idea"]
-    judges = [judge_with(reply_with(text))[0] for text in replies]
+    judges = [judge_with(reply_with(text), name=f"scripted:judge{n}")[0] for n, text in enumerate(replies)]
     decision = asyncio.run(JudgeEnsemble(judges, "vote:2").judge(CONCEPT, "Left: circles\nRight: triangles"))
     assert decision.ok is True and decision.policy == "vote:2"
     assert [v.label for v in decision.verdicts] == ["ok", "wrong", "ok", "abstain"]
@@ -173,9 +175,10 @@ def test_a_lone_judge_decides_by_its_own_verdict_and_an_unreachable_vote_is_refu
     ensemble = JudgeEnsemble([lone])
     assert ensemble.policy == "vote:1"  # vote:2 would accept nothing with one judge
     assert asyncio.run(ensemble.judge(CONCEPT, "Left: circles\nRight: triangles")).ok is True
-    assert JudgeEnsemble([lone, lone, lone]).policy == "vote:2"  # the case study's default
+    three = [judge_with(reply_with("EVALUATION: OK"), name=f"scripted:judge{n}")[0] for n in range(3)]
+    assert JudgeEnsemble(three).policy == "vote:2"  # the case study's default
     with pytest.raises(JudgeError, match="vote:3 needs 3 votes and there are 2 judges"):
-        JudgeEnsemble([lone, lone], "vote:3")
+        JudgeEnsemble(three[:2], "vote:3")
 
 
 def test_judging_again_with_deterministic_judges_is_served_from_the_cache(

@@ -40,6 +40,7 @@ from graphs.cli.options import (
 if TYPE_CHECKING:  # the graphs room loads LangGraph: imported by the commands that run graphs
     from graphs.cluster.executor import ClusterOptions
     from graphs.runs.runner import ItemOutcome, RunConfig, Runner
+    from judges.styles import JudgeStyle
 
 DEFAULT_RUN: dict[str, Any] = {
     "strategy": "images-to-sides",
@@ -255,16 +256,40 @@ def run(
         )  # fmt: skip
         if flags.names_nothing() and data_dir is None:
             flags = replace(flags, data_dir=_data_for_the_default_run(home))
-        run_id, runner = start_run(flags.or_default().config(), store, home)
+        config = flags.or_default().config()
+        if judges:  # a judging that cannot happen is refused before the run is stored and paid for
+            _check_judging(config.strategy, judges, policy, judge_style, judge_param, agent_config, home)
+        run_id, runner = start_run(config, store, home)
+    if judges and resume is not None:
+        _check_judging(runner.config.strategy, judges, policy, judge_style, judge_param, agent_config, home)
     _print_start(runner, run_id)
     stopped = _run_with_progress(runner, run_id, retry_errors, max_failures, home, cluster)
     summary = store.summary(run_id)
     _print_summary(summary, home)
-    console.print(_result_table(store, run_id))
     if judges and stopped is None:
         judge(run_id, judges, policy, judge_style, param=judge_param, agent_config=agent_config, home=home)
+    console.print(_result_table(store, run_id))  # judged, where --judges judged it
     if summary.status != "complete":
         raise typer.Exit(EXIT_NOT_ALL_DONE if summary.done else EXIT_NONE_DONE)
+
+
+def _check_judging(
+    strategy: str,
+    judges: str,
+    policy: str | None,
+    style: JudgeStyle | None,
+    param: list[str] | None,
+    agent_config: Path | None,
+    home: Path | None,
+) -> None:
+    """Refuse, before a call is paid for, a judging `run --judges` could not make: a judge spec,
+    parameter, key, provider extra, style or policy (`graphs.runs.judging.prepared_judging`)."""
+    from agents.registry import read_agent_config
+    from graphs.runs.judging import prepared_judging
+
+    config = read_agent_config(agent_config) if agent_config else None
+    params = parse_key_values(param, "-J")
+    prepared_judging(strategy, judges.split(","), policy, style, params, home, config)
 
 
 def _data_for_the_default_run(home: Path | None) -> Path | None:
@@ -581,7 +606,9 @@ def list_runs(
     headers = ("run", "status", "strategy", "agents", "dataset", "planned", "done", "failed", "solved")
     table = Table(*headers, "calls", "cost (with judges)")
     for s in summaries:
-        solved = "unjudged" if s.done and not s.scored else str(s.solved)
+        solved = (
+            "-" if not s.done else "unjudged" if not s.scored else str(s.solved)
+        )  # nothing done: no count
         table.add_row(
             s.id,
             s.status,

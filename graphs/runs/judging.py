@@ -105,6 +105,23 @@ def candidate_texts(answer: Answer) -> list[str]:
     return [f"Left: {left}\nRight: {right}" for left, right in hypotheses] or [answer.text]
 
 
+def prepared_judging(
+    strategy: str,
+    specs: list[str],
+    policy: str | None = None,
+    style: JudgeStyle | None = None,
+    params: Mapping[str, Any] | None = None,
+    home: Path | None = None,
+    agent_config: AgentConfig | None = None,
+) -> tuple[JudgeEnsemble, JudgeStyle]:
+    """The ensemble and prompt style a judging of a `strategy` run would use, every judge spec,
+    parameter, key, provider extra, style and policy checked: `bongard run --judges` calls it before
+    the run is stored, so a judging that cannot happen is refused before any call is paid for."""
+    style = style or get_strategy(strategy).judge_style
+    judges = build_judges(specs, style, params, home=home, config=agent_config)
+    return JudgeEnsemble(judges, policy), style
+
+
 async def judge_run(
     store: ResultsStore,
     run_id: str,
@@ -120,10 +137,8 @@ async def judge_run(
     """Judge the run's free-form answers with the prompt `style`, by default its paper's; `params`
     (`-M`) reach the agent judges as a run's reach its agents."""
     strategy = get_strategy(store.run_config(run_id)["strategy"])
-    style = style or strategy.judge_style
-    judges = build_judges(specs, style, params, home=home, config=agent_config)
-    ensemble = JudgeEnsemble(judges, policy)
-    policy = ensemble.policy
+    ensemble, style = prepared_judging(strategy.name, specs, policy, style, params, home, agent_config)
+    judges, policy = ensemble.judges, ensemble.policy
     judging = f"{style}|{','.join(j.name for j in judges)}"
     report = JudgingReport(run_id, f"{judging}@{policy}", policy, [j.name for j in judges])
     report.decoding_dropped = [

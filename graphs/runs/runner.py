@@ -28,7 +28,7 @@ from agents.cache import ReplyCache
 from agents.limits import InFlight, in_flight
 from agents.managed import AgentCallError, ManagedAgent
 from agents.prompt_library import PromptLibrary
-from agents.registry import decoding_notes, resolve_agent, shared_params
+from agents.registry import check_agent, resolve_agent, shared_params
 from datasets_io.catalog import Dataset, ProblemSummary, ScanResult, open_dataset
 from datasets_io.errors import DatasetError
 from datasets_io.images import natural_key
@@ -445,12 +445,12 @@ def spent(trace: Sequence[CallTrace]) -> dict[str, Any]:
 
 
 def check_config(config: RunConfig) -> dict[str, list[str]]:
-    """Refuse, in one line, a strategy option or agent parameter the run could not use, before
-    anything is stored; else each agent spec's paper decoding its model cannot take, with why
-    (for the specs that cannot take some)."""
+    """Refuse, in one line, a strategy option, agent parameter, missing key or missing provider
+    package the run could not use, before anything is stored; else each agent spec's paper decoding
+    its model cannot take, with why (for the specs that cannot take some)."""
     get_strategy(config.strategy).parse_options(config.strategy_options)
     notes = {
-        spec: decoding_notes(spec, chosen, config=config.agent_config or None, defaults=paper)
+        spec: check_agent(spec, chosen, config=config.agent_config or None, defaults=paper)
         for spec, (chosen, paper) in config.agent_shares().items()
     }
     return {spec: lines for spec, lines in notes.items() if lines}
