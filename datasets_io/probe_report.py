@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from typing import Any
 
 import pandas as pd
 
+from datasets_io.intervals import wilson
 from datasets_io.report import runs_frame
 from datasets_io.store import ResultsStore
 
@@ -31,7 +33,8 @@ def panel_hits(store: ResultsStore, run_id: str) -> dict[str, dict[str, list[boo
 
 def probe_criteria(store: ResultsStore, run_ids: list[str]) -> pd.DataFrame:
     """Per run: problems, and problems counted by each Table 9 criterion (at least 2 of 3 is
-    generalised to ceil(2/3 of the attempts): 1 of 1, 2 of 2 or 3, ...)."""
+    generalised to ceil(2/3 of the attempts): 1 of 1, 2 of 2 or 3, ...), each also as a rate of the
+    problems with its 95% Wilson interval (`CRITERION_rate`, `_rate_low`, `_rate_high`)."""
     rows = []
     for run_id in run_ids:
         hits = panel_hits(store, run_id)
@@ -40,6 +43,16 @@ def probe_criteria(store: ResultsStore, run_ids: list[str]) -> pd.DataFrame:
             all(sum(runs) >= math.ceil(2 * len(runs) / 3) for runs in panels.values())
             for panels in hits.values()
         )
-        rows.append({"run_id": run_id, "problems": len(hits), TABLE_9[0]: every, TABLE_9[1]: two_thirds})
-    table = pd.DataFrame(rows, columns=["run_id", "problems", *TABLE_9])
+        row: dict[str, Any] = {
+            "run_id": run_id,
+            "problems": len(hits),
+            TABLE_9[0]: every,
+            TABLE_9[1]: two_thirds,
+        }
+        for criterion in TABLE_9:
+            low, high = wilson(row[criterion], len(hits))
+            rate = round(row[criterion] / len(hits), 3) if hits else None
+            row |= {f"{criterion}_rate": rate, f"{criterion}_rate_low": low, f"{criterion}_rate_high": high}
+        rows.append(row)
+    table = pd.DataFrame(rows)
     return runs_frame(store, run_ids).merge(table, on="run_id")

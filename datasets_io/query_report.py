@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from datasets_io.intervals import clustered_wilson
 from datasets_io.records import Answer
 from datasets_io.store import ResultsStore
 
@@ -71,12 +72,17 @@ def query_frame(store: ResultsStore, run_ids: list[str]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=QUERY_COLUMNS)
 
 
-def _accuracy(correct: pd.Series) -> float | None:
-    return round(float(correct.mean()), 4) if len(correct) else None
+def query_rate(queries: pd.DataFrame, name: str = "accuracy") -> dict[str, Any]:
+    """`name`: queries classified right / queries, with its 95% interval; the queries of one problem
+    count as decided together (`datasets_io.intervals.clustered_wilson`)."""
+    per_problem = queries.groupby(["run_id", "problem"])["correct"].agg(["sum", "count"])
+    low, high = clustered_wilson(list(per_problem["sum"]), list(per_problem["count"]))
+    accuracy = round(float(queries["correct"].mean()), 4) if len(queries) else None
+    return {name: accuracy, f"{name}_low": low, f"{name}_high": high}
 
 
 def query_accuracy(queries: pd.DataFrame) -> pd.DataFrame:
-    """Per run: queries, accuracy overall and on positive and negative queries."""
+    """Per run: queries, accuracy overall and on positive and negative queries, each with its interval."""
     rows = []
     for run_id, group in queries.groupby("run_id", sort=False):
         positive, negative = (group[group["polarity"] == p] for p in ("positive", "negative"))
@@ -84,35 +90,31 @@ def query_accuracy(queries: pd.DataFrame) -> pd.DataFrame:
             {
                 "run_id": run_id,
                 "queries": len(group),
-                "accuracy": _accuracy(group["correct"]),
+                **query_rate(group),
                 "positive_queries": len(positive),
-                "positive_accuracy": _accuracy(positive["correct"]),
+                **query_rate(positive, "positive_accuracy"),
                 "negative_queries": len(negative),
-                "negative_accuracy": _accuracy(negative["correct"]),
+                **query_rate(negative, "negative_accuracy"),
             }
         )
-    columns = ["run_id", "queries", "accuracy", "positive_queries", "positive_accuracy"]
-    return pd.DataFrame(rows, columns=[*columns, "negative_queries", "negative_accuracy"])
+    return pd.DataFrame(rows)
+
+
+def rates_by(queries: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Per group of `keys`: queries and accuracy with its interval."""
+    rows = [
+        {**dict(zip(keys, group_keys, strict=True)), "queries": len(group), **query_rate(group)}
+        for group_keys, group in queries.groupby(keys, sort=True)
+    ]
+    return pd.DataFrame(rows, columns=[*keys, "queries", "accuracy", "accuracy_low", "accuracy_high"])
 
 
 def category_accuracy(queries: pd.DataFrame) -> pd.DataFrame:
     """Per run and concept category: queries and accuracy (empty where no problem has a category)."""
-    known = queries[queries["category"].notna()]
-    table = known.groupby(["run_id", "category"], sort=True)["correct"].agg(["count", "mean"]).reset_index()
-    table = table.rename(columns={"count": "queries", "mean": "accuracy"})
-    table["accuracy"] = table["accuracy"].astype(float).round(4)
-    return table
+    return rates_by(queries[queries["category"].notna()], ["run_id", "category"])
 
 
 def describer_reasoner_accuracy(queries: pd.DataFrame) -> pd.DataFrame:
     """Query accuracy per strategy, describer and reasoner: one describer's descriptions reasoned
     over by each reasoner (Bongard-RWR+ D1S/D2S, componential analysis)."""
-    known = queries[queries["describer"].notna()]
-    table = (
-        known.groupby(["strategy", "describer", "reasoner"], sort=True)["correct"]
-        .agg(["count", "mean"])
-        .reset_index()
-        .rename(columns={"count": "queries", "mean": "accuracy"})
-    )
-    table["accuracy"] = table["accuracy"].astype(float).round(4)
-    return table
+    return rates_by(queries[queries["describer"].notna()], ["strategy", "describer", "reasoner"])

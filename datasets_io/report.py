@@ -19,6 +19,7 @@ import pandas as pd
 from datasets_io.counting import DEFAULT_COUNTING, AggregateError, Counting, solved_count
 from datasets_io.errors import BongardError, did_you_mean
 from datasets_io.figures import FigureFormat
+from datasets_io.intervals import clustered_wilson, wilson
 from datasets_io.records import STOPPED_OUTCOMES
 from datasets_io.report_figures import write_figures
 from datasets_io.run_compatibility import model_label
@@ -121,16 +122,6 @@ def problems_frame(
     return grouped.merge(runs_frame(store, run_ids), on="run_id")
 
 
-def wilson(successes: int, trials: int) -> tuple[float | None, float | None]:
-    """The 95% Wilson score interval of a rate (SciPy's); none for no trials."""
-    if trials <= 0:
-        return None, None
-    from scipy.stats import binomtest
-
-    interval = binomtest(successes, trials).proportion_ci(confidence_level=0.95, method="wilson")
-    return round(float(interval.low), 3), round(float(interval.high), 3)
-
-
 def comparison_table(problems: pd.DataFrame) -> pd.DataFrame:
     """Per strategy x model x dataset: problems, `n` of them scored (an unjudged free-form run has
     none, and so no solved count, never 0), solved, `failed` problems (an attempt failed: outside
@@ -156,10 +147,16 @@ def comparison_table(problems: pd.DataFrame) -> pd.DataFrame:
     table["accuracy_low"], table["accuracy_high"] = _intervals(table["solved"], table["n"])
     table["image_accuracy"] = (table["images_right"] / table["images"].where(table["images"] > 0)).round(3)
     """Test images put on their true side / test images (the papers' per-image accuracy for I1S,
-    D1S and the paradigms); empty for settings without test images."""
-    table["image_accuracy_low"], table["image_accuracy_high"] = _intervals(
-        table["images_right"], table["images"]
-    )
+    D1S and the paradigms); empty for settings without test images. Its interval counts the images
+    of one problem as decided together (`datasets_io.intervals.CLUSTERED_METHOD`)."""
+    clustered = {
+        row: clustered_wilson(list(group["images_right"]), list(group["images"]))
+        for row, group in problems.groupby(["strategy", "model", "dataset"])
+    }
+    rows = zip(table["strategy"], table["model"], table["dataset"], strict=True)
+    bounds = [clustered.get(row, (None, None)) for row in rows]
+    table["image_accuracy_low"] = [low for low, _ in bounds]
+    table["image_accuracy_high"] = [high for _, high in bounds]
     solved = pd.to_numeric(table["solved"], errors="coerce")
     solved = solved.where(solved > 0)
     table["tokens_per_solved"] = (table["tokens"] / solved).round(1)

@@ -14,7 +14,9 @@ import pandas as pd
 
 from agents.embeddings import embed_texts
 
-SIMILARITY_COLUMNS = ["run_id", "polarity", "pairs", "mean", "std"]
+SIMILARITY_COLUMNS = ["run_id", "polarity", "pairs", "mean", "std", "mean_low", "mean_high"]
+Z_95 = 1.959964
+"""The normal quantile of a two-sided 95% interval."""
 
 
 def pair_similarities(rules: list[str], descriptions: list[str]) -> list[float]:
@@ -26,15 +28,20 @@ def pair_similarities(rules: list[str], descriptions: list[str]) -> list[float]:
 
 def rule_description_similarity(queries: pd.DataFrame, correct_only: bool = False) -> pd.DataFrame:
     """Per run and polarity: the (rule, description) pairs found, their mean and (population)
-    standard deviation of similarity; `queries` is `datasets_io.query_report.query_frame`."""
+    standard deviation of similarity, and the mean's 95% interval (normal approximation, the sample
+    standard deviation over the square root of the pairs); `queries` is
+    `datasets_io.query_report.query_frame`."""
     usable = queries[queries["rule"].notna() & queries["description"].notna()]
     if correct_only:
         usable = usable[usable["correct"]]
     usable = usable.assign(similarity=pair_similarities(list(usable["rule"]), list(usable["description"])))
     table = (
         usable.groupby(["run_id", "polarity"], sort=False)["similarity"]
-        .agg(pairs="count", mean="mean", std=lambda s: s.std(ddof=0))
+        .agg(pairs="count", mean="mean", std=lambda s: s.std(ddof=0), error=lambda s: s.sem(ddof=1))
         .reset_index()
     )
-    table[["mean", "std"]] = table[["mean", "std"]].astype(float).round(4)
+    margin = Z_95 * table["error"].astype(float).fillna(0)
+    table["mean_low"], table["mean_high"] = table["mean"] - margin, table["mean"] + margin
+    columns = ["mean", "std", "mean_low", "mean_high"]
+    table[columns] = table[columns].astype(float).round(4)
     return table[SIMILARITY_COLUMNS]

@@ -11,10 +11,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 from PIL import Image
 
 from datasets_io.counting import Aggregate, Counting
+from datasets_io.intervals import wilson
 from datasets_io.probe_report import probe_criteria
 from datasets_io.query_report import category_accuracy, query_accuracy, query_frame
 from datasets_io.report import problems_frame, solved_problems
@@ -263,9 +265,18 @@ def test_accuracy_per_concept_group(store: ResultsStore, shared_data: Path) -> N
     for number, ok in (("23", True), ("90", False), ("76", True), ("6", True), ("10", False)):
         problem = f"bongard-rwr/{number}"
         store.save_item(run_id, problem, 0, scored_answer("image-to-side", problem, ok), None)
+    store.save_item(run_id, "bongard-rwr/24", 0, None, "provider error: 503")
     table = group_accuracy(store, [run_id]).set_index("group")
     assert table.loc["Count", "problems"] == 2 and table.loc["Count", "accuracy"] == 0.5  # 23 and 90
     assert table.loc["Angle", "solved"] == 1 and table.loc["unknown", "problems"] == 2  # 6 and 10 ungrouped
+    assert (table.loc["Count", "accuracy_low"], table.loc["Count", "accuracy_high"]) == wilson(1, 2)
+    failed = table.loc[table["failed"] > 0].iloc[0]  # 24, outside n, counted apart
+    assert (failed["problems"], failed["n"], failed["failed"]) == (1, 0, 1) and pd.isna(failed["accuracy"])
+    result = run_bongard(
+        "analyze", "groups", run_id, "--out", store.path.parent / "g", "--home", store.path.parent
+    )
+    assert result.returncode == 0 and "accuracy_low" in result.stdout, result.stderr
+    assert (store.path.parent / "g" / "group_accuracy.png").stat().st_size > 0
 
 
 def test_accuracy_per_wonderland_category(store: ResultsStore, shared_data: Path) -> None:
@@ -354,7 +365,10 @@ def test_bongard_analyze_commands(store: ResultsStore, tmp_path: Path) -> None:
     assert (counts["T1"], counts["T2"], counts["T3"]) == (4, 3, 4)  # the paper's counting, per task
     result = run_bongard("analyze", "queries", queries, "--out", tmp_path / "q", *args)
     assert result.returncode == 0 and "positive_accuracy" in result.stdout
-    assert (tmp_path / "q" / "category_accuracy.csv").read_text().count("\n") == 3
+    assert (tmp_path / "q" / "query_category_accuracy.csv").read_text().count("\n") == 3
+    assert all(
+        (tmp_path / "q" / f"{name}.png").is_file() for name in ("query_accuracy", "query_category_accuracy")
+    )
     result = run_bongard("analyze", "similarity", queries, *args)
     assert result.returncode == 0 and "negative" in result.stdout, result.stderr
     result = run_bongard("analyze", "queries", runs[0], *args)

@@ -6,6 +6,7 @@ them, so that `bongard --help` does not load them.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -35,9 +36,26 @@ RunIds = Annotated[list[str], typer.Argument(metavar="RUN", help="One or more ru
 OutOption = Annotated[
     Path | None,
     typer.Option(
-        "--out", metavar="DIR", help="Also write the tables as CSV to this folder.", show_default=False
+        "--out",
+        metavar="DIR",
+        help="Also write each table as CSV and its figure as PNG (rates with 95% intervals and n) "
+        "to this folder.",
+        show_default=False,
     ),
 ]
+PROBLEM_RATE = [("accuracy", "n")]
+QUERY_RATE = [("accuracy", "queries")]
+ROW_LABELS = ["strategy", "model", "dataset"]
+
+
+@dataclass(frozen=True)
+class Shown:
+    """An analysis table and how its figure reads it (`datasets_io.analysis_figures.rate_figure`)."""
+
+    table: pd.DataFrame
+    rates: list[tuple[str, str]]
+    labels: list[str]
+    title: str
 
 
 def _queries(run_ids: list[str], home: Path | None) -> pd.DataFrame:
@@ -50,14 +68,20 @@ def _queries(run_ids: list[str], home: Path | None) -> pd.DataFrame:
     return frame
 
 
-def _show(tables: dict[str, pd.DataFrame], out: Path | None) -> None:
-    for name, table in tables.items():
+def _show(tables: dict[str, Shown], out: Path | None) -> None:
+    """Print each table; with `out`, write it as CSV and draw its figure."""
+    from datasets_io.analysis_figures import rate_figure
+
+    for name, shown in tables.items():
+        table = shown.table
         console.print(f"\n{name}\n" + (table.to_markdown(index=False) if not table.empty else "(none)"))
         if out is not None:
             out.mkdir(parents=True, exist_ok=True)
             table.to_csv(out / f"{name}.csv", index=False)
+            if not table.empty:
+                rate_figure(table, shown.rates, shown.labels, shown.title, out / f"{name}.png")
     if out is not None:
-        console.print(f"\ntables in {out}")
+        console.print(f"\ntables and figures in {out}")
 
 
 @analyze_app.command("queries")
@@ -66,7 +90,18 @@ def queries(run_ids: RunIds, out: OutOption = None, home: HomeOption = None) -> 
     from datasets_io.query_report import category_accuracy, query_accuracy
 
     frame = _queries(run_ids, home)
-    _show({"query_accuracy": query_accuracy(frame), "category_accuracy": category_accuracy(frame)}, out)
+    polarities = [("accuracy", "queries"), ("positive_accuracy", "positive_queries")]
+    polarities.append(("negative_accuracy", "negative_queries"))
+    tables = {
+        "query_accuracy": Shown(query_accuracy(frame), polarities, ["run_id"], "Query accuracy per run"),
+        "query_category_accuracy": Shown(
+            category_accuracy(frame),
+            QUERY_RATE,
+            ["run_id", "category"],
+            "Query accuracy per concept category",
+        ),
+    }
+    _show(tables, out)
 
 
 @analyze_app.command("groups")
@@ -82,7 +117,9 @@ def groups(
 
     store = open_store(home)
     counting = Counting(Aggregate.parse(aggregate), judging)
-    _show({"group_accuracy": group_accuracy(store, [store.resolve_run(r) for r in run_ids], counting)}, out)
+    table = group_accuracy(store, [store.resolve_run(r) for r in run_ids], counting)
+    title = "Accuracy per concept group"
+    _show({"group_accuracy": Shown(table, PROBLEM_RATE, [*ROW_LABELS, "group"], title)}, out)
 
 
 @analyze_app.command("categories")
@@ -100,17 +137,20 @@ def categories(
     store = open_store(home)
     counting = Counting(Aggregate.parse(aggregate), judging)
     table = wonderland_category_accuracy(store, [store.resolve_run(r) for r in run_ids], counting)
-    _show({"category_accuracy": table}, out)
+    title = "Accuracy per Bongard in Wonderland category"
+    _show({"category_accuracy": Shown(table, PROBLEM_RATE, [*ROW_LABELS, "category"], title)}, out)
 
 
 @analyze_app.command("probes")
 def probes(run_ids: RunIds, out: OutOption = None, home: HomeOption = None) -> None:
     """Concept-probe runs by Bongard in Wonderland's Table 9: problems with every panel right in every
     attempt, and in at least 2 of 3."""
-    from datasets_io.probe_report import probe_criteria
+    from datasets_io.probe_report import TABLE_9, probe_criteria
 
     store = open_store(home)
-    _show({"probe_criteria": probe_criteria(store, [store.resolve_run(r) for r in run_ids])}, out)
+    table = probe_criteria(store, [store.resolve_run(r) for r in run_ids])
+    rates = [(f"{criterion}_rate", "problems") for criterion in TABLE_9]
+    _show({"probe_criteria": Shown(table, rates, ROW_LABELS, "Table 9 criteria: problems counted")}, out)
 
 
 @analyze_app.command("similarity")
@@ -130,7 +170,8 @@ def similarity(
         raise typer.BadParameter(
             "these runs stored no rule and query description to compare", param_hint="RUN"
         )
-    _show({"rule_similarity": table}, out)
+    title = "Similarity of query descriptions to the rule (mean, 95% interval)"
+    _show({"rule_similarity": Shown(table, [("mean", "pairs")], ["run_id", "polarity"], title)}, out)
 
 
 def parse_task_aggregates(given: list[str], tasks: tuple[str, ...]) -> dict[str, Aggregate]:
@@ -192,7 +233,11 @@ def describers(run_ids: RunIds, out: OutOption = None, home: HomeOption = None) 
     if table.empty:
         raise typer.BadParameter("these runs did not classify from panel descriptions", param_hint="RUN")
     grid = table.pivot_table(index=["strategy", "describer"], columns="reasoner", values="accuracy")
-    _show({"describer_reasoner": table}, out)
+    labels = ["strategy", "describer", "reasoner"]
+    _show(
+        {"describer_reasoner": Shown(table, QUERY_RATE, labels, "Query accuracy per describer and reasoner")},
+        out,
+    )
     console.print("\n" + grid.to_markdown())
 
 

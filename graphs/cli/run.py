@@ -538,7 +538,7 @@ RESULT_COLUMNS = {
     "solved": "solved",
     "failed": "failed (outside n)",
     "accuracy": "accuracy (solved / n) [95% CI]",
-    "image_accuracy": "image accuracy (test images right / test images) [95% CI]",
+    "image_accuracy": "image accuracy (test images right / test images) [95% CI, problems as clusters]",
 }
 
 

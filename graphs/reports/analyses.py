@@ -16,6 +16,7 @@ import pandas as pd
 
 from datasets_io.catalog import Dataset, open_dataset
 from datasets_io.counting import DEFAULT_COUNTING, Counting, solved_count
+from datasets_io.intervals import wilson
 from datasets_io.report import problems_frame, runs_frame, solved_problems
 from datasets_io.store import ResultsStore
 from datasets_io.task_types import TASKS, TaskTypes
@@ -120,7 +121,8 @@ def accuracy_by(
     counting: Counting = DEFAULT_COUNTING,
 ) -> pd.DataFrame:
     """Solved problems and accuracy per strategy, model, dataset and `heading` (a problem's group
-    as `key` gives it); problems without one count as `unknown`."""
+    as `key` gives it); problems without one count as `unknown`. Accuracy is solved / n, the problems
+    scored (failed ones outside n, counted apart), with its 95% Wilson interval, as the run table's."""
     problems = problems_frame(store, run_ids, counting)
     datasets = {run_id: run_dataset(store, run_id) for run_id in run_ids}
     keys = [
@@ -132,11 +134,19 @@ def accuracy_by(
     table = (
         problems.assign(**{heading: keys})
         .groupby(["strategy", "model", "dataset", heading], sort=True)
-        .agg(problems=("problem", "count"), solved=("solved", "sum"))
+        .agg(
+            problems=("problem", "count"),
+            n=("scored", "sum"),
+            failed=("failed", "sum"),
+            solved=("solved", "sum"),
+        )
         .reset_index()
     )
     table["solved"] = table["solved"].map(solved_count)
-    table["accuracy"] = (table["solved"] / table["problems"]).round(3)
+    table["accuracy"] = (table["solved"] / table["n"].where(table["n"] > 0)).round(3)
+    bounds = [wilson(float(s), float(n)) for s, n in zip(table["solved"], table["n"], strict=True)]
+    table["accuracy_low"] = [low for low, _ in bounds]
+    table["accuracy_high"] = [high for _, high in bounds]
     return table
 
 

@@ -558,10 +558,11 @@ def server(app: Starlette, sock: socket.socket) -> uvicorn.Server:
 
 def _warm_up() -> None:
     """Load the table and agreement libraries while nobody waits, so the first page is quick."""
+    import datasets_io.intervals
     import datasets_io.report
     import judges.agreement  # noqa: F401
 
-    datasets_io.report.wilson(1, 2)
+    datasets_io.intervals.wilson(1, 2)
 
 
 def serve(store_path: Path, port: int, announce: Callable[[str], None]) -> None:
