@@ -21,6 +21,7 @@ from datasets_io.probe_report import probe_criteria
 from datasets_io.query_report import category_accuracy, query_accuracy, query_frame
 from datasets_io.report import problems_frame, solved_problems
 from datasets_io.store import STORE_FILE, ResultsStore
+from datasets_io.task2 import CRITERION_WORDS, ProbeCriterion
 from datasets_io.task_types import TaskTypes, write_types
 from graphs.answer import Answer
 from graphs.registry import StrategyError
@@ -40,7 +41,22 @@ def free_answer(strategy: str, problem: str) -> Answer:
     return Answer(strategy=strategy, problem=problem, text="Left: a\nRight: b")
 
 
+PANELS = {f"{side}-{n}": side for side in ("left", "right") for n in range(1, 7)}
+
+
+def probe_answer(problem: str, wrong: set[str]) -> Answer:
+    """A concept-probe attempt with the `wrong` panels put on the other side, the rest right."""
+    flipped = {"left": "right", "right": "left"}
+    sides = {ref: flipped[side] if ref in wrong else side for ref, side in PANELS.items()}
+    return Answer(
+        strategy="concept-probe", problem=problem, text="", sides=sides, expected={"sides": PANELS},
+        correct=not wrong,
+    )  # fmt: skip
+
+
 def scored_answer(strategy: str, problem: str, correct: bool) -> Answer:
+    if strategy == "concept-probe":  # a wrong attempt gets one panel wrong, always the same one
+        return probe_answer(problem, set() if correct else {"left-1"})
     return Answer(strategy=strategy, problem=problem, text="", expected={"sides": {}}, correct=correct)
 
 
@@ -153,6 +169,55 @@ def three_runs(store: ResultsStore) -> tuple[str, str, str]:
     return open_ended, probe, hypotheses
 
 
+def test_task_2_counts_by_the_criterion_named_and_the_papers_gives_its_types(
+    store: ResultsStore, tmp_path: Path
+) -> None:
+    """Hand-computed: T1 = {1,2,3,4,5,6,10}, T3 = {1,2,3,7,8,10}. Probe attempts: clean (every
+    panel right: 1, 4, 9), spread (attempt a gets panel a wrong, so each panel is right in 2 of 3,
+    but no attempt has all 12: 2, 3, 5, 7, 8), bad (one panel wrong in 2 attempts: 6, 10).
+    Per panel in 2 of 3 (the paper's): T2 = {1,2,3,4,5,7,8,9}, Types I-IV 2/2/1/3.
+    Per attempt (all 12 right in most attempts): T2 = {1,4,9}, Types 1/0/3/1."""
+    t1, t3 = {"1", "2", "3", "4", "5", "6", "10"}, {"1", "2", "3", "7", "8", "10"}
+    open_ended = judged_run(store, "open-ended", {p: [p in t1] * 3 for p in map(str, range(1, 11))})
+    hypotheses = judged_run(store, "hypotheses", {p: [p in t3] for p in map(str, range(1, 11))})
+    refs = list(PANELS)
+    attempts: dict[str, list[set[str]]] = {
+        "clean": [set(), set(), set()],
+        "spread": [{refs[0]}, {refs[1]}, {refs[2]}],
+        "bad": [{refs[0]}, {refs[0]}, set()],
+    }
+    kinds = {"1": "clean", "4": "clean", "9": "clean", "6": "bad", "10": "bad"}
+    probe = store.create_run(config("concept-probe", "m", attempts=3), "test")
+    for number in map(str, range(1, 11)):
+        for attempt, wrong in enumerate(attempts[kinds.get(number, "spread")]):
+            problem = f"{DATASET}/{number}"
+            store.save_item(probe, problem, attempt, probe_answer(problem, wrong), None)
+    store.release_run(probe, finished=True)
+
+    def types(criterion: ProbeCriterion) -> tuple[list[str], tuple[int, ...]]:
+        analysis = task_types_of_runs(store, (open_ended, probe, hypotheses), probe_criterion=criterion)
+        t2 = sorted((p.split("/")[1] for p in analysis.types.t2), key=int)
+        return t2, tuple(len(members) for members in analysis.types.types().values())
+
+    assert types("two-thirds") == (["1", "2", "3", "4", "5", "7", "8", "9"], (2, 2, 1, 3))
+    assert types("per-attempt") == (["1", "4", "9"], (1, 0, 3, 1))
+    assert types("every-attempt") == (["1", "4", "9"], (1, 0, 3, 1))
+    [row] = probe_criteria(store, [probe]).to_dict("records")
+    assert (row["every_panel_in_every_attempt"], row["every_panel_in_two_thirds"]) == (3, 8)
+    out = tmp_path / "types"
+    ran = run_bongard("analyze", "types", "--open-ended", open_ended, "--probe", probe, "--hypotheses",
+                      hypotheses, "--out", out, "--home", store.path.parent)  # fmt: skip
+    assert ran.returncode == 0 and "at least 2 of 3 attempts" in ran.stdout, ran.stderr
+    assert json.loads((out / "types.json").read_text())["counts"]["Type IV"] == 3
+    shown = " ".join(run_bongard("runs", "show", probe, "--home", store.path.parent).stdout.split())
+    assert "every panel right in every attempt: 3 of 10" in shown
+    assert "every panel right in at least 2 of 3 attempts: 8 of 10" in shown
+    compared = run_bongard("compare", probe, "--out", tmp_path / "c", "--home", store.path.parent)
+    assert compared.returncode == 0, compared.stderr
+    assert "every_panel_in_two_thirds" in compared.stdout
+    assert (tmp_path / "c" / "probe_criteria.csv").read_text().splitlines()[1].endswith(",10,3,8")
+
+
 def test_types_from_three_stored_runs_with_solved_in_two_of_three(
     store: ResultsStore, tmp_path: Path
 ) -> None:
@@ -162,16 +227,14 @@ def test_types_from_three_stored_runs_with_solved_in_two_of_three(
         "T1": ["1", "2", "3", "5"], "T2": ["1", "2", "4"], "T3": ["2", "3", "4", "6"],
         "Type I": ["1"], "Type II": ["4"], "Type III": ["3"], "Type IV": ["2"],
     }  # fmt: skip
-    assert analysis.warnings == [] and analysis.title == f"m on {DATASET}"
+    assert analysis.warnings == []
+    assert analysis.title == f"m on {DATASET}; Task 2: {CRITERION_WORDS['two-thirds']}"
     write_types(analysis.types, analysis.title, tmp_path / "types")
     report = json.loads((tmp_path / "types" / "types.json").read_text())
     assert report["counts"]["Type III"] == 1 and report["members"]["Type IV"] == [f"{DATASET}/2"]
     with Image.open(tmp_path / "types" / "types.png") as venn:
         assert venn.size[0] > 300 and venn.getextrema() != ((255, 255), (255, 255), (255, 255))
-    assert (
-        "| m on bongard-classic | 4 | 3 | 4 | 0.5 | 1 | 1 | 1 | 1 | 0.25 |"
-        in (tmp_path / "types" / "types.md").read_text()
-    )
+    assert "| 4 | 3 | 4 | 0.5 | 1 | 1 | 1 | 1 | 0.25 |" in (tmp_path / "types" / "types.md").read_text()
 
 
 def test_types_need_the_three_right_runs_of_one_dataset_and_warn_when_unjudged(store: ResultsStore) -> None:
@@ -341,7 +404,8 @@ def test_bongard_analyze_commands(store: ResultsStore, tmp_path: Path) -> None:
     queries = query_run(store)
     args: list[str | Path] = ["--home", home]
     result = run_bongard("analyze", "types", "--open-ended", runs[0], "--probe", runs[1], "--hypotheses",
-                         runs[2], "--aggregate", "any", "--out", tmp_path / "types", *args)  # fmt: skip
+                         runs[2], "--aggregate", "any", "--probe-criterion", "per-attempt",
+                         "--out", tmp_path / "types", *args)  # fmt: skip
     assert result.returncode == 0, result.stderr
     counts = json.loads((tmp_path / "types" / "types.json").read_text())["counts"]
     assert (counts["T1"], counts["T2"], counts["Type IV"]) == (5, 4, 2)  # at least 1 of the attempts

@@ -145,7 +145,8 @@ def categories(
 def probes(run_ids: RunIds, out: OutOption = None, home: HomeOption = None) -> None:
     """Concept-probe runs by Bongard in Wonderland's Table 9: problems with every panel right in every
     attempt, and in at least 2 of 3."""
-    from datasets_io.probe_report import TABLE_9, probe_criteria
+    from datasets_io.probe_report import probe_criteria
+    from datasets_io.task2 import TABLE_9
 
     store = open_store(home)
     table = probe_criteria(store, [store.resolve_run(r) for r in run_ids])
@@ -203,6 +204,15 @@ def types(
             show_default=False,
         ),
     ] = None,
+    probe_criterion: Annotated[
+        str,
+        typer.Option(
+            metavar="CRITERION",
+            help="How Task 2 counts a problem: two-thirds (every panel right in at least 2 of 3 "
+            "attempts, the paper's), every-attempt (every panel right in every attempt; Table 9's "
+            "other count) or per-attempt (all 12 panels right in the attempts --aggregate takes).",
+        ),
+    ] = "two-thirds",
     judging: JudgingOption = None,
     out: Annotated[
         Path, typer.Option("--out", metavar="DIR", help="Folder for types.md, types.json, types.png.")
@@ -211,12 +221,18 @@ def types(
     home: HomeOption = None,
 ) -> None:
     """Type I-IV: the problems solved in each task and their intersections, a table and a Venn diagram."""
+    from datasets_io.task2 import CRITERION_WORDS
     from datasets_io.task_types import TASKS, markdown_table, write_types
     from graphs.reports.analyses import task_types_of_runs
 
+    if probe_criterion not in CRITERION_WORDS:
+        raise typer.BadParameter(
+            f"{probe_criterion!r} is none of {', '.join(CRITERION_WORDS)}", param_hint="--probe-criterion"
+        )
+    criterion = next(c for c in CRITERION_WORDS if c == probe_criterion)
     chosen = parse_task_aggregates(aggregate or [], TASKS)
     countings = tuple(Counting(chosen[task], judging) for task in TASKS)
-    analysis = task_types_of_runs(open_store(home), (open_ended, probe, hypotheses), countings)
+    analysis = task_types_of_runs(open_store(home), (open_ended, probe, hypotheses), countings, criterion)
     for warning in analysis.warnings:
         error_console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
     write_types(analysis.types, analysis.title, out, figure_format.suffix)

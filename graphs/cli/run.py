@@ -19,6 +19,7 @@ from agents.breaker import DEFAULT_MAX_FAILURES, EndpointDown
 from datasets_io.counting import Aggregate, Counting
 from datasets_io.render import Variant
 from datasets_io.store import RESUME_HINT, STORE_FILE, ResultsStore, RunSummary
+from datasets_io.task2 import PROBE_STRATEGY
 from datasets_io.workspace import workspace_home
 from graphs.cli.console import console, error_console
 from graphs.cli.options import (
@@ -266,6 +267,8 @@ def run(
     stopped = _run_with_progress(runner, run_id, retry_errors, max_failures, home, cluster)
     summary = store.summary(run_id)
     _print_summary(summary, home)
+    if summary.config["strategy"] == PROBE_STRATEGY and summary.done:
+        _print_probe_criteria(store, run_id)
     if judges and stopped is None:
         judge(run_id, judges, policy, judge_style, param=judge_param, agent_config=agent_config, home=home)
     console.print(_result_table(store, run_id))  # judged, where --judges judged it
@@ -519,8 +522,9 @@ def _result_table(store: ResultsStore, run_id: str) -> Table:
 
     [row] = comparison_table(problems_frame(store, [run_id])).to_dict("records") or [None]
     table = Table(title=f"result of {run_id}")
-    for header in RESULT_COLUMNS.values():
-        table.add_column(header)
+    probes = store.run_config(run_id)["strategy"] == PROBE_STRATEGY  # its "test images" are the panels
+    for key, header in RESULT_COLUMNS.items():
+        table.add_column(PANEL_ACCURACY if probes and key == "image_accuracy" else header)
     if row is not None:
         row["solved"] = "unjudged" if not row["n"] else row["solved"]  # not 0: nothing decided it yet
         row["accuracy"] = _rate(row, "accuracy")
@@ -540,6 +544,23 @@ RESULT_COLUMNS = {
     "accuracy": "accuracy (solved / n) [95% CI]",
     "image_accuracy": "image accuracy (test images right / test images) [95% CI, problems as clusters]",
 }
+PANEL_ACCURACY = "panel accuracy (panels right / panels) [95% CI, problems as clusters]"
+
+
+def _print_probe_criteria(store: ResultsStore, run_id: str) -> None:
+    """A concept-probe run's Table 9 counts by name, beside its solved count (which is neither)."""
+    from datasets_io.probe_report import probe_criteria
+    from datasets_io.task2 import CRITERION_WORDS, TABLE_9, TABLE_9_CRITERIA
+
+    [row] = probe_criteria(store, [run_id]).to_dict("records")
+    counts = [
+        f"{CRITERION_WORDS[criterion].split(' (')[0]}: {row[column]} of {row['problems']}"
+        for column, criterion in zip(TABLE_9, TABLE_9_CRITERIA, strict=True)
+    ]
+    console.print(
+        f"Table 9 (Bongard in Wonderland): {'; '.join(counts)}; solved above counts all 12 panels "
+        "right in most attempts, neither of the paper's criteria"
+    )
 
 
 def _cell(value: Any) -> str:
@@ -673,6 +694,8 @@ def show_run(
     for note in (note for notes in summary.config.get("decoding_dropped", {}).values() for note in notes):
         console.print(f"decoding: {escape(note)}", highlight=False)
     _print_summary(summary, home)
+    if summary.config["strategy"] == PROBE_STRATEGY and summary.done:
+        _print_probe_criteria(store, resolved)
     for line in provenance_lines(sessions):
         console.print(escape(line), highlight=False)
     for number, judging in enumerate(judgings, 1):
@@ -772,4 +795,12 @@ def compare(
     counting = Counting(Aggregate.parse(aggregate), judging)
     table = write_report(store, selection.run_ids, out, counting, figure_format.suffix)
     console.print(markdown(table))
+    probes = [r for r in selection.run_ids if store.run_config(r)["strategy"] == PROBE_STRATEGY]
+    if probes:  # Task 2 as the paper reports it, beside the table's solved (neither criterion)
+        from datasets_io.probe_report import probe_criteria
+        from datasets_io.task2 import TABLE_9
+
+        criteria = probe_criteria(store, probes)[["run_id", "model", "dataset", "problems", *TABLE_9]]
+        criteria.to_csv(out / "probe_criteria.csv", index=False)
+        console.print("\nconcept-probe runs by Table 9's criteria:\n" + criteria.to_markdown(index=False))
     console.print(f"tables and plots in {out}")

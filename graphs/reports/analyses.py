@@ -17,8 +17,10 @@ import pandas as pd
 from datasets_io.catalog import Dataset, open_dataset
 from datasets_io.counting import DEFAULT_COUNTING, Counting, solved_count
 from datasets_io.intervals import wilson
+from datasets_io.probe_report import panel_hits, problems_meeting
 from datasets_io.report import problems_frame, runs_frame, solved_problems
 from datasets_io.store import ResultsStore
+from datasets_io.task2 import CRITERION_WORDS, ProbeCriterion
 from datasets_io.task_types import TASKS, TaskTypes
 from datasets_io.wonderland_categories import wonderland_category
 from graphs.registry import StrategyError, get_strategy
@@ -37,9 +39,13 @@ def task_types_of_runs(
     store: ResultsStore,
     runs: tuple[str, str, str],
     countings: tuple[Counting, ...] = (DEFAULT_COUNTING,) * 3,
+    probe_criterion: ProbeCriterion = "two-thirds",
 ) -> TypesAnalysis:
     """Type I-IV from an open-ended, a concept-probe and a hypotheses run of one dataset, each task's
-    attempts counted its own way (Task 3 is run once in the paper, Tasks 1 and 2 three times)."""
+    attempts counted its own way (Task 3 is run once in the paper, Tasks 1 and 2 three times). Task 2
+    counts by `probe_criterion`: per panel across attempts as the paper does (every panel right in
+    at least 2 of 3, or in every attempt), or per attempt (all 12 right in the attempts its counting
+    takes, as the run table counts solved)."""
     resolved = [store.resolve_run(run) for run in runs]
     configs = [store.run_config(run_id) for run_id in resolved]
     for task, run_id, config in zip(TASKS, resolved, configs, strict=True):
@@ -60,7 +66,9 @@ def task_types_of_runs(
         frozenset(solved_problems(store, run_id, counting))
         for run_id, counting in zip(resolved, countings, strict=True)
     )
-    title = f"{' / '.join(models)} on {datasets.pop()}"
+    if probe_criterion != "per-attempt":
+        t2 = frozenset(problems_meeting(panel_hits(store, resolved[1]), probe_criterion))
+    title = f"{' / '.join(models)} on {datasets.pop()}; Task 2: {CRITERION_WORDS[probe_criterion]}"
     return TypesAnalysis(TaskTypes(t1, t2, t3), title, warnings)
 
 
