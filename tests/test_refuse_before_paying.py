@@ -64,3 +64,35 @@ def test_run_with_judges_prints_the_judged_table(shared_data: Path, tmp_path: Pa
     table = " ".join(ran.stdout[judged_at:].split())
     assert "│ 2 │ 2 │ 2 │ 0 │ 1.000" in table  # problems, n, solved, failed, accuracy: after judging
     assert "unjudged" not in ran.stdout[judged_at:]
+
+
+def test_judge_latest_skips_a_run_another_process_is_writing_and_refuses_it_by_name(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    """It judged such a run's 0 answers, exit 0, no word."""
+    import socket
+    import subprocess
+
+    assert run_bongard(*perception_run(shared_data, tmp_path)).returncode == 0
+    finished = ResultsStore(tmp_path / STORE_FILE).resolve_run("latest")
+    assert run_bongard(*perception_run(shared_data, tmp_path)).returncode == 0
+    store = ResultsStore(tmp_path / STORE_FILE)
+    writing = store.resolve_run("latest")
+    with subprocess.Popen(["sleep", "60"]) as other:  # a live process of this host holds the run
+        try:
+            with store.transaction() as db:
+                db.execute(
+                    "UPDATE runs SET owner = ? WHERE id = ?", (f"{socket.gethostname()}:{other.pid}", writing)
+                )
+            judged = run_bongard("judge", "latest", "--judges", "embedding:0.01", "--home", tmp_path)
+            assert judged.returncode == 0, judged.stderr
+            assert (
+                f"judging {finished}: {writing}, the latest, is being run by another process" in judged.stdout
+            )
+            assert store.judgings(writing) == [] and len(store.judgings(finished)) == 1
+            named = run_bongard("judge", writing, "--judges", "embedding:0.01", "--home", tmp_path)
+            assert (
+                named.returncode == 2 and f"run {writing} is being run by process {other.pid}" in named.stderr
+            )
+        finally:
+            other.kill()

@@ -237,8 +237,8 @@ def test_writing_in_a_read_only_home_is_named_and_says_what_to_do(kind: str, rea
 
 def test_commands_on_bad_files_end_in_one_line_naming_the_file(tmp_path: Path, shared_data: Path) -> None:
     """A run meets a corrupt cache, then (the cache moved aside) a corrupt checkpoint file: one line
-    each naming it, exit 2, no traceback; `cache stats` and `cache clear` name the cache too. With
-    both moved aside, the run resumes."""
+    each naming it, exit 2 before the run is stored, no traceback; `cache stats` and `cache clear`
+    name the cache too. With both moved aside, the run runs."""
     run = ("run", "--strategy", "direct", "--model", "perception", "--dataset", "bongard-classic",
            "--problems", "1", "--data-dir", shared_data, "--home", tmp_path)  # fmt: skip
     for kind in ("cache", "checkpoints"):
@@ -253,8 +253,9 @@ def test_commands_on_bad_files_end_in_one_line_naming_the_file(tmp_path: Path, s
                 shown = run_bongard("cache", command, "--home", tmp_path)
                 assert shown.returncode == 2 and "it is not a readable SQLite cache" in shown.stderr
         path.rename(path.with_suffix(".aside"))
-    resumed = run_bongard("run", "--resume", "latest", "--home", tmp_path)
-    assert resumed.returncode == 0 and "1/1 items done" in resumed.stdout
+        assert not ResultsStore(tmp_path / STORE_FILE).run_ids()  # refused before it was stored
+    ran = run_bongard(*run)
+    assert ran.returncode == 0 and "1/1 items done" in ran.stdout
 
 
 @pytest.fixture
@@ -276,7 +277,11 @@ def test_a_run_that_fills_the_disk_ends_in_one_line_and_resumes_once_there_is_sp
         "--problems", "1-30", "--data-dir", shared_data, "--home", small_disk,
     )  # fmt: skip
     [line] = [line for line in failed.stderr.splitlines() if line.startswith("error:")]
-    assert failed.returncode == 2 and "database or disk is full: the disk is full;" in line
+    assert "database or disk is full: the disk is full;" in line
+    stored = ResultsStore(small_disk / STORE_FILE)
+    done = stored.summary(stored.resolve_run("latest")).done
+    assert failed.returncode == (3 if done else 4)  # it stopped after it started: not a refusal (2)
+    assert "resume with `bongard run --resume" in failed.stdout
     assert any(f"{NAMES[kind]} {small_disk / FILES[kind]}" in line for kind in FILES)
     for kind in FILES:
         records(kind, small_disk / FILES[kind])  # every file passes SQLite's integrity check

@@ -14,11 +14,9 @@ from importlib import import_module
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
-from agents.secrets import redact
 from datasets_io.errors import BongardError
-from graphs.cli.console import error_console
+from graphs.cli.console import print_error
 
 COMMANDS = {
     "datasets": "graphs.cli.datasets:datasets_app",
@@ -108,5 +106,5 @@ def main() -> None:
     try:
         build_app([asked] if asked in COMMANDS else COMMANDS)()
     except BongardError as error:
-        error_console.print(f"[red]error:[/red] {escape(redact(str(error)))}", highlight=False)
+        print_error(error)
         sys.exit(2)

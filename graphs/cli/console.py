@@ -7,8 +7,16 @@ tables and messages stay whole and greppable.
 import sys
 
 from rich.console import Console
+from rich.markup import escape
+
+from agents.secrets import redact
 
 PIPE_WIDTH = 200
 
 console = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else PIPE_WIDTH)
 error_console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def print_error(error: Exception) -> None:
+    """A toolkit error as the one line `error: ...` on stderr, secrets redacted."""
+    error_console.print(f"[red]error:[/red] {escape(redact(str(error)))}", highlight=False)

@@ -17,11 +17,12 @@ from rich.table import Table
 
 from agents.breaker import DEFAULT_MAX_FAILURES, EndpointDown
 from datasets_io.counting import Aggregate, Counting
+from datasets_io.errors import BongardError
 from datasets_io.render import Variant
 from datasets_io.store import RESUME_HINT, STORE_FILE, ResultsStore, RunSummary
 from datasets_io.task2 import PROBE_STRATEGY
 from datasets_io.workspace import workspace_home
-from graphs.cli.console import console, error_console
+from graphs.cli.console import console, error_console, print_error
 from graphs.cli.options import (
     AgentConfigOption,
     AggregateOption,
@@ -264,7 +265,13 @@ def run(
     if judges and resume is not None:
         _check_judging(runner.config.strategy, judges, policy, judge_style, judge_param, agent_config, home)
     _print_start(runner, run_id)
-    stopped = _run_with_progress(runner, run_id, retry_errors, max_failures, home, cluster)
+    try:
+        stopped = _run_with_progress(runner, run_id, retry_errors, max_failures, home, cluster)
+    except BongardError as error:  # after the run started (a full disk): not a refusal, so not 2
+        print_error(error)
+        done = store.summary(run_id).done  # the store is still readable when it cannot be written
+        console.print(f"resume with `{_resume_command(run_id, home)}` once the cause is fixed")
+        raise typer.Exit(EXIT_NOT_ALL_DONE if done else EXIT_NONE_DONE) from None
     summary = store.summary(run_id)
     _print_summary(summary, home)
     if summary.config["strategy"] == PROBE_STRATEGY and summary.done:
@@ -720,14 +727,17 @@ def judge(
     agent_config: AgentConfigOption = None,
     home: HomeOption = None,
 ) -> None:
-    """Judge a stored run's free-form answers; nothing is re-solved, repeated judging is cached.
+    """Judge a stored run's free-form answers; nothing is re-solved, repeated judging is cached. A run
+    another process is still writing is refused (`latest` skips it).
     `-M` parameters reach every agent judge whose provider takes them (a base_url, a temperature
     over the judges' 0, limits), as `bongard run`'s reach its agents."""
     from graphs.reports.analyses import run_dataset
     from graphs.runs.judging import judge_run
 
     store = open_store(home)
-    resolved = store.resolve_run(run_id)
+    resolved = store.resolve_run(run_id, resumable=True)  # never a run another process is writing
+    if resolved != (newest := store.resolve_run(run_id)):
+        console.print(f"judging {resolved}: {newest}, the latest, is being run by another process")
     dataset = run_dataset(store, resolved)
     from agents.registry import read_agent_config
 

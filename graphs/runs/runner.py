@@ -24,11 +24,11 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from agents.breaker import DEFAULT_MAX_FAILURES, CircuitBreaker
-from agents.cache import ReplyCache
+from agents.cache import ReplyCache, ResponseCache
 from agents.limits import InFlight, in_flight
 from agents.managed import AgentCallError, ManagedAgent
 from agents.prompt_library import PromptLibrary
-from agents.registry import check_agent, resolve_agent, shared_params
+from agents.registry import CACHE_FILE, check_agent, resolve_agent, shared_params
 from datasets_io.catalog import Dataset, ProblemSummary, ScanResult, open_dataset
 from datasets_io.errors import DatasetError
 from datasets_io.images import natural_key
@@ -235,6 +235,19 @@ class Runner:
     def excluded_keys(self) -> list[str]:
         """The items' problem keys (`dataset/id`) of the excluded problems."""
         return [f"{self.dataset.name}/{problem_id}" for problem_id in self.config.excluded]
+
+    def check_files(self) -> None:
+        """Open, before the run is stored, the workspace files it will write: its checkpoints, and
+        the reply cache unless `-M cache=false`; a corrupt, locked or read-only file is refused in
+        one line naming it, instead of being met once the run exists."""
+        if self.cache is None and self.config.agent_params.get("cache", True) is not False:
+            ResponseCache(self.home / CACHE_FILE).close()
+
+        async def touch_checkpoints() -> None:
+            async with open_checkpoints(self.home):
+                pass
+
+        asyncio.run(touch_checkpoints())
 
     @functools.cached_property
     def agents(self) -> dict[str, ManagedAgent]:
@@ -470,6 +483,7 @@ def start_run(config: RunConfig, store: ResultsStore, home: Path | None = None) 
     if config.sample is not None and config.problems is not None:
         raise StrategyError("--sample draws from the whole dataset: give --problems or --sample, not both")
     runner = Runner(config, store, home)  # a sample is drawn here; the run stores the drawn ids
+    runner.check_files()
     return store.create_run(runner.config.model_dump(mode="json"), toolkit_version() or "unknown"), runner
 
 
@@ -492,6 +506,7 @@ def resume_run(
             f"run {run_id} was started with other settings; a resume keeps them: {'; '.join(differences)}"
         )
     runner = Runner(stored.model_copy(update={"excluded": [*stored.excluded, *exclude]}), store, home)
+    runner.check_files()
     if exclude:
         store.exclude_problems(run_id, runner.config.model_dump(mode="json"), runner.excluded_keys())
     return run_id, runner
