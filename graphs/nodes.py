@@ -119,20 +119,23 @@ StateT = TypeVar("StateT", bound=SolveState)
 Node = Callable[[StateT, Ctx], Awaitable[StateT]]
 
 _calls: ContextVar[list[CallTrace] | None] = ContextVar("bongard_node_calls", default=None)
+IN_FLIGHT_GRACE_S = 20.0
+"""How long a call whose item is being given up waits for the reply to a request already sent."""
 
 
-_unfinished: ContextVar[list[CallTrace] | None] = ContextVar("bongard_unfinished_calls", default=None)
+_paid: ContextVar[list[CallTrace] | None] = ContextVar("bongard_paid_calls", default=None)
 
 
 @contextlib.contextmanager
-def keeping_unfinished_calls() -> Iterator[list[CallTrace]]:
-    """Collect the calls made by nodes that then failed: their result is lost, not their cost."""
+def keeping_paid_calls() -> Iterator[list[CallTrace]]:
+    """Collect every call made in the block, answered or given up in flight: when its item fails,
+    the calls of nodes that finished, failed or were cancelled with it were all paid for."""
     calls: list[CallTrace] = []
-    token = _unfinished.set(calls)
+    token = _paid.set(calls)
     try:
         yield calls
     finally:
-        _unfinished.reset(token)
+        _paid.reset(token)
 
 
 @contextlib.contextmanager
@@ -155,12 +158,7 @@ def traced(node: Node[StateT]) -> Node[StateT]:
     @functools.wraps(node)
     async def run(state: StateT, runtime: Ctx) -> StateT:
         with recording_calls() as calls:
-            try:
-                update = await node(state, runtime)
-            except BaseException:
-                if (unfinished := _unfinished.get()) is not None:
-                    unfinished.extend(calls)
-                raise
+            update = await node(state, runtime)
         if calls:
             update["trace"] = calls
         return update
@@ -243,13 +241,13 @@ async def call_agent(
     """
     agent = item.run.agent(role)
     call = CallSpec(task=task, output_schema=schema, images=list(images), extra=dict(extra or {}))
-    async with item.run.call_slots or contextlib.nullcontext():
-        reply = await agent.acall(list(messages), call)
     calls = _calls.get()
     if calls is None:
         raise RuntimeError("call_agent ran outside a traced node or `recording_calls` block")
-    calls.append(
-        CallTrace(
+
+    def trace(reply: AgentReply | None) -> CallTrace:
+        """The call as made; with no reply, a request given up in flight: its cost unknown."""
+        return CallTrace(
             role=role,
             agent=agent.spec,
             task=task,
@@ -257,21 +255,55 @@ async def call_agent(
             step=step,
             images=[[panel.ref for panel in image.panels] for image in images],
             prompt=_prompt_text(messages[-1]),
-            reply=reply.text,
-            parsed=reply.parsed,
-            parse_status=reply.parse_status,
-            stop=reply.stop,
-            stop_reason=reply.stop_reason,
-            output_mode=reply.output_mode,
-            input_tokens=reply.usage.input_tokens,
-            output_tokens=reply.usage.output_tokens,
-            cost_usd=reply.cost_usd,
-            latency_s=reply.latency_s,
-            cache_hit=reply.cache_hit,
-            attempts=reply.attempts,
+            reply="" if reply is None else reply.text,
+            parsed=None if reply is None else reply.parsed,
+            parse_status="not-requested" if reply is None else reply.parse_status,
+            stop=None if reply is None else reply.stop,
+            stop_reason=None if reply is None else reply.stop_reason,
+            output_mode=None if reply is None else reply.output_mode,
+            input_tokens=0 if reply is None else reply.usage.input_tokens,
+            output_tokens=0 if reply is None else reply.usage.output_tokens,
+            cost_usd=None if reply is None else reply.cost_usd,
+            latency_s=0.0 if reply is None else reply.latency_s,
+            cache_hit=False if reply is None else reply.cache_hit,
+            attempts=1 if reply is None else reply.attempts,
         )
-    )
+
+    async with item.run.call_slots or contextlib.nullcontext():
+        sent = asyncio.ensure_future(agent.acall(list(messages), call))
+        try:
+            reply = await asyncio.shield(sent)
+        except asyncio.CancelledError:
+            # The item is being given up (a sibling branch met a bad panel) while this request is
+            # out, and a provider bills it: its reply is awaited, briefly, so the call is kept and
+            # costed with the failed item; one that does not come is kept with its cost unknown.
+            done = await _reply_within(sent, IN_FLIGHT_GRACE_S)
+            if not done:
+                sent.cancel()
+                _keep(calls, trace(None))
+            elif not sent.cancelled() and sent.exception() is None:
+                _keep(calls, trace(sent.result()))
+            raise
+    _keep(calls, trace(reply))
     return reply
+
+
+async def _reply_within(sent: asyncio.Future[AgentReply], seconds: float) -> bool:
+    """Whether the request finished within `seconds`; the cancellations that keep coming while it
+    is awaited (LangGraph cancels a failed step's tasks until they end) do not cut the wait short."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    while not sent.done() and (left := deadline - loop.time()) > 0:
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait({sent}, timeout=left)
+    return sent.done()
+
+
+def _keep(calls: list[CallTrace], made: CallTrace) -> None:
+    """A call in its node's trace and among the item's paid calls."""
+    calls.append(made)
+    if (paid := _paid.get()) is not None:
+        paid.append(made)
 
 
 @dataclass

@@ -89,6 +89,8 @@ def test_a_panel_that_does_not_decode_fails_its_item_alone(
     first = run_bongard(*run_args(server, classic_copy, tmp_path, strategy))
     assert first.returncode == EXIT_NOT_ALL_DONE, first.stderr
     assert named.search(first.stderr) and "failed, 2/3 items done, 1 failed" in first.stdout
+    # Every answered request is stored and costed, the failed item's before its bad panel too.
+    assert runs_json(tmp_path)[0]["calls"] == len(list(server.model_requests()))
     resumed = run_bongard("run", "--resume", "latest", "--home", tmp_path)
     assert resumed.returncode == EXIT_NOT_ALL_DONE and "failed:" not in resumed.stderr  # skipped
     retried = run_bongard("run", "--resume", "latest", "--retry-errors", "--home", tmp_path)

@@ -40,7 +40,7 @@ from datasets_io.store import ResultsStore, StoreError
 from datasets_io.workspace import workspace_home
 from graphs.answer import Answer
 from graphs.kept import KeptResults
-from graphs.nodes import SolveRuntime, keeping_unfinished_calls
+from graphs.nodes import SolveRuntime, keeping_paid_calls
 from graphs.registry import DatasetContext, Reused, StrategyError, get_strategy
 from graphs.runs.checkpoints import Checkpoints, checkpointed_trace, item_thread, open_checkpoints
 from graphs.runs.provenance import session_record, toolkit_version
@@ -344,7 +344,7 @@ class Runner:
         now: a run holds only summaries, so its memory does not grow with the dataset."""
         thread = item_thread(run_id, problem.key, attempt)
         try:
-            with keeping_unfinished_calls() as unfinished:
+            with keeping_paid_calls() as paid:
                 reused = self.reused_for(problem, attempt)
                 answer = await solve(
                     self.config.strategy,
@@ -362,7 +362,7 @@ class Runner:
             # paid for are stored with the failure, so the run's cost counts them.
             if isinstance(error, DatasetError):  # a panel that does not decode: name where it is
                 error = error.located(dataset=problem.dataset, problem_id=problem.id)
-            trace = await checkpointed_trace(checkpoints, self.config.strategy, thread) + unfinished
+            trace = paid_trace(await checkpointed_trace(checkpoints, self.config.strategy, thread), paid)
             return SolvedItem(
                 problem=problem.key,
                 attempt=attempt,
@@ -445,6 +445,20 @@ class SolvedItem(BaseModel):
     retryable: bool = True
     """Whether retrying can help: a call that failed may succeed later, a panel that does not decode
     once the file is fixed; an option or problem the strategy refuses fails the same way again."""
+
+
+def paid_trace(checkpointed: list[CallTrace], this_pass: list[CallTrace]) -> list[CallTrace]:
+    """A failed item's calls: those its checkpoint holds (earlier passes' and this one's finished
+    steps) and every other call this pass made (branches that finished beside the failure, or were
+    given up in flight), each once."""
+    unmatched = list(checkpointed)
+    extra = []
+    for call in this_pass:
+        if call in unmatched:
+            unmatched.remove(call)
+        else:
+            extra.append(call)
+    return checkpointed + extra
 
 
 def spent(trace: Sequence[CallTrace]) -> dict[str, Any]:
