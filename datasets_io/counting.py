@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from datasets_io.errors import BongardError
 
@@ -90,3 +91,9 @@ class Counting:
 
 DEFAULT_COUNTING = Counting()
 """Most attempts, by each run's latest judging: what every table uses unless told otherwise."""
+
+
+def unscored_text(row: Mapping[str, Any]) -> str:
+    """What a comparison row with nothing scored shows for solved: `unjudged` while a problem waits
+    for a judging, `-` when every one failed (nothing to judge), never 0."""
+    return "unjudged" if int(row["problems"]) > int(row["failed"]) else "-"

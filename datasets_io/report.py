@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from datasets_io.counting import DEFAULT_COUNTING, AggregateError, Counting, solved_count
+from datasets_io.counting import DEFAULT_COUNTING, AggregateError, Counting, solved_count, unscored_text
 from datasets_io.errors import BongardError, did_you_mean
 from datasets_io.figures import FigureFormat
 from datasets_io.intervals import clustered_wilson, wilson
@@ -166,10 +166,13 @@ def comparison_table(problems: pd.DataFrame) -> pd.DataFrame:
 
 
 def markdown(table: pd.DataFrame) -> str:
-    """The table for reading: a row with nothing scored says "unjudged" where its count would be, and
+    """The table for reading: a row with nothing scored says "unjudged" where its count would be (or
+    "-" when every problem failed), and
     a figure that does not exist (no test images, no price) reads "-", not nan."""
     shown = table.astype(object).where(table.notna(), "-")
-    shown["solved"] = [int(v) if n else "unjudged" for v, n in zip(table["solved"], table["n"], strict=True)]
+    shown["solved"] = [
+        unscored_text(row) if not row["n"] else int(row["solved"]) for _, row in table.iterrows()
+    ]
     return str(shown.to_markdown(index=False))
 
 

@@ -118,7 +118,7 @@ def test_an_all_failed_run_has_n_0_and_3_failed_everywhere(tmp_path: Path, share
     assert row["cost_usd"] == pytest.approx(0.003)  # the calls they paid for still count
     assert (listed(tmp_path, run_id)["failed"], listed(tmp_path, run_id)["scored"]) == (3, 0)
     [viewed] = run_results(store, [run_id])[0].values()
-    assert (viewed.n, viewed.solved_text) == (0, "unjudged")
+    assert (viewed.n, viewed.solved_text) == (0, "-")  # nothing to judge: every problem failed
     assert {i.verdict for i in item_rows(store, run_id)} == {"failed"}
     shown = run_bongard("runs", "show", run_id, "--home", tmp_path)
     assert "3 failed" in shown.stdout and "retries the 3 failed items a retry can help" in shown.stdout

@@ -525,6 +525,7 @@ def _run_with_progress(
 
 def _result_table(store: ResultsStore, run_id: str) -> Table:
     """The run's row of the comparison table: problems, solved, accuracy, tokens and cost."""
+    from datasets_io.counting import unscored_text
     from datasets_io.report import comparison_table, problems_frame
 
     [row] = comparison_table(problems_frame(store, [run_id])).to_dict("records") or [None]
@@ -533,7 +534,7 @@ def _result_table(store: ResultsStore, run_id: str) -> Table:
     for key, header in RESULT_COLUMNS.items():
         table.add_column(PANEL_ACCURACY if probes and key == "image_accuracy" else header)
     if row is not None:
-        row["solved"] = "unjudged" if not row["n"] else row["solved"]  # not 0: nothing decided it yet
+        row["solved"] = unscored_text(row) if not row["n"] else row["solved"]  # not 0: nothing decided it
         row["accuracy"] = _rate(row, "accuracy")
         row["image_accuracy"] = _rate(row, "image_accuracy")
         table.add_row(*(escape(_cell(row[key])) for key in RESULT_COLUMNS))

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
+from datasets_io.counting import unscored_text
 from datasets_io.errors import BongardError
 from datasets_io.images import natural_key
 from datasets_io.records import (
@@ -121,8 +122,10 @@ class ResultRow:
     dataset: str
     problems: int
     n: int
+    failed: int
     solved: int | None
-    """None when nothing is scored (an unjudged free-form run): shown "unjudged", never 0."""
+    """None when nothing is scored (an unjudged free-form run): shown "unjudged" (or "-" when every
+    problem failed), never 0."""
     accuracy: Rate
     image_accuracy: Rate
     tokens: int
@@ -139,6 +142,7 @@ class ResultRow:
             dataset=str(row["dataset"]),
             problems=int(row["problems"]),
             n=n,
+            failed=int(row["failed"]),
             solved=None if solved is None else round(solved),
             accuracy=Rate.of(row, "accuracy"),
             image_accuracy=Rate.of(row, "image_accuracy"),
@@ -148,7 +152,7 @@ class ResultRow:
 
     @property
     def solved_text(self) -> str:
-        return "unjudged" if self.solved is None else str(self.solved)
+        return unscored_text(dataclasses.asdict(self)) if self.solved is None else str(self.solved)
 
 
 def result_rows(table: pd.DataFrame) -> list[ResultRow]:
