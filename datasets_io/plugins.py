@@ -45,6 +45,9 @@ class Registry(Generic[T]):
         self._entries: dict[str, T] = {}
         self._sources: dict[str, str] = {}
         self._pending: dict[str, EntryPoint] | None = None
+        """Entry points found and not loaded yet."""
+        self._module_order: list[str] = []
+        """The modules the group's entry points name, in the group's order (loaded or not)."""
 
     def register(self, name: str, item: T, source: str | None = None) -> T:
         """Make `item` available as `name`. `source` says where it comes from (default: the module
@@ -66,10 +69,14 @@ class Registry(Generic[T]):
         return lambda item: self.register(name, item)
 
     def names(self) -> list[str]:
-        """Every name: registered ones, then object entry points not yet loaded."""
+        """Every name: registered ones, then object entry points not yet loaded. Those a module entry
+        point registers come in the entry points' order, whichever module was imported first (a
+        listing must not change with what a process happened to import before)."""
         for entry in [e for e in self._entry_points().values() if e.attr is None]:
             self._load(entry)
-        return list(dict.fromkeys([*self._entries, *self._entry_points()]))
+        rank = {module: index for index, module in enumerate(self._module_order)}
+        registered = sorted(self._entries, key=lambda name: rank.get(self._sources[name], len(rank)))
+        return list(dict.fromkeys([*registered, *self._entry_points()]))
 
     def get(self, name: str) -> T:
         """The entry called `name`, loading its entry point if it has one; else `UnknownName`."""
@@ -111,6 +118,7 @@ class Registry(Generic[T]):
                         f"by {_described(other)} and by {_described(entry)}; uninstall one of them"
                     )
             self._pending = found
+            self._module_order = [entry.value for entry in found.values() if entry.attr is None]
         return self._pending
 
     def _load(self, entry: EntryPoint) -> None:
