@@ -1,6 +1,11 @@
-"""The offline perception agent on the classic problems: the figures a new problem can expect.
+"""The offline perception agent on the classic problems, and on fresh problems its design never saw.
 
-Run from the repository root: `python -m benchmarks.perception [--data-dir DIR]`.
+Run from the repository root: `python -m benchmarks.perception [--data-dir DIR]`, or
+`python -m benchmarks.perception --fresh N --seed S` for N Bongard-LOGO free-form problems generated
+now (`datasets_io.logo_generation`; kept in `--fresh-dir`, so a second run only perceives them).
+The agent's design was tuned while looking at classic problems 1-100, so those figures say how well
+it fits them, not what a new problem can expect: the fresh figure does, and a change to the agent is
+judged on a seed chosen after the change.
 Every panel is perceived once; the decisions are the agent's own
 (`agents.perception.separability`), on the panels' feature rows.
 
@@ -8,19 +13,22 @@ Every panel is perceived once; the decisions are the agent's own
   does: images-to-sides (both tests on their sides, one decided with the other)
   and image-to-side (each test decided alone);
 - 36-split mean: the same over all 36 ways of holding out one left and one right
-  panel, the figure a new problem can expect (the official split is one of 36);
+  panel (the official split is one of 36);
 - random sides: the 12 panels of each problem dealt at random into two sides of
   six, then the 36 splits; about 50 says nothing leaks from the held-out panels;
 - sharpness: the agent's one global setting, chosen on the odd problems by their
   36-split mean and reported on the even ones;
 - per problem: the official pair, and the 36-split share solved.
-Two tests are shown in a seeded order, as the strategy shows them.
+Two tests are shown in a seeded order, as the strategy shows them. On fresh problems (7 panels a
+side) the official pair is image 6 of each side, as `bongard run` holds it out, and the split mean
+runs over the 49 ways of holding out one left and one right image.
 """
 
 from __future__ import annotations
 
 import argparse
 import random
+import statistics
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,6 +39,8 @@ from agents.perception.rules import Row, Side
 from agents.perception.separability import SHARPNESS, pair_sides, single_side
 from agents.perception.table import panel_row
 from datasets_io.catalog import default_data_dir, open_dataset
+from datasets_io.intervals import wilson
+from datasets_io.workspace import workspace_home
 
 OFFICIAL = (5, 5)
 """Held out in `bongard run`: the 6th panel of each side (panels 5 and 11)."""
@@ -101,6 +111,62 @@ def load(data_dir: Path) -> list[Problem]:
     return problems
 
 
+def load_fresh(folder: Path, count: int, seed: int) -> list[Problem]:
+    """`count` free-form problems generated from `seed` into `folder` (kept: generated once), each
+    side's 7 images in order, the last being the one `bongard run` holds out."""
+    from datasets_io.logo_generation import generate_freeform
+
+    generate_freeform(folder, count, seed)
+    dataset = open_dataset(f"bongard-logo:{folder}", None, {})
+    problems = []
+    for number in dataset.problem_ids():
+        problem = dataset.problem(number)
+        rows = {
+            side: tuple(
+                panel_row(perceive(p.path))
+                for p in [*getattr(problem, side), *getattr(problem, f"test_{side}")]
+            )
+            for side in ("left", "right")
+        }
+        problems.append(Problem(number, rows["left"], rows["right"]))
+    return problems
+
+
+def report_fresh(count: int, seed: int, folder: Path) -> None:
+    """The figure a new problem can expect: fresh problems, with n and a 95% interval."""
+    started = time.perf_counter()
+    problems = load_fresh(folder, count, seed)
+    last = len(problems[0].left) - 1
+    official = score(problems, SHARPNESS, [(last, last)])
+    solved = round(sum(s.pairs for s in official))
+    placed = sum(round(2 * s.images) for s in official)
+    every = [(i, j) for i in range(last + 1) for j in range(last + 1)]
+    splits = score(problems, SHARPNESS, every)
+    split = mean(splits)
+    spread = statistics.stdev(100 * s.pairs for s in splits) / len(splits) ** 0.5 if len(splits) > 1 else 0.0
+    print(
+        f"The perception agent on {len(problems)} fresh Bongard-LOGO free-form problems (seed {seed}, "
+        f"{folder}), sharpness {SHARPNESS}"
+    )
+    low, high = wilson(solved, len(problems))
+    interval = f"[{100 * (low or 0):.1f}, {100 * (high or 0):.1f}]"
+    normal = f"[{split.pairs - 1.96 * spread:.1f}, {split.pairs + 1.96 * spread:.1f}]"
+    line("", "images-to-sides", "image-to-side")
+    line(
+        "held-out pair (image 6 of each side)",
+        f"{solved} / {len(problems)}",
+        f"{placed} / {2 * len(problems)}",
+        f"  pairs {100 * solved / len(problems):.1f}% {interval} (Wilson)",
+    )
+    line(
+        f"{len(every)}-split mean",
+        f"{split.pairs:.1f}%",
+        f"{split.images:.1f}%",
+        f"  pairs {normal} (normal, over problems)",
+    )
+    print(f"chance is 50%; ({time.perf_counter() - started:.0f} s)")
+
+
 def line(label: str, pairs: str, images: str, note: str = "") -> None:
     print(f"{label:36} {pairs:>16} {images:>16}{note}")
 
@@ -123,7 +189,14 @@ def report_sharpness(problems: Sequence[Problem], every: Sequence[tuple[int, int
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--data-dir", type=Path, default=default_data_dir())
+    parser.add_argument("--fresh", type=int, metavar="N", help="Measure on N freshly generated problems.")
+    parser.add_argument("--seed", type=int, default=0, help="With --fresh: the generator's seed.")
+    parser.add_argument("--fresh-dir", type=Path, help="With --fresh: where the problems are kept.")
     args = parser.parse_args()
+    if args.fresh is not None:
+        folder = args.fresh_dir or workspace_home(None) / "fresh-logo" / f"seed-{args.seed}-n{args.fresh}"
+        report_fresh(args.fresh, args.seed, folder)
+        return
     started = time.perf_counter()
     problems = load(args.data_dir)
     count, perceived = len(problems), time.perf_counter() - started

@@ -30,7 +30,7 @@ COMMANDS = {
     "compare": "graphs.cli.run:compare",
     "show": "graphs.cli.show:show",
     "analyze": "graphs.cli.analyze:analyze_app",
-    "generate": "graphs.cli.generate:generate",
+    "generate": "graphs.cli.generate:generate_app",
     "review": "graphs.cli.generate:review",
     "variants": "graphs.cli.generate:variants",
     "graph": "graphs.cli.strategies:draw_graph",

@@ -18,6 +18,7 @@ from rich.table import Table
 from datasets_io.generated import Decision
 from datasets_io.reviews import GenerationRecords, Review
 from graphs.cli.console import console, error_console
+from graphs.cli.generate_logo import logo
 from graphs.cli.options import (
     DataDirOption,
     DatasetOptions,
@@ -34,7 +35,16 @@ if TYPE_CHECKING:
 DECISION_KEYS: dict[str, Decision] = {"l": "left", "r": "right", "n": "none"}
 
 
+generate_app = typer.Typer(
+    invoke_without_command=True,
+    help="Generate a dataset: Bongard-RWR+'s pipeline (options below), or fresh Bongard-LOGO problems "
+    "(`bongard generate logo`).",
+)
+
+
+@generate_app.callback()
 def generate(
+    ctx: typer.Context,
     source: Annotated[
         str | None, typer.Option(metavar="DATASET", help="Dataset of source problems (name or FORMAT:PATH).")
     ] = None,
@@ -133,6 +143,8 @@ def generate(
     A human review stops the run with the images to review: decide them with
     `bongard review GEN`, then continue with `bongard generate --resume GEN`.
     """
+    if ctx.invoked_subcommand is not None:  # `bongard generate logo`
+        return
     from graphs.generation.graph import GenerationSettings, ReviewMode
     from graphs.generation.run import GenerationConfig, resume_generation, start_generation
     from graphs.runs.runner import parse_selection
@@ -347,3 +359,6 @@ def variants(
         console.print(f"{name}: {count} problems  (-O manifest={name})")
     for note in report.notes:
         error_console.print(f"[yellow]note:[/yellow] {escape(note)}")
+
+
+generate_app.command("logo")(logo)

@@ -1,0 +1,238 @@
+"""Fresh Bongard-LOGO problems from the authors' own generator, in their published layout.
+
+PyPI `bongard` 0.0.2 is Bongard-LOGO's generator (NVlabs, MIT): a free-form problem's seven positives
+share one stroke program and its seven negatives each perturb it. Problems made today cannot be in
+any model's training data, so a figure measured on them is not memory (and they measure the offline
+agent on problems its design never saw). The package draws with Tk's turtle and writes PostScript,
+so it needs Tk, ghostscript and a display: a virtual one (Xvfb, through PyVirtualDisplay) is
+started when none is set, and kept until the process exits. The package pins pandas 1.0.5 and
+needs none of it, so it is installed without its requirements (`pip install --no-deps
+bongard==0.0.2`).
+
+Each problem is seeded on its own (`seed`, its index), so the same seed gives the same action
+programs and, on one machine, the same pixels, whatever was generated before; a problem is written
+to a temporary folder and moved into place whole, so an interrupted generation resumes where it
+stopped and never leaves half a problem. The layout is the one `datasets_io.loaders.logo` reads:
+
+```
+OUT/ff/images/ff_nact<strokes>_<n>/{1,0}/0..6.png   positives in 1/, negatives in 0/
+OUT/ff/ff_action_programs.json                       task -> [positive programs, negative programs]
+OUT/generation.json                                  the generator, its version, seed and counts
+```
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from importlib.metadata import PackageNotFoundError, version
+from importlib.util import find_spec
+from pathlib import Path
+from typing import Any
+
+from datasets_io.errors import BongardError
+
+GENERATOR = "bongard"
+GENERATOR_VERSION = "0.0.2"
+INSTALL = f"pip install --no-deps {GENERATOR}=={GENERATOR_VERSION}"
+IMAGES_PER_SIDE = 7
+IMAGE_SIDE_PX = 512
+MAX_PAINT_TRIALS = 300
+"""Placements tried per image before the last one is kept (the authors' bound)."""
+STROKE_LAYOUTS: tuple[tuple[int, ...], ...] = (
+    (4,), (5,), (6,), (7,), (8,), (9,), (3, 3), (2, 5), (3, 4), (3, 5), (4, 4), (4, 5),
+)  # fmt: skip
+"""The free-form problems' strokes per shape, as the authors' sampler offers them; problem i takes
+layout i mod 12, so every size of set covers them evenly, as the 3,600 published ones do."""
+MANIFEST = "generation.json"
+PARTIAL = ".partial-"
+"""A problem being drawn; the loader skips hidden folders, and a new generation clears them."""
+PROGRAMS = "ff_action_programs.json"
+
+
+class GeneratorUnavailable(BongardError):
+    """What the generator needs and is missing: the package, Tk, ghostscript or Xvfb, in one line."""
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """What made a generated set, so a figure measured on it says what it was measured on."""
+
+    generator: str
+    generator_version: str
+    kind: str
+    seed: int
+    count: int
+    tasks: list[str]
+
+
+def task_name(index: int) -> str:
+    """Problem `index`'s task name, as the authors name free-form problems."""
+    strokes = "_".join(map(str, STROKE_LAYOUTS[index % len(STROKE_LAYOUTS)]))
+    return f"ff_nact{strokes}_{index:04d}"
+
+
+def check_requirements() -> None:
+    """Refuse, in one line naming what to install, a machine the generator cannot run on."""
+    try:
+        installed = version(GENERATOR)
+    except PackageNotFoundError:
+        raise GeneratorUnavailable(f"the Bongard-LOGO generator is not installed: {INSTALL}") from None
+    if installed != GENERATOR_VERSION:
+        raise GeneratorUnavailable(
+            f"{GENERATOR} {installed} is installed; this needs {GENERATOR_VERSION}: {INSTALL}"
+        )
+    try:
+        import tkinter  # noqa: F401
+    except ImportError:
+        raise GeneratorUnavailable(
+            "Tk is missing: install Python's Tk (Debian: apt install python3-tk)"
+        ) from None
+    if shutil.which("gs") is None:
+        raise GeneratorUnavailable(
+            "ghostscript is missing (it turns the drawings into images): apt install ghostscript"
+        )
+    if not os.environ.get("DISPLAY"):
+        if shutil.which("Xvfb") is None:
+            raise GeneratorUnavailable("no display and no Xvfb to start one: apt install xvfb")
+        if find_spec("pyvirtualdisplay") is None:
+            raise GeneratorUnavailable(
+                "no display, and PyVirtualDisplay is missing: pip install 'bongard-agents[logo]'"
+            )
+
+
+def ensure_display() -> None:
+    """A display for Tk: the one set, else a virtual one started once and kept until the process
+    exits (Tk's turtle screen is one per process and dies with the display it was opened on)."""
+    if os.environ.get("DISPLAY"):
+        return
+    from pyvirtualdisplay.display import Display
+
+    virtual = Display(visible=False, size=(1024, 1024))
+    virtual.start()  # sets DISPLAY for this process
+    atexit.register(virtual.stop)
+
+
+def generate_freeform(
+    out: Path, count: int, seed: int, on_problem: Callable[[str], None] | None = None
+) -> Manifest:
+    """`count` free-form problems from `seed` in `out`; problems already there are kept, not redrawn.
+    `on_problem` hears of each problem as it is done (or found done)."""
+    check_requirements()
+    images = out / "ff" / "images"
+    images.mkdir(parents=True, exist_ok=True)
+    for stale in images.glob(f"{PARTIAL}*"):  # a killed generation's problem in progress
+        shutil.rmtree(stale, ignore_errors=True)
+    tasks = [task_name(index) for index in range(count)]
+    programs: dict[str, Any] = {}
+    ensure_display()
+    with _quiet():
+        sampler, painter = _generator()
+    for index, task in enumerate(tasks):
+        problem = _sample(sampler, seed, index)
+        programs[task] = problem.get_action_string_list()
+        if not (images / task).is_dir():
+            _write_problem(painter, problem, images / task, seed, index)
+        if on_problem is not None:
+            on_problem(task)
+    manifest = Manifest(GENERATOR, GENERATOR_VERSION, "ff", seed, count, tasks)
+    _write_json(out / "ff" / PROGRAMS, programs)
+    _write_json(out / MANIFEST, asdict(manifest))
+    return manifest
+
+
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """The package prints its screen size; a command's output is its own."""
+    with open(os.devnull, "w") as sink:
+        saved, sys.stdout = sys.stdout, sink
+        try:
+            yield
+        finally:
+            sys.stdout = saved
+
+
+def _generator() -> tuple[Any, Any]:
+    from bongard.bongard_painter import BongardProblemPainter
+    from bongard.sampler.freeform_sampler import FreeformSampler
+
+    return FreeformSampler(IMAGES_PER_SIDE, IMAGES_PER_SIDE), BongardProblemPainter()
+
+
+def _state(seed: int, index: int, stream: int) -> Any:
+    """A random state of its own per problem and use (0: its programs, 1: their placement)."""
+    import numpy as np
+
+    return np.random.RandomState([seed, index, stream])
+
+
+def _sample(sampler: Any, seed: int, index: int) -> Any:
+    sampler.random_state = _state(seed, index, 0)
+    return sampler.sample(list(STROKE_LAYOUTS[index % len(STROKE_LAYOUTS)]), index)
+
+
+def _write_problem(painter: Any, problem: Any, folder: Path, seed: int, index: int) -> None:
+    """The problem's 14 images, drawn into a temporary folder moved into place whole."""
+    painter.random_state = _state(seed, index, 1)
+    partial = Path(tempfile.mkdtemp(dir=folder.parent, prefix=PARTIAL))
+    try:
+        sides = (("1", problem.get_positive_bongard_images()), ("0", problem.get_negative_bongard_images()))
+        for label, side in sides:
+            (partial / label).mkdir()
+            for number, image in enumerate(side):
+                _paint(painter, image)
+                _save(painter, partial / label / f"{number}.png")
+        partial.rename(folder)
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+
+
+def _paint(painter: Any, image: Any) -> None:
+    """Place the image's shapes at random until they fit the canvas (the authors' procedure, through
+    their painter's own methods)."""
+    low, high = painter.scaling_factors_range
+    for _ in range(MAX_PAINT_TRIALS):
+        painter.wn.clear()
+        shapes = image.get_num_shapes()
+        starts, orientations = painter.sample_start_coordinates_and_orientation(num_shapes=shapes)
+        image.set_start_coordinates(start_coordinates=starts)
+        image.set_start_orientations(start_orientations=orientations)
+        scales = [painter.random_state.uniform(low=low, high=high) for _ in range(shapes)]
+        image.set_consistent_scaling_factors(scaling_factors=scales)
+        fits = painter.bongard_image_painter.draw_bongard_image(bongard_image=image)
+        painter.screen.update()
+        if fits:
+            return
+
+
+def _save(painter: Any, path: Path) -> None:
+    """The canvas as a PNG: through PostScript, which Pillow reads with ghostscript (`load()` before
+    `resize`, which the package's own saving lacks: "image has wrong mode")."""
+    from PIL import Image
+
+    postscript = path.with_suffix(".ps")
+    painter.screen.getcanvas().postscript(file=str(postscript))
+    with Image.open(postscript) as drawn:
+        drawn.load()
+        drawn.resize((IMAGE_SIDE_PX, IMAGE_SIDE_PX)).save(path)
+    postscript.unlink()
+    painter.wn.clear()
+
+
+def _write_json(path: Path, value: Any) -> None:
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text(json.dumps(value, indent=1), encoding="utf-8")
+    partial.replace(path)
+
+
+def read_manifest(out: Path) -> Manifest | None:
+    path = out / MANIFEST
+    return Manifest(**json.loads(path.read_text(encoding="utf-8"))) if path.is_file() else None

@@ -1,0 +1,108 @@
+"""Fresh Bongard-LOGO problems from the authors' generator (PyPI `bongard` 0.0.2), generated for real:
+Tk's turtle on a virtual display (Xvfb), PostScript through ghostscript."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from datasets_io.logo_generation import (
+    PARTIAL,
+    PROGRAMS,
+    GeneratorUnavailable,
+    check_requirements,
+    generate_freeform,
+    read_manifest,
+    task_name,
+)
+from datasets_io.store import STORE_FILE, ResultsStore
+from tests.cli import run_bongard
+
+try:
+    check_requirements()
+except GeneratorUnavailable as missing:
+    pytest.skip(f"the generator cannot run here: {missing}", allow_module_level=True)
+
+SEED = 20261126
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """3 free-form problems through `bongard generate logo`."""
+    out = tmp_path_factory.mktemp("logo") / "fresh"
+    made = run_bongard("generate", "logo", "--out", out, "--count", "3", "--seed", str(SEED))
+    assert made.returncode == 0, made.stderr
+    assert f"3 free-form problems from seed {SEED} (bongard 0.0.2)" in made.stdout
+    return out
+
+
+def images(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*.png"))}
+
+
+def test_generated_problems_are_a_bongard_logo_dataset_the_offline_agent_solves(
+    generated: Path, tmp_path: Path
+) -> None:
+    tasks = ["ff_nact4_0000", "ff_nact5_0001", "ff_nact6_0002"]
+    assert sorted(p.name for p in (generated / "ff" / "images").iterdir()) == tasks
+    for task in tasks:
+        for side in ("1", "0"):
+            assert sorted(p.name for p in (generated / "ff" / "images" / task / side).iterdir()) == [
+                f"{n}.png" for n in range(7)
+            ]
+    programs = json.loads((generated / "ff" / PROGRAMS).read_text())
+    positives, negatives = programs["ff_nact5_0001"]
+    assert len(positives) == len(negatives) == 7 and all(p == positives[0] for p in positives)
+    assert [len(shape) for shape in positives[0]] == [5]  # one shape of 5 strokes, in every positive
+    assert all(n != positives[0] for n in negatives)  # each negative perturbs it
+    manifest = read_manifest(generated)
+    assert manifest is not None and (manifest.seed, manifest.count, manifest.tasks) == (SEED, 3, tasks)
+    valid = run_bongard("datasets", "validate", f"bongard-logo:{generated}")
+    assert valid.returncode == 0 and "all 3 problems usable" in valid.stdout, valid.stdout
+    solved = run_bongard(
+        "run", "--strategy", "images-to-sides", "--model", "perception",
+        "--dataset", f"bongard-logo:{generated}", "--home", tmp_path,
+    )  # fmt: skip
+    assert solved.returncode == 0, solved.stderr
+    store = ResultsStore(tmp_path / STORE_FILE)
+    summary = store.summary(store.resolve_run("latest"))
+    assert (summary.done, summary.scored, summary.failed) == (3, 3, 0)
+
+
+def test_the_same_seed_gives_the_same_programs_and_pixels_and_a_resume_redraws_only_what_is_missing(
+    generated: Path, tmp_path: Path
+) -> None:
+    again = tmp_path / "again"
+    shutil.copytree(generated, again)
+    (again / "ff" / PROGRAMS).unlink()
+    kept = (again / "ff" / "images" / task_name(0) / "1" / "0.png").stat().st_mtime_ns
+    shutil.rmtree(again / "ff" / "images" / task_name(1))
+    (again / "ff" / "images" / f"{PARTIAL}killed").mkdir()  # a problem a killed generation left half-drawn
+    generate_freeform(again, 3, SEED)
+    assert (again / "ff" / "images" / task_name(0) / "1" / "0.png").stat().st_mtime_ns == kept  # not redrawn
+    assert images(again / "ff" / "images") == images(generated / "ff" / "images")  # redrawn the same
+    first = json.loads((generated / "ff" / PROGRAMS).read_text())
+    assert json.loads((again / "ff" / PROGRAMS).read_text()) == first
+    assert not list((again / "ff" / "images").glob(f"{PARTIAL}*"))
+    generate_freeform(tmp_path / "other", 1, SEED + 1)
+    other = json.loads((tmp_path / "other" / "ff" / PROGRAMS).read_text())
+    assert other[task_name(0)] != first[task_name(0)]  # another seed, another problem
+
+
+def test_a_missing_requirement_is_one_line_naming_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_which = shutil.which
+    monkeypatch.setattr(shutil, "which", lambda name: None if name == "gs" else real_which(name))
+    refused = run_bongard("generate", "logo", "--out", tmp_path / "x", "--count", "1")
+    assert refused.returncode == 2
+    assert (
+        refused.stderr.strip()
+        == "error: ghostscript is missing (it turns the drawings into images): apt install ghostscript"
+    )
+    assert not (tmp_path / "x").exists()
+    bad_type = run_bongard("generate", "logo", "--out", tmp_path / "x", "--types", "bd")
+    assert bad_type.returncode == 2 and "need the authors' shape tables" in bad_type.stderr
