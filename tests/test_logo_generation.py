@@ -106,3 +106,15 @@ def test_a_missing_requirement_is_one_line_naming_what_to_install(
     assert not (tmp_path / "x").exists()
     bad_type = run_bongard("generate", "logo", "--out", tmp_path / "x", "--types", "bd")
     assert bad_type.returncode == 2 and "need the authors' shape tables" in bad_type.stderr
+
+
+def test_the_perception_benchmark_reports_fresh_problems_with_n_and_an_interval(
+    generated: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from benchmarks.perception import report_fresh
+
+    report_fresh(3, SEED, generated)  # the fixture's problems are kept, not drawn again
+    printed = capsys.readouterr().out
+    assert "on 3 fresh Bongard-LOGO free-form problems" in printed
+    assert "held-out pair (image 6 of each side)" in printed and "/ 3" in printed and "(Wilson)" in printed
+    assert "49-split mean" in printed
