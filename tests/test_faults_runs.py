@@ -171,6 +171,8 @@ def test_a_run_where_every_call_fails_exits_non_zero(
     ran = run_bongard(*run_args(server, classic_copy, tmp_path), "--problems", "1")
     assert ran.returncode == EXIT_NONE_DONE and "failed, 0/1 items done, 1 failed" in ran.stdout
     assert "retries the 1 failed item a retry can help" in ran.stdout
+    table = " ".join(ran.stdout.split())
+    assert "│ 1 │ 0 │ - │ 1 │ - │" in table  # problems 1, n 0, solved -, failed 1 (outside n), no accuracy
 
 
 def test_a_run_with_nothing_to_do_says_why_and_stores_nothing(classic_copy: Path, tmp_path: Path) -> None:

@@ -96,3 +96,22 @@ def test_judge_latest_skips_a_run_another_process_is_writing_and_refuses_it_by_n
             )
         finally:
             other.kill()
+
+
+def test_a_missing_provider_package_stores_no_run(
+    shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "langchain_ollama" else real(name, *a)
+    )
+    args = [
+        "run", "--strategy", "direct", "--model", "ollama:llava", "--dataset", "bongard-classic",
+        "--problems", "1", "--data-dir", str(shared_data), "--home", str(tmp_path),
+    ]  # fmt: skip
+    ran = run_bongard(*args)
+    assert ran.returncode == 2, ran.stderr
+    assert "provider ollama is not installed: pip install 'bongard-agents[ollama]'" in ran.stderr
+    assert not (tmp_path / STORE_FILE).exists() or not ResultsStore(tmp_path / STORE_FILE).run_ids()
