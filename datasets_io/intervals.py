@@ -12,7 +12,9 @@ the limiting case: a run whose problems are all-or-nothing gets its problems' in
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from statistics import NormalDist
 
 CONFIDENCE = 0.95
 CLUSTERED_METHOD = "Wilson at the effective n (Kish design effect over problems)"
@@ -20,14 +22,17 @@ CLUSTERED_METHOD = "Wilson at the effective n (Kish design effect over problems)
 
 
 def wilson(successes: float, trials: float) -> tuple[float | None, float | None]:
-    """The 95% Wilson score interval of a rate (statsmodels'; non-integer counts allowed, as an
-    effective sample size gives them); none for no trials."""
+    """The 95% Wilson score interval of a rate; none for no trials. Its closed form, with the normal
+    quantile from the standard library: equal to SciPy's and statsmodels' (tested), which cost most
+    of a second to import on every command that prints a table, and it takes the non-integer counts
+    an effective sample size gives."""
     if trials <= 0:
         return None, None
-    from statsmodels.stats.proportion import proportion_confint
-
-    low, high = proportion_confint(successes, trials, alpha=1 - CONFIDENCE, method="wilson")
-    return round(float(low), 3), round(float(high), 3)
+    z = NormalDist().inv_cdf(0.5 + CONFIDENCE / 2)
+    rate, spread = successes / trials, z * z / trials
+    centre = (rate + spread / 2) / (1 + spread)
+    half = z * math.sqrt(rate * (1 - rate) / trials + spread / (4 * trials)) / (1 + spread)
+    return round(max(0.0, centre - half), 3), round(min(1.0, centre + half), 3)
 
 
 def design_effect(right: Sequence[float], total: Sequence[float]) -> float:

@@ -10,10 +10,18 @@ from datasets_io.intervals import clustered_wilson, design_effect, wilson
 from datasets_io.report import UNSOLVED_COLUMNS, comparison_table
 
 
-@pytest.mark.parametrize(("k", "n"), [(0, 3), (3, 3), (71, 100), (142, 200), (1, 2)])
+@pytest.mark.parametrize(("k", "n"), [(0, 3), (3, 3), (71, 100), (142, 200), (1, 2), (130, 200), (7, 12)])
 def test_the_wilson_interval_is_scipys(k: int, n: int) -> None:
     interval = binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
     assert wilson(k, n) == (round(interval.low, 3), round(interval.high, 3))
+
+
+@pytest.mark.parametrize(("k", "n"), [(35.5, 50.0), (0.0, 7.3), (7.3, 7.3), (71.0, 100.0), (12.25, 40.5)])
+def test_with_an_effective_sample_size_it_is_statsmodels(k: float, n: float) -> None:
+    from statsmodels.stats.proportion import proportion_confint
+
+    low, high = proportion_confint(k, n, alpha=0.05, method="wilson")
+    assert wilson(k, n) == (round(float(low), 3), round(float(high), 3))
 
 
 def problems_of(both_right: int, one_right: int, none_right: int) -> pd.DataFrame:

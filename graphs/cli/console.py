@@ -8,6 +8,7 @@ import sys
 
 from rich.console import Console
 from rich.markup import escape
+from rich.progress import BarColumn, ProgressColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from agents.secrets import redact
 
@@ -20,3 +21,14 @@ error_console = Console(stderr=True, highlight=False, soft_wrap=True)
 def print_error(error: Exception) -> None:
     """A toolkit error as the one line `error: ...` on stderr, secrets redacted."""
     error_console.print(f"[red]error:[/red] {escape(redact(str(error)))}", highlight=False)
+
+
+def progress_columns() -> tuple[ProgressColumn, ...]:
+    """A progress line's columns: what is done, a bar, the count, the time taken and left."""
+    return (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    )

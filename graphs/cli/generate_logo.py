@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import Progress
 
-from graphs.cli.console import console, error_console
+from graphs.cli.console import console, error_console, progress_columns
 
 
 def logo(
@@ -36,14 +36,7 @@ def logo(
             param_hint="--types",
         )
     check_requirements()  # one line before any progress bar
-    columns = (
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TextColumn("{task.completed}/{task.total}"),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-    )
-    with Progress(*columns, console=error_console, transient=False) as progress:
+    with Progress(*progress_columns(), console=error_console, transient=False) as progress:
         task = progress.add_task("free-form problems", total=count)
         manifest = generate_freeform(out, count, seed, lambda _: progress.advance(task))
     console.print(

@@ -12,17 +12,17 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import Progress
 from rich.table import Table
 
 from agents.breaker import DEFAULT_MAX_FAILURES, EndpointDown
 from datasets_io.counting import Aggregate, Counting
-from datasets_io.errors import BongardError
 from datasets_io.render import Variant
+from datasets_io.sqlite_errors import SQLiteFileError
 from datasets_io.store import RESUME_HINT, STORE_FILE, ResultsStore, RunSummary
 from datasets_io.task2 import PROBE_STRATEGY
 from datasets_io.workspace import workspace_home
-from graphs.cli.console import console, error_console, print_error
+from graphs.cli.console import console, error_console, print_error, progress_columns
 from graphs.cli.options import (
     AgentConfigOption,
     AggregateOption,
@@ -267,7 +267,7 @@ def run(
     _print_start(runner, run_id)
     try:
         stopped = _run_with_progress(runner, run_id, retry_errors, max_failures, home, cluster)
-    except BongardError as error:  # after the run started (a full disk): not a refusal, so not 2
+    except SQLiteFileError as error:  # a file fault after the run started (a full disk): not a refusal
         print_error(error)
         done = store.summary(run_id).done  # the store is still readable when it cannot be written
         console.print(f"resume with `{_resume_command(run_id, home)}` once the cause is fixed")
@@ -463,14 +463,7 @@ def _run_with_progress(
     breaker's stop, if it stopped the run."""
     pending = len(runner.pending(run_id, retry_errors))
     totals: dict[str, Any] = {"done": 0, "failed": 0, "calls": 0, "tokens": 0, "cost": 0.0, "unknown": False}
-    columns = (
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TextColumn("{task.completed}/{task.total}"),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-    )
-    with Progress(*columns, console=error_console, transient=False) as progress:
+    with Progress(*progress_columns(), console=error_console, transient=False) as progress:
         task = progress.add_task("starting", total=pending)
         started = time.monotonic()
 
