@@ -35,7 +35,10 @@ def model_aliases(models: pd.Series) -> dict[str, str]:
 
 
 def write_figures(table: pd.DataFrame, problems: pd.DataFrame, out: Path, fmt: FigureFormat = "png") -> None:
-    """The five figures of a comparison, as `out/<name>.<fmt>`."""
+    """The five figures of a comparison, as `out/<name>.<fmt>`; none where the runs have no stored item
+    yet (a run just started or interrupted at once has nothing to draw)."""
+    if table.empty:
+        return
     aliases = model_aliases(table["model"])
     _accuracy(table, aliases, out / f"accuracy.{fmt}")
     _coverage(problems, aliases, out / f"coverage.{fmt}")

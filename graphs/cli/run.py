@@ -798,6 +798,9 @@ def compare(
         error_console.print(f"left out: {escape(line)}", highlight=False)
     counting = Counting(Aggregate.parse(aggregate), judging)
     table = write_report(store, selection.run_ids, out, counting, figure_format.suffix)
+    if table.empty:
+        console.print(f"the runs compared have no stored item yet: nothing to tabulate or plot ({out})")
+        return
     console.print(markdown(table))
     probes = [r for r in selection.run_ids if store.run_config(r)["strategy"] == PROBE_STRATEGY]
     if probes:  # Task 2 as the paper reports it, beside the table's solved (neither criterion)
@@ -807,4 +810,9 @@ def compare(
         criteria = probe_criteria(store, probes)[["run_id", "model", "dataset", "problems", *TABLE_9]]
         criteria.to_csv(out / "probe_criteria.csv", index=False)
         console.print("\nconcept-probe runs by Table 9's criteria:\n" + criteria.to_markdown(index=False))
+    if table.empty:
+        console.print(
+            f"the runs compared have no stored item yet: no table rows and no plots; files in {out}"
+        )
+        return
     console.print(f"tables and plots in {out}")

@@ -88,7 +88,8 @@ def eval_log(store: ResultsStore, run_id: str) -> EvalLog:
         calls += trace
         concept = dataset.problem(item[0].split("/", 1)[1]).concept
         samples.append(_sample(store, run_id, row, trace, answers.get(item), errors.get(item), concept))
-    [row] = comparison_table(problems_frame(store, [run_id], DEFAULT_COUNTING)).to_dict("records")
+    rows = comparison_table(problems_frame(store, [run_id], DEFAULT_COUNTING)).to_dict("records")
+    row = rows[0] if rows else {"n": 0, "problems": 0} | dict.fromkeys(UNSOLVED_COLUMNS.values(), 0)
     metrics = {"solved": EvalMetric(name="solved", value=row["solved"] if row["n"] else float("nan"))}
     metrics["accuracy"] = EvalMetric(name="accuracy", value=row["accuracy"] if row["n"] else float("nan"))
     metrics |= {
