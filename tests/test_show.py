@@ -67,3 +67,19 @@ def test_runs_delete_removes_the_run_and_all_it_stored(home: Path) -> None:
     with store.reading() as db:
         for table in ("items", "calls", "verdicts", "decisions"):
             assert db.execute(f"SELECT COUNT(*) FROM {table} WHERE run_id = ?", (judged,)).fetchone()[0] == 0
+
+
+def test_the_answer_column_gives_the_chosen_against_the_true_side_or_label() -> None:
+    from datasets_io.records import Answer
+    from graphs.cli.show import answer_summary
+
+    sides = Answer(
+        strategy="images-to-sides", problem="p", text='{"first": {"explanation": "long"}}',
+        sides={"left-test-5": "left", "right-test-5": "left"},
+        expected={"sides": {"left-test-5": "left", "right-test-5": "right"}},
+    )  # fmt: skip
+    assert answer_summary(sides) == "left-test-5 left, right-test-5 left (true right)"
+    label = Answer(strategy="concept-selection", problem="p", text="...", label=2, expected={"label": 3})
+    assert answer_summary(label) == "2 (true 3)"
+    free = Answer(strategy="direct", problem="p", text="Left: circles\nRight: squares")
+    assert answer_summary(free) == "Left: circles"

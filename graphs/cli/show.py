@@ -14,7 +14,7 @@ from graphs.cli.options import HomeOption, JudgingOption
 from graphs.cli.run import open_store
 
 if TYPE_CHECKING:
-    from datasets_io.records import CallTrace
+    from datasets_io.records import Answer, CallTrace
 
 PREVIEW = 80
 
@@ -43,11 +43,13 @@ def show(
     answers = {(p, a): answer for p, a, answer in store.answer_records(resolved)}
     errors = store.item_errors(resolved)
     if problem is None:
-        table = Table("problem", "attempt", "outcome", "answer or error", title=f"{resolved}")
+        table = Table(
+            "problem", "attempt", "outcome", "answer (chosen vs true) or error", title=f"{resolved}"
+        )
         for row in sorted(items.itertuples(), key=lambda r: (natural_key(str(r.problem)), int(r.attempt))):
             item = (str(row.problem), int(row.attempt))
             answer = answers.get(item)
-            text = errors.get(item, "") if answer is None else " ".join(answer.text.strip().splitlines()[:1])
+            text = errors.get(item, "") if answer is None else answer_summary(answer)
             note = format_note(str(row.outcome), row.parse_status)
             outcome = f"{row.outcome} ({note})" if note else str(row.outcome)
             table.add_row(escape(item[0]), str(item[1]), escape(outcome), escape(text[:PREVIEW]))
@@ -103,3 +105,21 @@ def _print_call(seq: int, call: CallTrace) -> None:
         f"{call.requests_text}, parse {call.parse_status}{asked}{escape(stopped)}"
     )
     console.print(f"  prompt:\n{escape(call.prompt)}\n  reply:\n{escape(call.reply)}")
+
+
+def answer_summary(answer: Answer) -> str:
+    """What an answer chose, against the truth where it is scored exactly: each test image's side
+    (`left-test-5 left, right-test-5 left (true right)`), a chosen label (`2 (true 3)`); a free-form
+    answer's first line."""
+    truths: dict[str, str] = answer.expected.get("sides") or {}
+    if truths:
+        given = answer.sides
+        return ", ".join(
+            f"{ref} {given.get(ref) or 'none'}" + ("" if given.get(ref) == truth else f" (true {truth})")
+            for ref, truth in truths.items()
+        )
+    if "label" in answer.expected:
+        truth = answer.expected["label"]
+        chosen = "none" if answer.label is None else str(answer.label)
+        return chosen + ("" if answer.label == truth else f" (true {truth})")
+    return " ".join(answer.text.strip().splitlines()[:1])
