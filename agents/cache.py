@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from datasets_io.sqlite_errors import CACHE, SQLiteFileError, writable
+from datasets_io.sqlite_errors import CACHE, SQLiteFileError, reading_uri
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -68,10 +68,8 @@ class ResponseCache:
         self._lock = threading.Lock()
         with self._failing():
             if read_only:
-                immutable = "" if writable(path) else "&immutable=1"
-                uri = f"{path.resolve().as_uri()}?mode=ro{immutable}"
                 self._connection = sqlite3.connect(
-                    uri, uri=True, check_same_thread=False, isolation_level=None
+                    reading_uri(path), uri=True, check_same_thread=False, isolation_level=None
                 )
                 return
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from datasets_io.sqlite_errors import reading_uri
 from datasets_io.store import StoreError
 
 TABLES = ("runs", "items", "calls", "verdicts", "decisions")
@@ -35,7 +36,7 @@ def store_frame(path: Path, table: str, run_ids: Sequence[str] | None = None) ->
     key = "id" if table == "runs" else "run_id"
     where = f" WHERE {key} IN ({', '.join('?' * len(run_ids))})" if run_ids is not None else ""
     try:
-        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as connection:
+        with sqlite3.connect(reading_uri(path), uri=True) as connection:
             frame = pd.read_sql_query(f"SELECT * FROM {table}{where}", connection, params=list(run_ids or []))
     except (sqlite3.Error, pd.errors.DatabaseError) as error:
         raise StoreError(f"results store {path}: cannot read table {table}: {error}") from None

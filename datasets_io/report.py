@@ -23,6 +23,7 @@ from datasets_io.intervals import clustered_wilson, wilson
 from datasets_io.records import STOPPED_OUTCOMES
 from datasets_io.report_figures import write_figures
 from datasets_io.run_compatibility import model_label
+from datasets_io.sqlite_errors import reading_uri
 from datasets_io.store import ITEM_OUTCOME, ITEM_SCORED, ITEM_SOLVED, ResultsStore
 
 ITEMS_SQL = f"""
@@ -86,7 +87,7 @@ def items_frame(
     """One row per item: run, problem, attempt, status, solved (by the counting's judging), tokens, cost."""
     if counting.judging is not None:
         check_judging(store, run_ids, counting.judging)
-    with sqlite3.connect(f"file:{store.path}?mode=ro", uri=True) as connection:  # reading only
+    with sqlite3.connect(reading_uri(store.path), uri=True) as connection:  # reading only
         frame = pd.read_sql_query(ITEMS_SQL, connection, params={"judging": counting.judging})
     return frame[frame["run_id"].isin(run_ids)].reset_index(drop=True)
 

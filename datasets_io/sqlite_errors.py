@@ -68,6 +68,17 @@ def cause_of(error: sqlite3.Error | OSError, path: Path) -> Cause:
     return "other"
 
 
+def reading_uri(path: Path) -> str:
+    """A URI that opens the SQLite file at `path` to read only. Where it cannot be written (a read-only
+    mount, an archived workspace) nothing can be writing it either, so it is opened immutable (SQLite
+    then needs none of the lock files WAL mode keeps beside it, which it could not create there),
+    unless a write-ahead log left beside it holds the latest writes, which immutable would not read:
+    then its lock files are there to read it with."""
+    wal = path.with_name(f"{path.name}-wal")
+    immutable = not writable(path) and not wal.exists()
+    return f"{path.resolve().as_uri()}?mode=ro" + ("&immutable=1" if immutable else "")
+
+
 def writable(path: Path) -> bool:
     """Whether the folder (SQLite writes its journal there) and the file, if there, can be written; a
     read-only mount counts, even for root."""

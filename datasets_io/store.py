@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from datasets_io.errors import BongardError
 from datasets_io.records import STOP_KINDS, STOP_WORDS, STOPPED_OUTCOMES, Answer, CallTrace, Verdict
-from datasets_io.sqlite_errors import STORE, SQLiteFileError
+from datasets_io.sqlite_errors import STORE, SQLiteFileError, reading_uri
 
 STORE_FILE = "store.sqlite"
 MIGRATIONS: Sequence[str] = (
@@ -698,6 +698,35 @@ class ResultsStore:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+class ReadOnlyStore(ResultsStore):
+    """The results store opened read-only: a `mode=ro` URI connection (immutable where the file cannot
+    be written) with `query_only` on, so every reading method of `ResultsStore` works and any write
+    fails (the viewer, and every reading command on a read-only workspace). It never migrates: a store of
+    another schema version is refused with what to do."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        try:
+            self._db = sqlite3.connect(
+                reading_uri(path), uri=True, check_same_thread=False, isolation_level=None
+            )
+            self._db.execute("PRAGMA query_only = ON")
+            version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
+        except sqlite3.Error as error:
+            raise explain(path, error) from None
+        if version != len(MIGRATIONS):
+            self._db.close()
+            raise StoreError(
+                f"results store {path}: schema version {version}, this toolkit reads {len(MIGRATIONS)}: "
+                + (
+                    "it was written by a newer bongard-agents; view it with that version"
+                    if version > len(MIGRATIONS)
+                    else "open it once with `bongard runs list` (which upgrades it), then view it"
+                )
+            )
 
 
 def _held_elsewhere(owner: str | None) -> bool:

@@ -29,7 +29,7 @@ from agents.registry import CACHE_FILE
 from datasets_io.sqlite_errors import SQLiteFileError
 from datasets_io.store import STORE_FILE, ResultsStore, StoreError
 from graphs.runs.checkpoints import CHECKPOINTS_FILE, open_checkpoints
-from tests.cli import run_bongard
+from tests.cli import run_bongard, run_bongard_process
 
 CONFIG = {"strategy": "direct", "dataset": "d", "agents": {}}
 FILES = {"store": STORE_FILE, "cache": CACHE_FILE, "checkpoints": CHECKPOINTS_FILE}
@@ -288,3 +288,51 @@ def test_a_run_that_fills_the_disk_ends_in_one_line_and_resumes_once_there_is_sp
     subprocess.run(["mount", "-o", "remount,size=64m", str(small_disk)], check=True)
     resumed = run_bongard("run", "--resume", "latest", "--home", small_disk)
     assert resumed.returncode == 0 and "30/30 items done" in resumed.stdout
+
+
+@pytest.fixture
+def read_only_workspace(tmp_path: Path, shared_data: Path) -> Iterator[Path]:
+    """A workspace with a finished run in it (an archived results folder), that nothing may write."""
+    home = tmp_path / "archive"  # run in a process of its own: its files closed, as an archive's are
+    ran = run_bongard_process("run", "--problems", "1-3", "--data-dir", shared_data, "--home", home)
+    assert ran.returncode == 0, ran.stderr
+    if os.geteuid() != 0:
+        for file in home.iterdir():
+            file.chmod(0o555 if file.is_dir() else 0o444)
+        home.chmod(0o555)
+        yield home
+        home.chmod(0o755)
+    elif _read_only_bind(home, tmp_path / "read-only"):
+        yield tmp_path / "read-only"
+        subprocess.run(["umount", "--lazy", str(tmp_path / "read-only")], check=True)
+    else:
+        pytest.skip("running as root, where permissions stop no write, and no read-only bind mount allowed")
+
+
+def test_every_reading_command_and_the_viewer_read_a_read_only_workspace(
+    read_only_workspace: Path, tmp_path: Path
+) -> None:
+    """Each refused before (`unable to open database file`), the viewer answering 500."""
+    home = ("--home", read_only_workspace)
+    before = {file.name: file.read_bytes() for file in read_only_workspace.iterdir() if file.is_file()}
+    commands = [
+        ("runs", "list"), ("runs", "show", "latest"), ("show", "latest"), ("show", "latest", "1"),
+        ("compare", "--out", tmp_path / "report"), ("export", "latest", "--out", tmp_path / "logs"),
+        ("analyze", "categories", "latest"),
+    ]  # fmt: skip
+    for command in commands:
+        shown = run_bongard(*command, *home)
+        assert shown.returncode == 0, (command, shown.stderr)
+        assert "read-only workspace: reading" in shown.stderr
+    assert "3 solved" in run_bongard("runs", "show", "latest", *home).stdout
+    from starlette.testclient import TestClient
+
+    from graphs.view.app import create_app
+
+    with TestClient(create_app(read_only_workspace / STORE_FILE), base_url="http://127.0.0.1") as client:
+        run_id = client.get("/api/runs").json()[0]["id"]
+        for path in ("/", f"/runs/{run_id}", f"/runs/{run_id}/bongard-classic/1", f"/compare?runs={run_id}"):
+            assert client.get(path).status_code == 200, path
+    assert {
+        file.name: file.read_bytes() for file in read_only_workspace.iterdir() if file.is_file()
+    } == before

@@ -287,7 +287,7 @@ def test_the_judgings_page_gives_agreement_and_an_undefined_kappa_where_every_la
 
 
 def test_the_viewer_never_writes_the_store(runs: Runs) -> None:
-    from graphs.view.data import ReadOnlyStore
+    from datasets_io.store import ReadOnlyStore
 
     store = ReadOnlyStore(runs.home / STORE_FILE)
     assert store.summary(runs.judged).status == "complete"

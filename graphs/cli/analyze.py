@@ -22,7 +22,7 @@ from graphs.cli.options import (
     HomeOption,
     JudgingOption,
 )
-from graphs.cli.run import open_store
+from graphs.cli.run import open_reader
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -61,7 +61,7 @@ class Shown:
 def _queries(run_ids: list[str], home: Path | None) -> pd.DataFrame:
     from datasets_io.query_report import query_frame
 
-    store = open_store(home)
+    store = open_reader(home)
     frame = query_frame(store, [store.resolve_run(run) for run in run_ids])
     if frame.empty:
         raise typer.BadParameter("these runs classified no query images", param_hint="RUN")
@@ -115,7 +115,7 @@ def groups(
     """Solved problems and accuracy per concept group (Size, Position, Count, ... Angle)."""
     from graphs.reports.analyses import group_accuracy
 
-    store = open_store(home)
+    store = open_reader(home)
     counting = Counting(Aggregate.parse(aggregate), judging)
     table = group_accuracy(store, [store.resolve_run(r) for r in run_ids], counting)
     title = "Accuracy per concept group"
@@ -134,7 +134,7 @@ def categories(
     (size, concept, number, spatial, same)."""
     from graphs.reports.analyses import wonderland_category_accuracy
 
-    store = open_store(home)
+    store = open_reader(home)
     counting = Counting(Aggregate.parse(aggregate), judging)
     table = wonderland_category_accuracy(store, [store.resolve_run(r) for r in run_ids], counting)
     title = "Accuracy per Bongard in Wonderland category"
@@ -148,7 +148,7 @@ def probes(run_ids: RunIds, out: OutOption = None, home: HomeOption = None) -> N
     from datasets_io.probe_report import probe_criteria
     from datasets_io.task2 import TABLE_9
 
-    store = open_store(home)
+    store = open_reader(home)
     table = probe_criteria(store, [store.resolve_run(r) for r in run_ids])
     rates = [(f"{criterion}_rate", "problems") for criterion in TABLE_9]
     _show({"probe_criteria": Shown(table, rates, ROW_LABELS, "Table 9 criteria: problems counted")}, out)
@@ -232,7 +232,7 @@ def types(
     criterion = next(c for c in CRITERION_WORDS if c == probe_criterion)
     chosen = parse_task_aggregates(aggregate or [], TASKS)
     countings = tuple(Counting(chosen[task], judging) for task in TASKS)
-    analysis = task_types_of_runs(open_store(home), (open_ended, probe, hypotheses), countings, criterion)
+    analysis = task_types_of_runs(open_reader(home), (open_ended, probe, hypotheses), countings, criterion)
     for warning in analysis.warnings:
         error_console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
     write_types(analysis.types, analysis.title, out, figure_format.suffix)
@@ -270,7 +270,7 @@ def metrics(
 
     from graphs.reports.analyses import concept_generation_metrics
 
-    store = open_store(home)
+    store = open_reader(home)
     result = concept_generation_metrics(store, store.resolve_run(run_id))
     rows = [{"metric": s.name, "value": s.value, "note": s.note or ""} for s in result.scores]
     console.print(pd.DataFrame(rows).to_markdown(index=False))

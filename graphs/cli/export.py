@@ -10,7 +10,7 @@ import typer
 
 from graphs.cli.console import console
 from graphs.cli.options import HomeOption
-from graphs.cli.run import open_store
+from graphs.cli.run import open_reader
 
 
 class ExportFormat(StrEnum):
@@ -32,6 +32,6 @@ def export(
     """Write a run as another tool's log: every item, its calls, answer, target and score."""
     from graphs.reports.inspect_export import export_run
 
-    store = open_store(home)
+    store = open_reader(home)
     path = export_run(store, store.resolve_run(run_id), out)
     console.print(f"{path} (open it with `inspect view --log-dir {out}`)", highlight=False)

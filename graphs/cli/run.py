@@ -18,8 +18,8 @@ from rich.table import Table
 from agents.breaker import DEFAULT_MAX_FAILURES, EndpointDown
 from datasets_io.counting import Aggregate, Counting
 from datasets_io.render import Variant
-from datasets_io.sqlite_errors import SQLiteFileError
-from datasets_io.store import RESUME_HINT, STORE_FILE, ResultsStore, RunSummary
+from datasets_io.sqlite_errors import SQLiteFileError, writable
+from datasets_io.store import RESUME_HINT, STORE_FILE, ReadOnlyStore, ResultsStore, RunSummary
 from datasets_io.task2 import PROBE_STRATEGY
 from datasets_io.workspace import workspace_home
 from graphs.cli.console import console, error_console, print_error, progress_columns
@@ -63,6 +63,16 @@ runs_app = typer.Typer(help="List and inspect stored runs.", no_args_is_help=Tru
 
 def open_store(home: Path | None) -> ResultsStore:
     return ResultsStore(workspace_home(home) / STORE_FILE)
+
+
+def open_reader(home: Path | None) -> ResultsStore:
+    """The store for a command that only reads it: a read-only workspace (an archived store, a shared
+    results folder) is read as it is, without writing a lock file beside it, said once."""
+    path = workspace_home(home) / STORE_FILE
+    if path.is_file() and not writable(path):
+        error_console.print(f"read-only workspace: reading {path} without writing to it", highlight=False)
+        return ReadOnlyStore(path)
+    return open_store(home)
 
 
 def run(
@@ -620,7 +630,7 @@ def list_runs(
     home: HomeOption = None,
 ) -> None:
     """Every stored run with its counts."""
-    store = open_store(home)
+    store = open_reader(home)
     summaries = [store.summary(run_id) for run_id in store.run_ids()]
     if as_json:
         print(json.dumps([s.as_json() for s in summaries], indent=2))
@@ -680,7 +690,7 @@ def show_run(
 ) -> None:
     """One run's configuration, counts, provenance (code, packages, prompts, data) and judgings (the
     last one counts; `compare --judging NAME` counts by another)."""
-    store = open_store(home)
+    store = open_reader(home)
     resolved = store.resolve_run(run_id)
     summary = store.summary(resolved)
     judgings = store.judgings(resolved)
@@ -789,7 +799,7 @@ def compare(
     from datasets_io.report import markdown, write_report
     from datasets_io.run_compatibility import select_runs
 
-    store = open_store(home)
+    store = open_reader(home)
     chosen = [store.resolve_run(run_id) for run_id in run_ids] if run_ids else store.run_ids()
     if not chosen:
         raise typer.BadParameter("there are no runs to compare yet", param_hint="RUN")

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from graphs.cli.console import console
 from graphs.cli.options import HomeOption, JudgingOption
-from graphs.cli.run import open_store
+from graphs.cli.run import open_reader
 
 if TYPE_CHECKING:
     from datasets_io.records import Answer, CallTrace
@@ -37,7 +37,7 @@ def show(
     from datasets_io.records import format_note
     from datasets_io.report import items_frame
 
-    store = open_store(home)
+    store = open_reader(home)
     resolved = store.resolve_run(run_id)
     items = items_frame(store, [resolved], Counting(judging=judging))
     answers = {(p, a): answer for p, a, answer in store.answer_records(resolved)}

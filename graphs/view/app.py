@@ -41,11 +41,10 @@ from datasets_io.errors import BongardError
 from datasets_io.images import natural_key
 from datasets_io.records import OUTPUT_MODE_WORDS, STOP_WORDS
 from datasets_io.render import VARIANTS, Variant
-from datasets_io.store import StoreError
+from datasets_io.store import ReadOnlyStore, StoreError
 from graphs.runs.provenance import provenance_lines
 from graphs.view.data import (
     SHOWN,
-    ReadOnlyStore,
     ResultRow,
     RunRow,
     Shown,

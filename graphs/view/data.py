@@ -12,8 +12,6 @@ import dataclasses
 import hashlib
 import json
 import math
-import sqlite3
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
@@ -35,12 +33,9 @@ from datasets_io.records import (
 )
 from datasets_io.store import (
     ITEM_OUTCOME,
-    MIGRATIONS,
     Judging,
     ResultsStore,
     RunSummary,
-    StoreError,
-    explain,
 )
 
 if TYPE_CHECKING:
@@ -54,34 +49,6 @@ SHOWN: tuple[Shown, ...] = get_args(Shown)
 """The run page's filters: `unsolved` is every done item not solved (wrong or not judged yet);
 `stopped` the unsolved items a call of which was refused, blocked or cut off."""
 COMPARED_POLICIES = ("all", "any", "majority")
-
-
-class ReadOnlyStore(ResultsStore):
-    """The results store opened read-only: a `mode=ro` URI connection with `query_only` on, so every
-    reading method of `ResultsStore` works and any write fails. It never migrates: a store of
-    another schema version is refused with what to do."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._lock = threading.Lock()
-        try:
-            self._db = sqlite3.connect(
-                f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False, isolation_level=None
-            )
-            self._db.execute("PRAGMA query_only = ON")
-            version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
-        except sqlite3.Error as error:
-            raise explain(path, error) from None
-        if version != len(MIGRATIONS):
-            self._db.close()
-            raise StoreError(
-                f"results store {path}: schema version {version}, this toolkit reads {len(MIGRATIONS)}: "
-                + (
-                    "it was written by a newer bongard-agents; view it with that version"
-                    if version > len(MIGRATIONS)
-                    else "open it once with `bongard runs list` (which upgrades it), then view it"
-                )
-            )
 
 
 def _number(value: Any) -> float | None:
