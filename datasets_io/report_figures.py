@@ -9,6 +9,7 @@ have their own plot; nothing unjudged or unpriced is drawn as a zero.
 
 from __future__ import annotations
 
+import math
 import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -73,8 +74,11 @@ def of_problems(n: int, problems: int) -> str:
     return f" of {problems}" if n < problems else ""
 
 
-def _figure_width(bars: int) -> float:
-    return max(6.0, 2.0 + 0.7 * bars)
+def _figure_width(bars: int, aliases: dict[str, str]) -> float:
+    """Room for the bars and, beside them, the model legend (its longest line: an alias and a spec
+    such as `openai-compatible:NAME@http://HOST:PORT/v1`), so the axes never collapse to fit it."""
+    legend = 0.6 + 0.065 * max((len(f"{alias}  {model}") for model, alias in aliases.items()), default=0)
+    return max(6.0, 2.0 + 0.7 * bars) + legend
 
 
 def _model_legend(axes: Axes, aliases: dict[str, str], colours: dict[str, str]) -> None:
@@ -97,7 +101,7 @@ def _accuracy(table: pd.DataFrame, aliases: dict[str, str], path: Path) -> None:
     high = (pd.to_numeric(table["accuracy_high"], errors="coerce") - accuracy).fillna(0)
     positions, groups, width = _bar_positions(table, aliases)
     colours = _colours(aliases)
-    with figure_file(path, (_figure_width(len(table)), 4.5)) as axes:
+    with figure_file(path, (_figure_width(len(table), aliases), 4.5)) as axes:
         axes.bar(positions, accuracy.fillna(0), width, color=[colours[m] for m in table["model"]])
         bars = axes.errorbar(
             positions, accuracy.fillna(0), yerr=[low, high], fmt="none", ecolor="black", capsize=3
@@ -125,6 +129,10 @@ def _accuracy(table: pd.DataFrame, aliases: dict[str, str], path: Path) -> None:
         _model_legend(axes, aliases, colours)
 
 
+COVERAGE_COLUMNS = 100
+"""The most problem columns the coverage figure draws; more are binned."""
+
+
 def _coverage(problems: pd.DataFrame, aliases: dict[str, str], path: Path) -> None:
     """Which problems each run solved, failed to solve, left unjudged or never attempted, in
     numeric order."""
@@ -138,13 +146,20 @@ def _coverage(problems: pd.DataFrame, aliases: dict[str, str], path: Path) -> No
     grid = grid[sorted(grid.columns, key=natural_key)]
     scored = frame.pivot_table(index="row", columns="problem", values="scored", aggfunc="min")
     scored = scored.reindex(index=grid.index, columns=grid.columns)
+    problem_names = list(grid.columns)
+    grid, scored, size_of_bin = _binned(grid, scored)
     names = [p.rsplit("/", 1)[-1] for p in grid.columns]
     size = (max(6.0, 2.5 + 0.11 * len(names)), max(2.0, 1.2 + 0.35 * len(grid)))
     with figure_file(path, size) as axes:
         axes.imshow(_cell_colours(grid, scored), aspect="auto", interpolation="nearest")
         axes.set_yticks(range(len(grid)), grid.index)
         axes.set_xticks(range(len(names)), names, rotation=90, fontsize=5 if len(names) > 40 else 7)
-        axes.set_xlabel("problem")
+        axes.set_xlabel(
+            "problem"
+            if size_of_bin == 1
+            else f"problems, {len(problem_names)} in bins of {size_of_bin} from the one named (green: all "
+            "solved, pale red: none)"
+        )
         axes.set_title("Which problems each strategy and model solved", pad=14)
         legend = [
             Patch(color=SOLVED, label="solved"),
@@ -155,6 +170,23 @@ def _coverage(problems: pd.DataFrame, aliases: dict[str, str], path: Path) -> No
         ]
         axes.legend(handles=legend, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
         _mark_datasets(axes, list(grid.columns))
+
+
+def _binned(solved: pd.DataFrame, scored: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, int]:
+    """The coverage grid in at most `COVERAGE_COLUMNS` columns: past that, consecutive problems are
+    binned, each bin named by its first problem and coloured by the share its scored problems solved
+    (a figure of 5,000 problems stays readable and its size bounded); and the bin size."""
+    columns = list(solved.columns)
+    size = math.ceil(len(columns) / COVERAGE_COLUMNS)
+    if size <= 1:
+        return solved, scored, 1
+    bins = [columns[start : start + size] for start in range(0, len(columns), size)]
+    counted = solved.where(scored > 0)
+    shares = pd.DataFrame({b[0]: counted[b].mean(axis=1) for b in bins}, index=solved.index)
+    judged = pd.DataFrame({b[0]: scored[b].max(axis=1) for b in bins}, index=solved.index)
+    attempted = pd.DataFrame({b[0]: solved[b].notna().any(axis=1) for b in bins}, index=solved.index)
+    shares = shares.where(judged > 0, 0.0).where(attempted)  # unjudged bins 0 under the mask below
+    return shares, judged.where(attempted), size
 
 
 def _cell_colours(solved: pd.DataFrame, scored: pd.DataFrame) -> Any:
@@ -244,7 +276,7 @@ def _per_solved(table: pd.DataFrame, aliases: dict[str, str], column: str, path:
     solved = pd.to_numeric(table["solved"], errors="coerce").fillna(0)
     positions, groups, width = _bar_positions(table, aliases)
     colours = _colours(aliases)
-    with figure_file(path, (_figure_width(len(table)), 4.5)) as axes:
+    with figure_file(path, (_figure_width(len(table), aliases), 4.5)) as axes:
         axes.bar(positions, values.fillna(0), width, color=[colours[m] for m in table["model"]])
         top = float(values.max()) if values.notna().any() and values.max() > 0 else 1.0
         for x, value, count, alias in zip(
@@ -262,7 +294,7 @@ def _per_solved(table: pd.DataFrame, aliases: dict[str, str], column: str, path:
                 textcoords="offset points",
             )
         if column == "cost_per_solved_usd":
-            axes.yaxis.set_major_formatter("${x:,.2f}")
+            axes.yaxis.set_major_formatter("${x:,.3g}")  # sub-cent costs stay readable
         axes.set_ylim(0, top * 1.2)
         axes.set_xticks(range(len(groups)), groups)
         axes.set_ylabel(label)

@@ -102,7 +102,7 @@ def test_accuracy_bars_carry_interval_value_and_n_and_an_unjudged_run_no_bar(
 def test_cost_is_plotted_in_dollars_and_tokens_apart(svg_report: tuple[Path, pd.DataFrame]) -> None:
     cost = svg_texts(svg_report[0] / "cost_per_solved.svg")
     assert "US dollars per solved problem" in cost
-    assert any(re.fullmatch(r"\$\d+\.\d\d", t) for t in cost)  # a dollar axis
+    assert any(re.fullmatch(r"\$[\d,]+\.\d+", t) for t in cost)  # a dollar axis, sub-cent digits kept
     tokens = svg_texts(svg_report[0] / "tokens_per_solved.svg")
     assert "model tokens per solved problem" in tokens
     assert any("no tokens" in t for t in tokens)  # the offline agent reports none: not a zero bar
@@ -158,3 +158,41 @@ def test_the_venn_of_types_keeps_its_whole_title_and_draws_empty_sets_without_a_
     texts = svg_texts(tmp_path / "types.svg")
     assert "".join(title.split()) in "".join("".join(texts).split())  # wrapped, not cut
     assert "Type III" in texts
+
+
+def local_server_problems(runs: int, problems: int) -> pd.DataFrame:
+    """A problems frame as `problems_frame` gives it: `runs` runs of local servers with long specs."""
+    from datasets_io.report import UNSOLVED_COLUMNS
+
+    rows = [
+        {
+            "run_id": f"r{m}", "strategy": "images-to-sides", "dataset": "bongard-logo:/data/fresh",
+            "model": f"openai-compatible:qwen2.5-vl-72b-instruct-awq-{m}@http://127.0.0.1:80{m}0/v1",
+            "problem": f"bongard-logo/ff_nact4_{i:04d}", "scored": 1, "failed": False,
+            "solved": int((i * (m + 3)) % 7 < 3), "attempts": 1, "solved_attempts": 0,
+            **dict.fromkeys(UNSOLVED_COLUMNS.values(), 0),
+            "tokens": 120, "cost_usd": 0.001, "judge_cost_usd": 0.0, "images": 2, "images_right": 1,
+        }
+        for m in range(runs)
+        for i in range(problems)
+    ]  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("problems", [160, 5000])
+def test_figures_of_long_local_server_specs_and_many_problems_are_bounded_and_warn_nothing(
+    problems: int, tmp_path: Path
+) -> None:
+    """Four runs with specs of local servers: matplotlib's 'constrained_layout not applied' reached
+    the terminal, and the coverage figure took one column per problem (20 inches at 160)."""
+    from PIL import Image
+
+    from datasets_io.report import comparison_table
+    from datasets_io.report_figures import write_figures
+
+    frame = local_server_problems(4, problems)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        write_figures(comparison_table(frame), frame, tmp_path)
+    with Image.open(tmp_path / "coverage.png") as coverage:
+        assert coverage.width < 2000  # at most COVERAGE_COLUMNS columns, however many problems
