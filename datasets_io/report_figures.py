@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import textwrap
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -77,8 +78,12 @@ def of_problems(n: int, problems: int) -> str:
 def _figure_width(bars: int, aliases: dict[str, str]) -> float:
     """Room for the bars and, beside them, the model legend (its longest line: an alias and a spec
     such as `openai-compatible:NAME@http://HOST:PORT/v1`), so the axes never collapse to fit it."""
-    legend = 0.6 + 0.065 * max((len(f"{alias}  {model}") for model, alias in aliases.items()), default=0)
-    return max(6.0, 2.0 + 0.7 * bars) + legend
+    return max(6.0, 2.0 + 0.7 * bars) + _text_width(f"{alias}  {model}" for model, alias in aliases.items())
+
+
+def _text_width(lines: Iterable[str]) -> float:
+    """Inches the longest of `lines` takes at the figures' font size, with a margin."""
+    return 0.6 + 0.065 * max((len(line) for line in lines), default=0)
 
 
 def _model_legend(axes: Axes, aliases: dict[str, str], colours: dict[str, str]) -> None:
@@ -149,7 +154,8 @@ def _coverage(problems: pd.DataFrame, aliases: dict[str, str], path: Path) -> No
     problem_names = list(grid.columns)
     grid, scored, size_of_bin = _binned(grid, scored)
     names = [p.rsplit("/", 1)[-1] for p in grid.columns]
-    size = (max(6.0, 2.5 + 0.11 * len(names)), max(2.0, 1.2 + 0.35 * len(grid)))
+    beside = _text_width(grid.index) + _text_width(f"{alias} = {model}" for model, alias in aliases.items())
+    size = (max(6.0, 2.5 + 0.11 * len(names)) + beside, max(2.0, 1.2 + 0.35 * len(grid)))
     with figure_file(path, size) as axes:
         axes.imshow(_cell_colours(grid, scored), aspect="auto", interpolation="nearest")
         axes.set_yticks(range(len(grid)), grid.index)

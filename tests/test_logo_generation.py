@@ -118,3 +118,32 @@ def test_the_perception_benchmark_reports_fresh_problems_with_n_and_an_interval(
     assert "on 3 fresh Bongard-LOGO free-form problems" in printed
     assert "held-out pair (image 6 of each side)" in printed and "/ 3" in printed and "(Wilson)" in printed
     assert "49-split mean" in printed
+
+
+def test_compare_puts_a_published_set_beside_fresh_problems_of_the_same_kind(
+    generated: Path, tmp_path: Path
+) -> None:
+    """The published set stands in as a copy of the fresh one without its manifest: one model, one
+    strategy on each, the two accuracies side by side with their intervals, in compare and the viewer."""
+    published = tmp_path / "published"
+    shutil.copytree(generated, published)
+    (published / "generation.json").unlink()
+    for folder in (published, generated):
+        ran = run_bongard(
+            "run", "--strategy", "images-to-sides", "--model", "perception",
+            "--dataset", f"bongard-logo:{folder}", "--home", tmp_path,
+        )  # fmt: skip
+        assert ran.returncode == 0, ran.stderr
+    compared = run_bongard("compare", "--out", tmp_path / "report", "--home", tmp_path)
+    assert compared.returncode == 0, compared.stderr
+    said = " ".join(compared.stdout.split())
+    assert "contamination check (published set vs fresh problems of the same kind):" in said
+    assert f"images-to-sides · perception: published bongard-logo:{published}" in said
+    assert f"fresh bongard-logo:{generated}" in said and "drop +0.000, the intervals overlap" in said
+    from starlette.testclient import TestClient
+
+    from graphs.view.app import create_app
+
+    with TestClient(create_app(tmp_path / STORE_FILE), base_url="http://127.0.0.1") as client:
+        runs = "&".join(f"runs={run['id']}" for run in client.get("/api/runs").json())
+        assert "Contamination check" in client.get(f"/compare?{runs}").text

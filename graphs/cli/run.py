@@ -812,6 +812,12 @@ def compare(
         console.print(f"the runs compared have no stored item yet: nothing to tabulate or plot ({out})")
         return
     console.print(markdown(table))
+    from graphs.reports.contamination import contrasts
+
+    if found := contrasts(store, selection.run_ids, table):  # a published set beside a fresh one
+        console.print("\ncontamination check (published set vs fresh problems of the same kind):")
+        for contrast in found:
+            console.print(f"  {escape(contrast.line())}", highlight=False)
     probes = [r for r in selection.run_ids if store.run_config(r)["strategy"] == PROBE_STRATEGY]
     if probes:  # Task 2 as the paper reports it, beside the table's solved (neither criterion)
         from datasets_io.probe_report import probe_criteria

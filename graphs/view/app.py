@@ -113,6 +113,9 @@ class Viewer:
         self.reports: dict[str, list[ResultRow]] = {}
         self.incomplete: dict[str, list[str]] = {}
         """Per report: the incomplete runs it counts, said above its table."""
+        self.contrasts: dict[str, list[str]] = {}
+        """Per report: its published sets beside fresh problems of the same kind (the contamination
+        check `bongard compare` prints)."""
         self._images: OrderedDict[tuple[str, ...], bytes] = OrderedDict()
         self._datasets: dict[str, Dataset] = {}
         self._caching = threading.Lock()
@@ -405,6 +408,7 @@ def compare_page(request: Request) -> Response:
             chosen.append(run_id)
     context: dict[str, Any] = {
         "runs": runs, "chosen": chosen, "key": None, "error": None, "plots": PLOTS, "incomplete": [],
+        "contrasts": [],
     }  # fmt: skip
     if store is None or not chosen:
         return page(request, "compare.html", context)
@@ -417,11 +421,16 @@ def compare_page(request: Request) -> Response:
 
                 # chosen by hand, so counted, but never as complete; never a mixed row
                 viewer.incomplete[key] = select_runs(store, chosen, include_incomplete=True).incomplete
-                viewer.reports[key] = result_rows(write_report(store, chosen, viewer.cache_dir / key))
+                from graphs.reports.contamination import contrasts
+
+                table = write_report(store, chosen, viewer.cache_dir / key)
+                viewer.reports[key] = result_rows(table)
+                viewer.contrasts[key] = [contrast.line() for contrast in contrasts(store, chosen, table)]
                 while len(viewer.reports) > REPORTS_KEPT:  # the oldest report goes, folder and all
                     oldest = next(iter(viewer.reports))
                     del viewer.reports[oldest]
                     viewer.incomplete.pop(oldest, None)
+                    viewer.contrasts.pop(oldest, None)
                     shutil.rmtree(viewer.cache_dir / oldest, ignore_errors=True)
         verdicts = problem_verdicts(store, chosen)
     except BongardError as error:
@@ -437,6 +446,7 @@ def compare_page(request: Request) -> Response:
         "key": key,
         "table": viewer.reports[key],
         "incomplete": viewer.incomplete.get(key, []),
+        "contrasts": viewer.contrasts.get(key, []),
         "verdicts": verdicts,
         "problem": problem,
         "side_by_side": side_by_side,

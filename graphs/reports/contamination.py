@@ -1,0 +1,84 @@
+"""A model's result on a published set beside its result on fresh problems of the same kind.
+
+Every published Bongard set is on the web, so a model may have seen it; problems generated today
+(`bongard generate logo`) cannot have been. Where the runs compared hold the same strategy and model
+on a published set and on a generated one read by the same loader, their accuracies are put side by
+side with their intervals: a drop from the published to the fresh set that the intervals do not
+cover is what memory rather than reasoning would look like.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from datasets_io.logo_generation import read_manifest
+from datasets_io.store import ResultsStore
+from graphs.reports.analyses import run_dataset
+
+
+@dataclass(frozen=True)
+class Contrast:
+    strategy: str
+    model: str
+    published: str
+    fresh: str
+    published_accuracy: tuple[float, float, float, int]
+    """Accuracy, its interval's low and high, and n."""
+    fresh_accuracy: tuple[float, float, float, int]
+
+    @property
+    def drop(self) -> float:
+        return round(self.published_accuracy[0] - self.fresh_accuracy[0], 3)
+
+    @property
+    def apart(self) -> bool:
+        """Whether the intervals do not overlap: the published set's lies wholly above or below."""
+        (_, low, high, _), (_, fresh_low, fresh_high, _) = self.published_accuracy, self.fresh_accuracy
+        return low > fresh_high or high < fresh_low
+
+    def line(self) -> str:
+        def rate(figures: tuple[float, float, float, int]) -> str:
+            value, low, high, n = figures
+            return f"{value:.3f} [{low:.3f}, {high:.3f}] (n {n})"
+
+        verdict = "the intervals do not overlap" if self.apart else "the intervals overlap"
+        return (
+            f"{self.strategy} · {self.model}: published {self.published} {rate(self.published_accuracy)}, "
+            f"fresh {self.fresh} {rate(self.fresh_accuracy)}; drop {self.drop:+.3f}, {verdict}"
+        )
+
+
+def contrasts(store: ResultsStore, run_ids: list[str], table: pd.DataFrame) -> list[Contrast]:
+    """Each strategy x model the runs hold on both a published and a generated set of one loader."""
+    kinds: dict[str, tuple[str, bool]] = {}
+    for run_id in run_ids:
+        dataset = run_dataset(store, run_id)
+        kinds[str(store.run_config(run_id)["dataset"])] = (
+            dataset.format_name,
+            read_manifest(dataset.root) is not None,
+        )
+    scored = table[table["n"] > 0]
+    found = []
+    for (strategy, model), rows in scored.groupby(["strategy", "model"], sort=True):
+        published = [r for _, r in rows.iterrows() if not kinds[str(r["dataset"])][1]]
+        fresh = [r for _, r in rows.iterrows() if kinds[str(r["dataset"])][1]]
+        for old in published:
+            for new in fresh:
+                if kinds[str(old["dataset"])][0] == kinds[str(new["dataset"])][0]:
+                    found.append(
+                        Contrast(
+                            str(strategy),
+                            str(model),
+                            str(old["dataset"]),
+                            str(new["dataset"]),
+                            _rate(old),
+                            _rate(new),
+                        )
+                    )
+    return found
+
+
+def _rate(row: pd.Series) -> tuple[float, float, float, int]:
+    return float(row["accuracy"]), float(row["accuracy_low"]), float(row["accuracy_high"]), int(row["n"])
