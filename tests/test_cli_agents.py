@@ -6,6 +6,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.cli import run_bongard
 from tests.standins.protocols import TOKENS_IN, TOKENS_OUT
 from tests.standins.server import StandInServer
@@ -67,3 +69,24 @@ def test_ask_with_a_bad_spec_or_image_ends_in_one_line(tmp_path: Path) -> None:
         tmp_path, "ask", "openai-compatible:m@http://127.0.0.1:9/v1", "hi", "--image", "nope.png"
     )
     assert missing.returncode == 2 and "no image file at nope.png" in missing.stderr
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        ('{"type": "object", "properties": {"a": ', "is not JSON: Expecting value"),
+        ('{"type": "objekt"}', "is not a valid JSON schema"),
+        ("[1, 2]", "a JSON schema is an object, not list"),
+        (None, "No such file or directory"),
+    ],
+    ids=["not JSON", "not a schema", "not an object", "missing"],
+)
+def test_a_bad_schema_file_is_one_error_naming_it_before_any_call(
+    content: str | None, said: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "schema.json"
+    if content is not None:
+        path.write_text(content, encoding="utf-8")
+    asked = run_bongard("ask", "perception", "hi", "--schema", path, "--home", tmp_path)
+    assert asked.returncode == 2 and "Traceback" not in asked.stderr
+    assert said in " ".join(asked.stderr.replace("│", " ").split())

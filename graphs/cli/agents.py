@@ -119,9 +119,7 @@ def ask(
     for path in images:
         if not path.is_file():
             raise typer.BadParameter(f"no image file at {path}", param_hint="--image")
-    output_schema: dict[str, Any] | None = None
-    if schema is not None:
-        output_schema = json.loads(schema.read_text(encoding="utf-8"))
+    output_schema = _read_schema(schema) if schema is not None else None
     agent = resolve_agent(
         model,
         parse_key_values(param, "-M"),
@@ -183,3 +181,26 @@ def cache_clear(
     """Delete cached replies."""
     removed = _cache(home).clear(agent)
     console.print(f"removed {removed} cached replies")
+
+
+def _read_schema(path: Path) -> dict[str, Any]:
+    """The `--schema` file as a JSON schema, or one line saying what is wrong with it, before any call."""
+    import jsonschema
+
+    try:
+        loaded = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise typer.BadParameter(f"{path}: {error.strerror or error}", param_hint="--schema") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise typer.BadParameter(f"{path} is not JSON: {error}", param_hint="--schema") from None
+    if not isinstance(loaded, dict):
+        raise typer.BadParameter(
+            f"{path}: a JSON schema is an object, not {type(loaded).__name__}", param_hint="--schema"
+        )
+    try:
+        jsonschema.validators.validator_for(loaded).check_schema(loaded)
+    except jsonschema.SchemaError as error:
+        raise typer.BadParameter(
+            f"{path} is not a valid JSON schema: {error.message}", param_hint="--schema"
+        ) from None
+    return loaded
