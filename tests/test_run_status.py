@@ -3,6 +3,7 @@ read as a whole one; an interrupted run tells how to resume it."""
 
 from __future__ import annotations
 
+import io
 import json
 import signal
 import subprocess
@@ -134,3 +135,21 @@ def test_cost_counts_failed_items_and_judges_and_a_partly_judged_run_says_so(tmp
     summary = store.summary(run_id)
     assert (summary.cost_usd, summary.judge_cost_usd, summary.total_cost_usd) == (0.75, 0.5, 1.25)
     assert summary.solved_text == "1 solved of 1 scored (1 unjudged)"
+
+
+def test_the_result_table_fits_100_columns_and_says_what_each_rate_divides(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    from rich.console import Console
+
+    from graphs.cli.run import _result_table
+
+    ran = run_bongard("run", "--problems", "1-2", "--data-dir", shared_data, "--home", tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    store = ResultsStore(tmp_path / STORE_FILE)
+    console = Console(width=100, record=True, file=io.StringIO())
+    console.print(_result_table(store, store.resolve_run("latest")))
+    text = console.export_text()
+    assert max(len(line.rstrip()) for line in text.splitlines()) <= 100
+    said = " ".join(text.split())
+    assert "images-to-sides · perception · bongard-classic" in said and "accuracy: solved / n" in said

@@ -527,15 +527,22 @@ def _run_with_progress(
 
 
 def _result_table(store: ResultsStore, run_id: str) -> Table:
-    """The run's row of the comparison table: problems, solved, accuracy, tokens and cost."""
+    """The run's row of the comparison table, its strategy, model and dataset in the title and short
+    headers with a caption saying what each divides, so it fits 100 columns."""
     from datasets_io.counting import unscored_text
     from datasets_io.report import comparison_table, problems_frame
+    from datasets_io.run_compatibility import model_label
 
     [row] = comparison_table(problems_frame(store, [run_id])).to_dict("records") or [None]
-    table = Table(title=f"result of {run_id}")
-    probes = store.run_config(run_id)["strategy"] == PROBE_STRATEGY  # its "test images" are the panels
+    config = store.run_config(run_id)
+    probes = config["strategy"] == PROBE_STRATEGY  # its "test images" are the panels
+    images = PANEL_ACCURACY if probes else IMAGE_ACCURACY
+    title = (
+        f"result of {run_id}: {config['strategy']} · {model_label(config['agents'])} · {config['dataset']}"
+    )
+    table = Table(title=escape(title), caption=f"{RESULT_CAPTION}; {images[1]}", caption_justify="left")
     for key, header in RESULT_COLUMNS.items():
-        table.add_column(PANEL_ACCURACY if probes and key == "image_accuracy" else header)
+        table.add_column(images[0] if key == "image_accuracy" else header)
     if row is not None:
         row["solved"] = unscored_text(row) if not row["n"] else row["solved"]  # not 0: nothing decided it
         row["accuracy"] = _rate(row, "accuracy")
@@ -545,17 +552,22 @@ def _result_table(store: ResultsStore, run_id: str) -> Table:
 
 
 RESULT_COLUMNS = {
-    "strategy": "strategy",
-    "model": "model",
-    "dataset": "dataset",
     "problems": "problems",
-    "n": "n (scored)",
+    "n": "n",
     "solved": "solved",
-    "failed": "failed (outside n)",
-    "accuracy": "accuracy (solved / n) [95% CI]",
-    "image_accuracy": "image accuracy (test images right / test images) [95% CI, problems as clusters]",
+    "failed": "failed",
+    "accuracy": "accuracy [95% CI]",
+    "image_accuracy": "image acc. [95% CI]",
 }
-PANEL_ACCURACY = "panel accuracy (panels right / panels) [95% CI, problems as clusters]"
+RESULT_CAPTION = "n: problems scored (failed ones outside it); accuracy: solved / n"
+IMAGE_ACCURACY = (
+    "image acc. [95% CI]",
+    "image acc.: test images right / test images, the images of a problem counted as decided together",
+)
+PANEL_ACCURACY = (
+    "panel acc. [95% CI]",
+    "panel acc.: panels right / panels, the panels of a problem counted as decided together",
+)
 
 
 def _print_probe_criteria(store: ResultsStore, run_id: str) -> None:
