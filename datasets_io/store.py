@@ -386,6 +386,12 @@ class ResultsStore:
             except sqlite3.Error as error:
                 raise explain(self.path, error) from None
 
+    def data_version(self) -> int:
+        """SQLite's count of changes other connections committed, as this connection sees it: equal
+        while the store is unchanged (a reader's cache key)."""
+        with self.reading() as db:
+            return int(db.execute("PRAGMA data_version").fetchone()[0])
+
     def create_run(self, config: dict[str, Any], toolkit_version: str) -> str:
         run_id = time.strftime("run-%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
         with self.transaction() as db:

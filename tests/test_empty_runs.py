@@ -4,6 +4,7 @@ report: compare, export, show, analyze and the viewer (issue 32, item 4)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -47,3 +48,27 @@ def test_the_viewer_shows_a_run_with_no_item_and_compares_it(empty_run: str, tmp
             response = client.get(path)
             assert response.status_code == 200, (path, response.text[-500:])
         assert "no stored item yet" in client.get(f"/compare?runs={empty_run}").text
+
+
+def test_the_runs_page_reads_the_runs_again_only_when_the_store_changed(
+    empty_run: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("starlette")
+    from starlette.testclient import TestClient
+
+    import graphs.view.app as app
+    from graphs.view.data import RunRow, run_rows
+
+    reads: list[int] = []
+
+    def counted(store: ResultsStore, *rest: Any) -> list[RunRow]:
+        reads.append(1)
+        return run_rows(store, *rest)
+
+    monkeypatch.setattr(app, "run_rows", counted)
+    with TestClient(app.create_app(tmp_path / STORE_FILE), base_url="http://127.0.0.1") as client:
+        assert empty_run in client.get("/").text and empty_run in client.get("/api/runs").text
+        assert len(reads) == 1  # the second page came from the cache
+        writer = ResultsStore(tmp_path / STORE_FILE)
+        another = writer.create_run(writer.run_config(empty_run), "test")
+        assert another in client.get("/").text and len(reads) == 2  # a write: read again
