@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import closing
+from contextlib import closing, contextmanager
 from pathlib import Path
 
 import pytest
@@ -199,17 +199,14 @@ def _read_only_bind(source: Path, target: Path) -> bool:
     return True
 
 
-@pytest.fixture
-def read_only_home(tmp_path: Path) -> Iterator[Path]:
-    """A workspace holding a store, a cache and checkpoints, that nothing may write."""
-    home = tmp_path / "home"
-    home.mkdir()
-    for kind in FILES:
-        use(kind, home)
+@contextmanager
+def made_read_only(home: Path, tmp_path: Path) -> Iterator[Path]:
+    """`home` as a folder nothing may write: by permissions, or for root (whom they do not stop) by a
+    read-only bind mount; skipped where neither is possible."""
     if os.geteuid() != 0:
-        home.chmod(0o555)
         for file in home.iterdir():
-            file.chmod(0o444)
+            file.chmod(0o555 if file.is_dir() else 0o444)
+        home.chmod(0o555)
         yield home
         home.chmod(0o755)
     elif _read_only_bind(home, tmp_path / "read-only"):
@@ -217,6 +214,17 @@ def read_only_home(tmp_path: Path) -> Iterator[Path]:
         subprocess.run(["umount", "--lazy", str(tmp_path / "read-only")], check=True)
     else:
         pytest.skip("running as root, where permissions stop no write, and no read-only bind mount allowed")
+
+
+@pytest.fixture
+def read_only_home(tmp_path: Path) -> Iterator[Path]:
+    """A workspace holding a store, a cache and checkpoints, that nothing may write."""
+    home = tmp_path / "home"
+    home.mkdir()
+    for kind in FILES:
+        use(kind, home)
+    with made_read_only(home, tmp_path) as read_only:
+        yield read_only
 
 
 def test_cache_stats_reads_a_read_only_home(read_only_home: Path) -> None:
@@ -296,17 +304,8 @@ def read_only_workspace(tmp_path: Path, shared_data: Path) -> Iterator[Path]:
     home = tmp_path / "archive"  # run in a process of its own: its files closed, as an archive's are
     ran = run_bongard_process("run", "--problems", "1-3", "--data-dir", shared_data, "--home", home)
     assert ran.returncode == 0, ran.stderr
-    if os.geteuid() != 0:
-        for file in home.iterdir():
-            file.chmod(0o555 if file.is_dir() else 0o444)
-        home.chmod(0o555)
-        yield home
-        home.chmod(0o755)
-    elif _read_only_bind(home, tmp_path / "read-only"):
-        yield tmp_path / "read-only"
-        subprocess.run(["umount", "--lazy", str(tmp_path / "read-only")], check=True)
-    else:
-        pytest.skip("running as root, where permissions stop no write, and no read-only bind mount allowed")
+    with made_read_only(home, tmp_path) as read_only:
+        yield read_only
 
 
 def test_every_reading_command_and_the_viewer_read_a_read_only_workspace(
