@@ -38,7 +38,7 @@ from agents.perception.features import perceive
 from agents.perception.rules import Row, Side
 from agents.perception.separability import SHARPNESS, pair_sides, single_side
 from agents.perception.table import panel_row
-from datasets_io.catalog import default_data_dir, open_dataset
+from datasets_io.catalog import Dataset, default_data_dir, open_dataset
 from datasets_io.intervals import wilson
 from datasets_io.workspace import workspace_home
 
@@ -99,16 +99,7 @@ def dealt_at_random(problem: Problem, seed: int) -> Problem:
 
 
 def load(data_dir: Path) -> list[Problem]:
-    dataset = open_dataset("bongard-classic", data_dir, {})
-    problems = []
-    for number in dataset.problem_ids():
-        problem = dataset.problem(number)
-        rows = {
-            side: tuple(panel_row(perceive(p.path)) for p in getattr(problem, side))
-            for side in ("left", "right")
-        }
-        problems.append(Problem(number, rows["left"], rows["right"]))
-    return problems
+    return perceived(open_dataset("bongard-classic", data_dir, {}))
 
 
 def load_fresh(folder: Path, count: int, seed: int) -> list[Problem]:
@@ -117,7 +108,12 @@ def load_fresh(folder: Path, count: int, seed: int) -> list[Problem]:
     from datasets_io.logo_generation import generate_freeform
 
     generate_freeform(folder, count, seed)
-    dataset = open_dataset(f"bongard-logo:{folder}", None, {})
+    return perceived(open_dataset(f"bongard-logo:{folder}", None, {}))
+
+
+def perceived(dataset: Dataset) -> list[Problem]:
+    """Every problem's panels as the agent's feature rows: each side's context panels, then its test
+    panels (none for the classic problems read whole)."""
     problems = []
     for number in dataset.problem_ids():
         problem = dataset.problem(number)

@@ -24,13 +24,13 @@ OUT/generation.json                                  the generator, its version,
 from __future__ import annotations
 
 import atexit
+import io
 import json
 import os
 import shutil
-import sys
 import tempfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import redirect_stdout
 from dataclasses import asdict, dataclass
 from importlib.metadata import PackageNotFoundError, version
 from importlib.util import find_spec
@@ -133,7 +133,7 @@ def generate_freeform(
     tasks = [task_name(index) for index in range(count)]
     programs: dict[str, Any] = {}
     ensure_display()
-    with _quiet():
+    with redirect_stdout(io.StringIO()):  # the package prints its screen size; the output is the command's
         sampler, painter = _generator()
     for index, task in enumerate(tasks):
         problem = _sample(sampler, seed, index)
@@ -146,17 +146,6 @@ def generate_freeform(
     _write_json(out / "ff" / PROGRAMS, programs)
     _write_json(out / MANIFEST, asdict(manifest))
     return manifest
-
-
-@contextmanager
-def _quiet() -> Iterator[None]:
-    """The package prints its screen size; a command's output is its own."""
-    with open(os.devnull, "w") as sink:
-        saved, sys.stdout = sys.stdout, sink
-        try:
-            yield
-        finally:
-            sys.stdout = saved
 
 
 def _generator() -> tuple[Any, Any]:

@@ -245,8 +245,7 @@ async def call_agent(
     if calls is None:
         raise RuntimeError("call_agent ran outside a traced node or `recording_calls` block")
 
-    def trace(reply: AgentReply | None) -> CallTrace:
-        """The call as made; with no reply, a request given up in flight: its cost unknown."""
+    def trace(reply: AgentReply) -> CallTrace:
         return CallTrace(
             role=role,
             agent=agent.spec,
@@ -255,18 +254,18 @@ async def call_agent(
             step=step,
             images=[[panel.ref for panel in image.panels] for image in images],
             prompt=_prompt_text(messages[-1]),
-            reply="" if reply is None else reply.text,
-            parsed=None if reply is None else reply.parsed,
-            parse_status="not-requested" if reply is None else reply.parse_status,
-            stop=None if reply is None else reply.stop,
-            stop_reason=None if reply is None else reply.stop_reason,
-            output_mode=None if reply is None else reply.output_mode,
-            input_tokens=0 if reply is None else reply.usage.input_tokens,
-            output_tokens=0 if reply is None else reply.usage.output_tokens,
-            cost_usd=None if reply is None else reply.cost_usd,
-            latency_s=0.0 if reply is None else reply.latency_s,
-            cache_hit=False if reply is None else reply.cache_hit,
-            attempts=1 if reply is None else reply.attempts,
+            reply=reply.text,
+            parsed=reply.parsed,
+            parse_status=reply.parse_status,
+            stop=reply.stop,
+            stop_reason=reply.stop_reason,
+            output_mode=reply.output_mode,
+            input_tokens=reply.usage.input_tokens,
+            output_tokens=reply.usage.output_tokens,
+            cost_usd=reply.cost_usd,
+            latency_s=reply.latency_s,
+            cache_hit=reply.cache_hit,
+            attempts=reply.attempts,
         )
 
     async with item.run.call_slots or contextlib.nullcontext():
@@ -278,9 +277,9 @@ async def call_agent(
             # out, and a provider bills it: its reply is awaited, briefly, so the call is kept and
             # costed with the failed item; one that does not come is kept with its cost unknown.
             done = await _reply_within(sent, IN_FLIGHT_GRACE_S)
-            if not done:
+            if not done:  # given up in flight: no reply, its cost unknown (None)
                 sent.cancel()
-                _keep(calls, trace(None))
+                _keep(calls, trace(AgentReply(agent=agent.spec, text="")))
             elif not sent.cancelled() and sent.exception() is None:
                 _keep(calls, trace(sent.result()))
             raise
