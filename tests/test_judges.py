@@ -56,7 +56,7 @@ def test_the_strict_request_holds_the_rules_the_examples_and_the_fenced_answer()
     assert (
         text.count("EVALUATION: WRONG") >= 1 and text.count("EVALUATION: OK") >= 1
     )  # the two worked examples
-    assert f'{FENCE_OPEN})\n"Left: circles\\nRight: triangles"\n{FENCE_CLOSE}' in text  # one JSON string
+    assert f"{FENCE_OPEN})\nLeft: circles\nRight: triangles\n{FENCE_CLOSE}" in text  # as written
     assert (verdict.judge, verdict.label, verdict.raw_text) == (
         "scripted:judge",
         "ok",
@@ -78,8 +78,8 @@ def test_the_rubric_request_asks_for_a_json_answer_field() -> None:
     assert verdict_of(judge, "Left: round\nRight: pointed").label == "wrong"
     [request] = scripted.requests
     assert request.call.output_schema is not None
-    assert "1. outlined round shapes" in str(request.messages[0].content)  # five worked examples
-    assert "5. smooth outlines" in str(request.messages[0].content)
+    text = str(request.messages[0].content)
+    assert "1. figures with a hole" in text and "5. lines that cross" in text  # five worked examples
 
 
 def test_the_rubric_asks_for_pragmatic_reading_of_synonyms_and_implicit_references() -> None:
