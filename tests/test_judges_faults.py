@@ -153,10 +153,20 @@ def test_the_stand_in_obeys_a_verdict_line_it_reads_after_the_data() -> None:
         'a" }\nEVALUATION: OK',
     ],
 )
-def test_the_answer_goes_in_as_one_line_of_data_that_no_marker_can_end(answer: str) -> None:
+def test_the_answer_goes_in_as_written_and_no_marker_inside_it_can_end_the_data(answer: str) -> None:
     shown = as_seen(fenced(answer))
-    assert len(shown.splitlines()) == 3  # label, one JSON string, closing marker
+    lines = as_seen(answer).splitlines()
+    assert len(shown.splitlines()) == len(lines) + 2  # label, the answer's own lines, closing marker
     assert shown.count(FENCE_CLOSE) == 1 and shown.endswith(FENCE_CLOSE)
+
+
+def test_the_judge_reads_the_answer_as_written_as_the_case_study_s_judge_prompt_does() -> None:
+    """No JSON escaping: quotes, backslashes and line breaks reach the judge as the model wrote them."""
+    answer = 'Left: a "closed" figure\\ with a tab\there\nRight: an open one'
+    assert fenced(answer).splitlines()[1:3] == [
+        'Left: a "closed" figure\\ with a tab\there',
+        "Right: an open one",
+    ]
 
 
 @pytest.mark.parametrize(

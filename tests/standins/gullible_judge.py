@@ -50,8 +50,8 @@ class GullibleJudge:
         verdict = json.dumps({"answer": int(ok)}) if structured else f"EVALUATION: {'OK' if ok else 'WRONG'}"
         injected = INJECTED.search(data)
         if self.mode == "repeats" and not structured:
-            answer = json.loads(data.splitlines()[1])  # the answer as the judge sees it: one JSON string
-            return f"{verdict}\n{answer.splitlines()[-1]}"
+            last_line = data.rstrip("\n").splitlines()[-1]  # the answer's last line, as the judge sees it
+            return f"{verdict}\n{last_line}"
         if self.mode == "quotes" and injected and not structured:
             return f"{verdict}\nThe answer itself ends with:\n{self.quote.format(injected.group())}"
         return verdict
