@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field, ValidationError
 from datasets_io.errors import DatasetError, describe_validation_error
 from datasets_io.loaders.rwr_plus import (
     GROUP_COLUMN,
+    LABELS_FILE_NAME,
     LEFT_RULE_COLUMN,
     RIGHT_RULE_COLUMN,
     SOURCE_PROBLEMS_PER_BLOCK,
@@ -31,7 +32,6 @@ from datasets_io.problem import PanelRole, Side
 
 POOL_FILE = "pool.json"
 MANIFEST_FILE = "dataset.json"
-LABELS_FILE = "labels.csv"
 SOURCE_COLUMN = "Source"
 Decision = Literal["left", "right", "none"]
 
@@ -141,7 +141,7 @@ def write_labels(folder: Path, concepts: Sequence[SourceConcept]) -> Path:
     rows = sorted(concepts, key=lambda c: c.row)
     if [c.row for c in rows] != list(range(len(rows))):
         raise ValueError("label rows must be 0, 1, 2, ... in order")
-    path = folder / LABELS_FILE
+    path = folder / LABELS_FILE_NAME
     with path.open("w", encoding="utf-8", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow([LEFT_RULE_COLUMN, RIGHT_RULE_COLUMN, GROUP_COLUMN, SOURCE_COLUMN])

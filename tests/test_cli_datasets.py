@@ -9,6 +9,7 @@ from PIL import Image
 
 from tests.builders import copy_classic_subset
 from tests.cli import run_bongard
+from tests.rwr_plus_releases import upstream_manifest
 
 bongard = run_bongard
 
@@ -73,6 +74,18 @@ def test_damaged_data_is_skipped_when_listing_and_fails_validation(shared_data: 
     assert "problem 2, file" in validated.stderr and "missing image 4" in validated.stderr
     assert f"problem 3, file {data / 'bongard-classic' / '003' / '9.png'}" in validated.stderr
     assert "2 of 3 problems unusable" in validated.stdout
+
+
+def test_a_dataset_with_no_usable_problem_says_why_under_the_table(tmp_path: Path) -> None:
+    """Bongard-RWR+ folders whose labels.csv is nowhere: the table's 0 comes with its reason."""
+    data = tmp_path / "data"
+    upstream_manifest(data / "bongard-rwr-plus")
+    listed = bongard("datasets", "list", "--data-dir", data)
+    assert listed.returncode == 0
+    assert re.search(r"│ bongard-rwr-plus\s+│ bongard-rwr-plus\s+│ 0\s+│", listed.stdout)
+    labels = data / "bongard-rwr-plus" / "labels.csv"
+    why = f"bongard-rwr-plus: 4 of 4 problems unusable; 4 of them: file is missing ({labels})"
+    assert why in listed.stdout
 
 
 def test_bad_names_end_in_one_clear_line(shared_data: Path, tmp_path: Path) -> None:

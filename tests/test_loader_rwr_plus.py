@@ -360,6 +360,20 @@ def test_missing_labels_file_is_named(data_dir: Path, root: Path) -> None:
     )
 
 
+def test_labels_beside_the_variant_folders_are_found_where_the_authors_keep_them(data_dir: Path) -> None:
+    """The authors' code reads one `data/labels.csv` for every variant folder `data/<variant>/`."""
+    upstream_manifest(data_dir / "bongard-rwr-plus-gs")
+    upstream_folders(data_dir / "bongard-rwr-plus-lp", [1, 3])
+    beside = write_labels(data_dir / "labels.csv", LABELS)
+    for variant in ("gs", "lp"):
+        scan = open_dataset(f"bongard-rwr-plus:{data_dir / f'bongard-rwr-plus-{variant}'}").scan()
+        assert scan.errors == [] and scan.problems
+        assert scan.problems[0].concept == Concept(left="Circles", right="Squares")
+    own = write_labels(data_dir / "bongard-rwr-plus-gs" / "labels.csv", LABELS[::-1])
+    dataset = open_dataset(f"bongard-rwr-plus:{data_dir / 'bongard-rwr-plus-gs'}")
+    assert dataset.loader.concept_source.startswith(str(own)) and beside != own  # its own file first
+
+
 # --- options --------------------------------------------------------------------------------------
 
 

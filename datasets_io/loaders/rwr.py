@@ -12,8 +12,10 @@ from pathlib import Path
 
 from datasets_io.concept_groups import known_groups
 from datasets_io.images import find_image
+from datasets_io.label_tables import LabelTable
 from datasets_io.loaders.base import DatasetLoader, LoaderOptions, numeric_folders
 from datasets_io.loaders.classic_rules import RULES_FILE_NAME, ClassicRules
+from datasets_io.loaders.rwr_plus import LABELS_FILE_NAME
 from datasets_io.problem import CONTEXT_PANELS_PER_SIDE, SIDES, BongardProblem, Panel
 
 TEST_INDEX = CONTEXT_PANELS_PER_SIDE
@@ -30,7 +32,7 @@ class RwrLoader(DatasetLoader):
 
     @classmethod
     def detect(cls, root: Path) -> bool:
-        if (root / "labels.csv").is_file():
+        if (root / LABELS_FILE_NAME).is_file():
             return False  # Bongard-RWR+ folders (`<id>/left`, `<id>/right` and a labels.csv)
         return any((p / "left").is_dir() and (p / "right").is_dir() for p in numeric_folders(root).values())
 
@@ -46,6 +48,9 @@ class RwrLoader(DatasetLoader):
     @cached_property
     def _folders(self) -> dict[str, Path]:
         return self.numbered_folders("<id>/left, <id>/right")
+
+    def label_table(self) -> LabelTable:
+        return self.rules.table(self.problem_ids())
 
     def problem_ids(self) -> list[str]:
         return list(self._folders)

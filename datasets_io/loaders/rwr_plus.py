@@ -15,7 +15,9 @@ By default (`layout=auto`) the manifest is read where it exists, else the folder
 Either way the last image of each side is its test image, so a variant with P panels per
 side has P + 1 images. `labels.csv` has the columns `Left-side Rule` and `Right-side Rule`
 (and, in datasets this toolkit generates, `Concept Group`); the row of problem `id` is
-`(id % 1000) - 1` (problems derived from one source problem share it).
+`(id % 1000) - 1` (problems derived from one source problem share it). It is read from the
+dataset folder, else from the folder holding it: the authors' code keeps one `data/labels.csv`
+beside the variant folders (`data/<variant>/`) for all of them.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
+from datasets_io.label_tables import LabelTable
 from datasets_io.loaders.base import DatasetLoader, LoaderOptions, index_records, numeric_folders, read_json
 from datasets_io.problem import SIDES, BongardProblem, Concept, Panel, Side
 from datasets_io.render import SHIPPED_SHEET_KEY
@@ -34,6 +37,7 @@ from datasets_io.render import SHIPPED_SHEET_KEY
 LEFT_RULE_COLUMN = "Left-side Rule"
 RIGHT_RULE_COLUMN = "Right-side Rule"
 GROUP_COLUMN = "Concept Group"
+LABELS_FILE_NAME = "labels.csv"
 SOURCE_PROBLEMS_PER_BLOCK = 1000
 """Where a problem carries the path of a sheet shipped with the dataset (`-O sheet=shipped`)."""
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp", ".gif", ".bmp")
@@ -45,7 +49,7 @@ class RwrPlusOptions(LoaderOptions):
     manifest: str = "dataset.json"
     """The problem manifest inside the dataset folder."""
     labels: Path | None = None
-    """The concept table; by default `labels.csv` in the dataset folder."""
+    """The concept table; by default `labels.csv` in the dataset folder, else beside it."""
     layout: Layout = "auto"
     """`manifest`, `folders` (`<id>/left`, `<id>/right`), or `auto`: the manifest if it exists."""
     sheet: Literal["render", "shipped"] = "render"
@@ -101,7 +105,7 @@ class RwrPlusLoader(DatasetLoader):
     def detect(cls, root: Path) -> bool:
         if (root / RwrPlusOptions().manifest).is_file():
             return True
-        return (root / "labels.csv").is_file() and bool(side_folders(root))
+        return (root / LABELS_FILE_NAME).is_file() and bool(side_folders(root))
 
     @property
     def manifest(self) -> Path:
@@ -109,7 +113,11 @@ class RwrPlusLoader(DatasetLoader):
 
     @property
     def labels_path(self) -> Path:
-        return self.options.labels or self.root / "labels.csv"
+        """The option's file, else `labels.csv` in the dataset folder, else the one beside it."""
+        if self.options.labels is not None:
+            return self.options.labels
+        inside, beside = self.root / LABELS_FILE_NAME, self.root.parent / LABELS_FILE_NAME
+        return beside if not inside.is_file() and beside.is_file() else inside
 
     @property
     def concept_source(self) -> str:
@@ -146,6 +154,18 @@ class RwrPlusLoader(DatasetLoader):
             raise self.error("file is missing", path=self.labels_path) from None
         except (csv.Error, UnicodeDecodeError) as error:
             raise self.error(f"malformed CSV: {error}", path=self.labels_path) from None
+
+    def label_table(self) -> LabelTable:
+        """`labels.csv` row by row; a problem's row is `(id % 1000) - 1`, as the loader reads it."""
+        rows = tuple(self._row_concept(row_number) for row_number in range(len(self._labels)))
+        row_of = {
+            problem_id: int(problem_id) % SOURCE_PROBLEMS_PER_BLOCK - 1
+            for problem_id in self.problem_ids()
+            if problem_id.isascii() and problem_id.isdigit()
+        }
+        return LabelTable(
+            str(self.labels_path), rows, {key: row for key, row in row_of.items() if 0 <= row < len(rows)}
+        )
 
     def problem_ids(self) -> list[str]:
         return list(self._folders if self.layout == "folders" else self._records)
@@ -254,6 +274,9 @@ class RwrPlusLoader(DatasetLoader):
                 problem_id,
                 self.labels_path,
             )
+        return self._row_concept(row_number, problem_id)
+
+    def _row_concept(self, row_number: int, problem_id: str | None = None) -> Concept:
         row = self._labels[row_number]
         left, right = (
             (row.get(LEFT_RULE_COLUMN) or "").strip(),

@@ -3,6 +3,7 @@ calls on it."""
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Annotated
 
@@ -34,10 +35,13 @@ def list_datasets(data_dir: DataDirOption = None) -> None:
     if not folders:
         raise DatasetError(f"no datasets found in {directory} (set --data-dir or $BONGARD_DATA)")
     table = Table("name", "format", "problems", "panels/side", "test images", "concepts", "concepts from")
+    unusable: list[str] = []
     for folder in folders:
         dataset = open_dataset(folder.name, directory)
         scan = _scan_with_warnings(dataset)
         problems = scan.problems
+        if scan.errors:
+            unusable.append(_why_unusable(dataset.name, scan))
         per_side = sorted({p.panels_per_side for p in problems})
         tests = sorted({len(p.test_panels) for p in problems})
         table.add_row(
@@ -50,6 +54,18 @@ def list_datasets(data_dir: DataDirOption = None) -> None:
             dataset.loader.concept_source,
         )
     console.print(table)
+    for line in unusable:
+        console.print(line, soft_wrap=True)
+
+
+def _why_unusable(name: str, scan: ScanResult[BongardProblem]) -> str:
+    """One line under the table: how many problems a dataset loses, and the commonest reason."""
+    reasons = Counter((error.reason, error.path) for error in scan.errors)
+    (reason, path), count = reasons.most_common(1)[0]
+    where = f" ({path})" if path is not None else ""
+    total = len(scan.problems) + len(scan.errors)
+    lost = f"{len(scan.errors)} of {total} problems unusable"
+    return escape(f"{name}: {lost}; {count} of them: {reason}{where}")
 
 
 @datasets_app.command("show")
