@@ -18,6 +18,7 @@ from pydantic import JsonValue, ValidationError
 
 from datasets_io.errors import DatasetError, describe_validation_error
 from datasets_io.images import DEFAULT_MAX_PIXELS, open_image
+from datasets_io.label_tables import LabelTable
 from datasets_io.loaders import DatasetLoader, loader_class, loader_formats
 from datasets_io.problem import BongardProblem, Concept
 from datasets_io.workspace import workspace_home
@@ -110,6 +111,13 @@ class Dataset:
                 return same[0]
         sample = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
         raise DatasetError(f"no problem {problem_id!r} (ids: {sample})", dataset=self.name)
+
+    def label_table(self) -> LabelTable | None:
+        """The authors' concept table where the layout has one; a `DatasetError` if it is unreadable."""
+        try:
+            return self.loader.label_table()
+        except DatasetError as error:
+            raise error.located(dataset=self.name) from None
 
     def problem(self, problem_id: str) -> BongardProblem:
         """One problem; a `DatasetError` naming the dataset, problem and file if unusable."""

@@ -17,6 +17,7 @@ from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from datasets_io.errors import BongardError, did_you_mean
+from datasets_io.label_tables import LabelTable
 from datasets_io.plugins import Registry, UnknownName
 from datasets_io.problem import BongardProblem, Concept
 from judges.styles import JudgeStyle
@@ -56,13 +57,22 @@ class NoOptions(StrategyOptions):
 
 @dataclass(frozen=True)
 class DatasetContext:
-    """What a strategy may know of the rest of the dataset: every concept, in dataset order."""
+    """What a strategy may know of the rest of the dataset: every concept, in dataset order, and the
+    authors' concept table where the dataset has one."""
 
     concepts: Sequence[tuple[str, Concept]] = ()
+    labels: LabelTable | None = None
 
     @classmethod
-    def of(cls, problems: Iterable[BongardProblem | ProblemSummary]) -> DatasetContext:
-        return cls(tuple((p.id, p.concept) for p in problems if p.concept is not None))
+    def of(
+        cls, problems: Iterable[BongardProblem | ProblemSummary], labels: LabelTable | None = None
+    ) -> DatasetContext:
+        return cls(tuple((p.id, p.concept) for p in problems if p.concept is not None), labels)
+
+    def label_table(self) -> LabelTable:
+        """The authors' table, else the dataset's own concepts in dataset order as one."""
+        own = "the dataset's problems, in dataset order"
+        return self.labels or LabelTable.of_problems(self.concepts, own)
 
     def other_concepts(self, own: Concept) -> list[Concept]:
         """Every distinct concept of the dataset other than `own`, in dataset order: distractors."""
@@ -160,6 +170,9 @@ class StrategyInfo(Generic[OptionsT]):
     """`calls` as a number for a problem's shape (a first run's: reused results, a cache and
     re-asks make fewer or more); every built-in strategy states it and the tests hold its runs to
     it; a plugin may leave it out."""
+    reads_label_table: bool = False
+    """Whether `prepare` reads the dataset's concept table (`DatasetContext.labels`); the runner
+    reads the table only then, so a damaged one costs other strategies nothing."""
     reuses: dict[str, tuple[str, str]] = field(default_factory=dict)
     """Option naming an earlier run -> (the `Answer.details` key taken from that run's answer for
     the same problem, the role that wrote it), e.g. `rules_from` -> (`rule_extraction`, `reasoner`);

@@ -246,16 +246,16 @@ def test_image_to_side_classifies_each_test_image_in_its_own_context(
 
 @pytest.mark.parametrize("count", [2, 4, 8, 16])
 def test_concept_selection_candidates(count: int, rwr_31: BongardProblem, context: DatasetContext) -> None:
-    inputs = strategy_inputs("concept-selection", rwr_31, context, 5, {"concepts": count})
+    """K = 16 takes `subsequent-filled`: the authors' rule cannot fill it (test_concept_selection.py)."""
+    options = {"concepts": count, "distractors": "subsequent-filled" if count == 16 else "subsequent"}
+    inputs = strategy_inputs("concept-selection", rwr_31, context, 5, options)
     candidates = inputs["candidates"]
     assert [c["label"] for c in candidates] == list(range(1, count + 1))
     pairs = [(c["left"], c["right"]) for c in candidates]
     assert len(set(pairs)) == count
     assert pairs[inputs["label"] - 1] == ("One line", "Two lines")
-    assert strategy_inputs("concept-selection", rwr_31, context, 5, {"concepts": count}) == inputs
-    others = [
-        strategy_inputs("concept-selection", rwr_31, context, s, {"concepts": count}) for s in range(6, 12)
-    ]
+    assert strategy_inputs("concept-selection", rwr_31, context, 5, options) == inputs
+    others = [strategy_inputs("concept-selection", rwr_31, context, s, options) for s in range(6, 12)]
     assert any(other != inputs for other in others)
 
 

@@ -11,6 +11,7 @@ from typing import Any, ClassVar, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from datasets_io.errors import DatasetError, describe_validation_error
+from datasets_io.label_tables import LabelTable
 from datasets_io.problem import BongardProblem, Panel, Side
 
 RecordT = TypeVar("RecordT", bound=BaseModel)
@@ -57,6 +58,10 @@ class DatasetLoader(ABC):
     @abstractmethod
     def load_problem(self, problem_id: str) -> BongardProblem:
         """Build one problem; raises `DatasetError` naming the problem and file at fault."""
+
+    def label_table(self) -> LabelTable | None:
+        """The concept table the dataset's authors keep, if the layout has one (None: it has not)."""
+        return None
 
     def error(self, reason: str, problem_id: str | None = None, path: Path | None = None) -> DatasetError:
         return DatasetError(reason, dataset=self.name, problem_id=problem_id, path=path)

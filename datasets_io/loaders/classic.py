@@ -26,6 +26,7 @@ from pathlib import Path
 from datasets_io.concept_groups import known_groups
 from datasets_io.errors import DatasetError
 from datasets_io.images import IMAGE_SUFFIXES, find_image
+from datasets_io.label_tables import LabelTable
 from datasets_io.loaders.base import DatasetLoader, LoaderOptions, numeric_folders
 from datasets_io.loaders.classic_rules import RULES_FILE_NAME, ClassicRules
 from datasets_io.problem import CONTEXT_PANELS_PER_SIDE, BongardProblem, Panel, Side
@@ -121,6 +122,9 @@ class ClassicLoader(DatasetLoader):
         if not folders:
             raise self.error(f"no problem folders ({LAYOUTS}) found", path=self.root)
         return folders
+
+    def label_table(self) -> LabelTable:
+        return self.rules.table(self.problem_ids())
 
     def problem_ids(self) -> list[str]:
         return list(self._folders)

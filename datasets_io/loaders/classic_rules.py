@@ -6,10 +6,12 @@ classic problems of the same number.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import cached_property
 from pathlib import Path
 
 from datasets_io.errors import DatasetError
+from datasets_io.label_tables import LabelTable
 from datasets_io.loaders.base import read_json
 from datasets_io.problem import Concept
 
@@ -33,6 +35,17 @@ class ClassicRules:
                 path=self.path,
             )
         return {str(key): value for key, value in data.items()}
+
+    def table(self, problem_ids: Iterable[str]) -> LabelTable:
+        """Every rule of the file, by problem number (the row of problem n is the n-th rule, as in the
+        authors' `labels.csv`), and the row of each of `problem_ids` that has one."""
+        keys = sorted(self._entries, key=lambda key: (not key.isdigit(), int(key) if key.isdigit() else 0))
+        rows = {key: n for n, key in enumerate(keys)}
+        return LabelTable(
+            str(self.path),
+            tuple(self.concept(key) for key in keys),
+            {problem_id: rows[problem_id] for problem_id in problem_ids if problem_id in rows},
+        )
 
     def concept(self, problem_id: str) -> Concept:
         """The concept of one problem, or an error naming the rules file and the problem."""

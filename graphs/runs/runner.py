@@ -163,7 +163,8 @@ class Runner:
         )
         scan = self.dataset.survey()  # summaries: each problem is loaded again as its item starts
         self.skipped: list[DatasetError] = scan.errors
-        self.context = DatasetContext.of(scan.problems)
+        labels = self.dataset.label_table() if self.info.reads_label_table else None
+        self.context = DatasetContext.of(scan.problems, labels)
         excluded = sorted(
             {self.dataset.resolve_id(problem_id) for problem_id in config.excluded}, key=natural_key
         )

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import random
-import re
 from typing import Annotated, Literal, TypedDict
 
 from pydantic import BaseModel, BeforeValidator, Field
@@ -116,18 +115,23 @@ class ConceptSelectionOptions(StrategyOptions):
         description="K, the number of candidates shown: the true concept and K-1 other concepts in a "
         "shuffled list; 2, 4, 8 or 16",
     )
-    distractors: Literal["subsequent", "random"] = Field(
+    distractors: Literal["subsequent", "subsequent-filled", "random"] = Field(
         default="subsequent",
-        description="how the K-1 other concepts are chosen. subsequent (the papers' rule): those after this "
-        "problem in dataset order, wrapping around, sharing no word with the true concept nor (while "
-        "there are enough) with one already taken; random: a seeded draw from all other distinct concepts",
-        json_schema_extra={"departure": "random draws the other concepts at random, words shared or not"},
+        description="how the K-1 other concepts are chosen. subsequent (the authors' code): the rows of the "
+        "dataset's concept table after this problem's, wrapping around, each taken only if it shares no "
+        "word with the true concept nor with one already taken; a K it cannot fill is refused. "
+        "subsequent-filled: the same, then topped up with rows sharing no word with the true concept "
+        "only. random: a seeded draw from all other distinct concepts",
+        json_schema_extra={
+            "departure": "subsequent-filled tops up past the authors' rule; random draws the other concepts "
+            "at random, words shared or not"
+        },
     )
 
 
 class Candidate(TypedDict):
     left: str
-    right: str | None
+    right: str
     label: int
 
 
@@ -137,50 +141,50 @@ class Candidates(TypedDict):
     """The true concept's label."""
 
 
-def _concept_words(concept: Concept) -> frozenset[str]:
-    """The words that make two concepts look alike, lower-cased. "not" is left out: it marks a side
-    as the negation of the other and says nothing of the topic, so it would tie unrelated pairs."""
-    text = f"{concept.left} {concept.right or ''}".lower()
-    return frozenset(re.findall(r"\w+", text)) - {"not"}
+def rule_words(concept: Concept) -> frozenset[str]:
+    """The words the Bongard-RWR+ code compares two concepts by: both rules joined by a space, every
+    upper-case "NOT " dropped, split on single spaces, lower-cased (an empty word, from a double
+    space, counts too). Two concepts clash when they share any word: the authors' longest common
+    word subsequence is then above 0."""
+    joined = f"{concept.left} {concept.stated_right}".replace("NOT ", "")
+    return frozenset(word.lower() for word in joined.split(" "))
 
 
-def subsequent_distractors(problem: BongardProblem, dataset: DatasetContext, count: int) -> list[Concept]:
-    """`count` distractors for `problem`, in the order taken, by the rule of the papers' code.
+def subsequent_distractors(
+    problem: BongardProblem, dataset: DatasetContext, count: int, *, filled: bool = False
+) -> list[Concept]:
+    """`count` distractors for `problem`, in the order taken, by the rule of the authors' code.
 
-    The case study takes distractors "from subsequent matrices, ensuring they were semantically
-    different" (Sec. 5); the Bongard-RWR+ code reads that as: walk the concepts from the problem
-    after this one, wrapping around, and take one only if it shares no word with the true concept
-    nor with any distractor already taken. Bongard-RWR's 60 concepts hold only 9 to 13 such
-    mutually disjoint ones per problem, too few for K = 16, so a second walk tops the list up with
-    concepts that share no word with the true one only: no candidate can then be read as a
-    rewording of the answer, which is what the rule is for.
+    The case study takes distractors from the problems that follow, semantically different from
+    the answer (Sec. 5); the Bongard-RWR+ code (`get_negative_concept_indices`) walks every row of
+    `labels.csv` from the one after the problem's, wrapping around, and takes a row only if it
+    shares no word (`rule_words`) with the true concept nor with a row already taken. It raises
+    when the walk comes back to the problem's row unfilled (for row 0 its loop never ends); here
+    that is a refusal, or with `filled` a second walk that tops up with rows sharing no word with
+    the true concept only (a departure the run records as its option).
     """
-    rows = list(dataset.concepts)
-    ids = [problem_id for problem_id, _ in rows]
-    if problem.id not in ids:
-        raise StrategyError(f"{problem.key} is not in the dataset context")
-    start = ids.index(problem.id)
-    walk = [rows[(start + step) % len(rows)][1] for step in range(1, len(rows))]
-    own = needs_concept(problem)
-    own_words = _concept_words(own)
+    table = dataset.label_table()
+    row = table.row_of.get(problem.id)
+    if row is None:
+        raise StrategyError(f"{problem.key} has no row in the concept table {table.source}")
+    own = table.rows[row]
+    walk = [table.rows[n] for n in (*range(row + 1, len(table.rows)), *range(row))]
     taken: list[Concept] = []
-
-    def admits(concept: Concept, blocked: set[str]) -> bool:
-        fresh = concept != own and concept not in taken
-        return len(taken) < count and fresh and not _concept_words(concept) & blocked
-
-    blocked = set(own_words)
+    blocked = set(rule_words(own))
     for concept in walk:
-        if admits(concept, blocked):
+        if len(taken) < count and not rule_words(concept) & blocked:
             taken.append(concept)
-            blocked |= _concept_words(concept)
-    for concept in walk:
-        if admits(concept, set(own_words)):
+            blocked |= rule_words(concept)
+    found = len(taken)
+    for concept in walk if filled else ():
+        fresh = concept != own and concept not in taken
+        if len(taken) < count and fresh and not rule_words(concept) & rule_words(own):
             taken.append(concept)
     if len(taken) < count:
         raise StrategyError(
-            f"the dataset has {len(taken)} other concepts sharing no word with that of {problem.key}; "
-            f"{count} are needed (-S distractors=random draws from all of them)"
+            f"the authors' rule finds {found} of the {count} distractors K={count + 1} needs for "
+            f"{problem.key} in {table.source} (-S distractors=subsequent-filled tops them up, "
+            "-S distractors=random draws them)"
         )
     return taken
 
@@ -199,11 +203,12 @@ def _prepare_concept_selection(given: Preparation[ConceptSelectionOptions]) -> C
     if given.options.distractors == "random":
         distractors = _random_distractors(given, rng)
     else:
-        distractors = subsequent_distractors(problem, given.dataset, given.options.concepts - 1)
+        count, filled = given.options.concepts - 1, given.options.distractors == "subsequent-filled"
+        distractors = subsequent_distractors(problem, given.dataset, count, filled=filled)
     candidates = [own, *distractors]
     rng.shuffle(candidates)
     listed: list[Candidate] = [
-        {"left": c.left, "right": c.right, "label": n} for n, c in enumerate(candidates, 1)
+        {"left": c.left, "right": c.stated_right, "label": n} for n, c in enumerate(candidates, 1)
     ]
     return {"candidates": listed, "label": candidates.index(own) + 1}
 
@@ -231,6 +236,7 @@ async def _select(state: SolveState, runtime: Ctx[Candidates]) -> SolveState:
     scoring="exact: the chosen label must be the true concept's; accuracy per K in {2, 4, 8, 16} (Sec. 4)",
     options=ConceptSelectionOptions,
     prepare=_prepare_concept_selection,
+    reads_label_table=True,
 )
 def concept_selection() -> Graph:
     return linear_graph(SolveState, ("select", _select))
