@@ -10,7 +10,7 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
-from PIL import Image, UnidentifiedImageError
+from PIL import Image, ImageOps, UnidentifiedImageError
 
 from datasets_io.errors import DatasetError
 
@@ -55,15 +55,18 @@ def natural_key(path: Path | str) -> list[tuple[int, int | str]]:
     ]
 
 
-def open_image(path: Path, *, max_pixels: int = DEFAULT_MAX_PIXELS) -> Image.Image:
+def open_image(path: Path, *, max_pixels: int = DEFAULT_MAX_PIXELS, oriented: bool = False) -> Image.Image:
     """Decode an image fully, in RGB, or raise a `DatasetError` that says why not.
 
     Missing, empty, non-image, truncated and over-large files are told apart.
-    The pixel limit is checked from the header, before any pixel is decoded.
+    The pixel limit is checked from the header, before any pixel is decoded. `oriented`: turned
+    as its EXIF orientation tag says, as OpenCV's `imread` reads a photo (upstream code that
+    reads with it places its boxes on the turned image).
     """
     with _opened(path, max_pixels) as image:
         image.load()
-        decoded = _to_rgb(image)
+        turned = ImageOps.exif_transpose(image) if oriented else image
+        decoded = _to_rgb(turned)
     return decoded
 
 

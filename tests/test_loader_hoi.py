@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy
 import pytest
 from PIL import Image
 
@@ -439,3 +440,28 @@ def test_datasets_list_show_and_validate(data_dir: Path, root: Path, tmp_path: P
     damaged = run_bongard("datasets", "validate", FORMAT, "-O", "crop=false", "--data-dir", data_dir, env=env)
     assert damaged.returncode == 1
     assert "test_seen_obj_seen_act-1" in damaged.stderr and "empty" in damaged.stderr
+
+
+@pytest.mark.parametrize(("orientation", "turns"), [(6, -1), (8, 1), (3, 2)])
+def test_a_photo_with_an_exif_orientation_is_cropped_as_cv2_reads_it(
+    data_dir: Path, root: Path, orientation: int, turns: int
+) -> None:
+    """cv2.imread turns a JPEG as its EXIF tag says before upstream crops it: the crop box lies on
+    the turned photo. The expectation turns the stored pixels with numpy (6: a quarter turn
+    clockwise, 8: anticlockwise, 3: a half turn), not with the code under test."""
+    record = make_record(images_of(root), "a")
+    entry = record[0][0]
+    stored = Image.new("RGB", (64, 48))
+    stored.putdata([(4 * x, 5 * y, 90) for y in range(48) for x in range(64)])
+    jpeg = source_of(root, entry).with_suffix(".jpg")
+    exif = Image.Exif()
+    exif[0x0112] = orientation  # Orientation
+    stored.save(jpeg, quality=95, exif=exif)
+    entry["im_path"] = str(entry["im_path"]).replace(".png", ".jpg")
+    entry["crop_bbox"] = [3, 2, 30, 20]
+    write_split(annotations_of(root), [record])
+    problem = open_dataset(FORMAT, data_dir).problem("test_seen_obj_seen_act-0")
+    with Image.open(jpeg) as raw:
+        as_cv2_reads = numpy.rot90(numpy.asarray(raw.convert("RGB")), k=turns)
+    with Image.open(problem.left[0].path) as cropped:
+        assert numpy.array_equal(numpy.asarray(cropped.convert("RGB")), as_cv2_reads[2:20, 3:30])

@@ -8,7 +8,9 @@ obj_class, act_class, ...}`, `im_path` relative to the image root (upstream's
 `assets/data/hake/images`). Upstream trains on the crop `[y1:y2, x1:x2]` of each
 image, never on the whole photograph, and its OpenImages boxes are 1.6 times too
 small (it scales them up and clips them to the image); the last image of each
-list is that side's query.
+list is that side's query. Upstream reads photographs with `cv2.imread`, which turns
+them as their EXIF orientation tag says, so the boxes lie on the turned image and the
+crop is taken from it here too.
 
 Here positives are the left side and negatives the right side; images 0-5 are
 context panels and image 6 the test panel of its side, as upstream and the case
@@ -49,6 +51,9 @@ NESTED_IMAGE_ROOT = Path("hake") / "images"
 OPENIMAGES_FOLDER = "openimages"
 OPENIMAGES_SCALE = 1.6
 CROP_SUFFIX = ".png"
+CROP_READING = "exif-oriented"
+"""How a source photo is read before its crop (part of the cache key: crops cut before issue 33
+from unturned photos are not reused)."""
 
 
 class HoiOptions(LoaderOptions):
@@ -238,12 +243,13 @@ class HoiLoader(DatasetLoader):
     def _cropped(self, source: Path, image: HoiImage, scale: float, problem_id: str, file: Path) -> Path:
         """The crop of `source` to the record's box, written once to the cache folder."""
         stat = source.stat()
-        key = f"{source}\0{stat.st_size}\0{stat.st_mtime_ns}\0{list(image.crop_bbox)}\0{scale!r}"
+        parts = [source, stat.st_size, stat.st_mtime_ns, list(image.crop_bbox), scale, CROP_READING]
+        key = "\0".join(map(str, parts))
         digest = hashlib.sha256(key.encode("utf-8")).hexdigest()
         target = self.cache_dir / digest[:2] / f"{digest}{CROP_SUFFIX}"
         if target.is_file():
             return target
-        with open_image(source) as picture:
+        with open_image(source, oriented=True) as picture:
             width, height = picture.size
             limits = (width, height, width, height)
             x1, y1, x2, y2 = (
