@@ -84,14 +84,9 @@ class AgentParams(BaseModel):
         own = set(type(self).model_fields) - set(AgentParams.model_fields)
         return self.model_dump(mode="json", include=own, exclude_defaults=True)
 
-    def request_sampling(self, max_tokens_as: str = "max_tokens") -> dict[str, Any]:
-        """The common sampling keys that are set, as a request names them (`max_tokens_as`: the
-        backend's name for the reply's token limit, `max_completion_tokens` for OpenAI's protocol)."""
-        return {
-            max_tokens_as if key == "max_tokens" else key: getattr(self, key)
-            for key in SAMPLING_KEYS
-            if getattr(self, key) is not None
-        }
+    def request_sampling(self) -> dict[str, Any]:
+        """The common sampling keys that are set, as an OpenAI-compatible request names them."""
+        return {key: getattr(self, key) for key in SAMPLING_KEYS if getattr(self, key) is not None}
 
     def sampling(self) -> dict[str, Any]:
         """What decides the reply's content: the part of the parameters a cache key needs.

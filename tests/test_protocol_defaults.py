@@ -101,8 +101,8 @@ def test_each_strategy_sends_the_decoding_its_paper_states(
         )  # fmt: skip
         assert result.returncode == 0, result.stderr
         bodies = [request.body for request in server.model_requests()]
-    for body in bodies:  # langchain-openai sends max_tokens as max_completion_tokens
-        got = {"temperature": body.get("temperature"), "max_tokens": body.get("max_completion_tokens")}
+    for body in bodies:  # the reply limit under the name every OpenAI-compatible server reads
+        got = {"temperature": body.get("temperature"), "max_tokens": body.get("max_tokens")}
         assert got == {"temperature": sent.get("temperature"), "max_tokens": sent.get("max_tokens")}
     assert bodies
     store = ResultsStore(tmp_path / STORE_FILE)

@@ -182,10 +182,10 @@ def seen(body: Mapping[str, Any], panel_files: set[bytes]) -> Call:
 
 
 def decoding_sent(body: Mapping[str, Any]) -> tuple[Any, Any]:
-    """Temperature and max tokens; langchain-openai sends max_tokens as max_completion_tokens,
-    so a `max_tokens` key would be a second limit."""
-    assert "max_tokens" not in body
-    return body.get("temperature"), body.get("max_completion_tokens")
+    """Temperature and max tokens, as an OpenAI-compatible server reads them: `max_tokens` (a
+    server that knows only that name ignores `max_completion_tokens`), never both."""
+    assert "max_completion_tokens" not in body
+    return body.get("temperature"), body.get("max_tokens")
 
 
 @pytest.mark.parametrize("name", strategy_names())

@@ -145,7 +145,7 @@ class WireChatModel(BaseChatModel):
     base_url: str
     api_key: SecretStr
     sampling: dict[str, Any] = Field(default_factory=dict)
-    """The body's sampling fields, as `ChatOpenAI` names them (`max_completion_tokens`...)."""
+    """The body's sampling fields, as the server reads them (`max_tokens`, `temperature`...)."""
     timeout_s: float = 120.0
 
     @property
@@ -238,11 +238,17 @@ def _message(data: dict[str, Any]) -> AIMessage:
 
 
 def wire_chat_model(model: str, params: AgentParams, *, base_url: str, api_key: str) -> WireChatModel:
-    """The lean model for a server, with the sampling fields `ChatOpenAI` would send."""
+    """The lean model for a server, the reply limit sent as `max_tokens`.
+
+    Every OpenAI-compatible server reads `max_tokens` (vLLM, llama.cpp, lmdeploy, TGI, SGLang,
+    LM Studio), and the papers' code sends it; `max_completion_tokens`, OpenAI's newer name for
+    the same limit, is ignored by a server that knows only the older one (issue 33), so the reply
+    would run to the server's own limit. OpenAI's API itself goes through `ChatOpenAI`.
+    """
     return WireChatModel(
         model=model,
         base_url=base_url,
         api_key=SecretStr(api_key),
-        sampling=params.request_sampling(max_tokens_as="max_completion_tokens"),
+        sampling=params.request_sampling(),
         timeout_s=params.timeout_s,
     )
