@@ -20,7 +20,9 @@ NOT_DECLARED = "not declared"
 
 
 def decoding_text(info: StrategyInfo[Any]) -> str:
-    return ", ".join(f"{key}={value}" for key, value in info.decoding.items()) or "each API's defaults"
+    """The decoding as the request names it; OpenAI's own API names the reply limit differently."""
+    sent = ", ".join(f"{key}={value}" for key, value in info.decoding.items()) or "each API's defaults"
+    return sent + (" (openai: sent as max_completion_tokens)" if "max_tokens" in info.decoding else "")
 
 
 def card_fields(info: StrategyInfo[Any]) -> dict[str, str]:

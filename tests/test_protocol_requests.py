@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,7 @@ import jsonschema
 import pytest
 from PIL import Image
 
+from datasets_io.catalog import open_dataset
 from datasets_io.problem import SIDES, BongardProblem
 from datasets_io.render import BORDER_GREY, COLUMNS_PER_SIDE, SEPARATOR_BLACK, SheetLayout
 from datasets_io.store import STORE_FILE, ResultsStore
@@ -224,3 +226,64 @@ def test_each_strategy_sends_its_papers_requests(
     assert {decoding_sent(body) for body in bodies} == {
         (declared.get("temperature"), declared.get("max_tokens"))
     }
+
+
+def new_images(body: Mapping[str, Any]) -> int:
+    """The images a request adds: those of its last message (earlier turns' came with earlier calls)."""
+    last = body["messages"][-1]["content"]
+    return sum(block.get("type") == "image_url" for block in last) if isinstance(last, list) else 0
+
+
+NUMBER = re.compile(r"\d+")
+
+
+@pytest.mark.parametrize("held_out", [False, True], ids=["all panels", "panels 5 and 11 held out"])
+@pytest.mark.parametrize("name", strategy_names())
+def test_each_card_agrees_with_the_wire(
+    name: str, held_out: bool, shared_data: Path, tmp_path: Path, classic: list[BongardProblem],
+    rwr: list[BongardProblem],
+) -> None:  # fmt: skip
+    """The card's calls (its count), images per call (every number of images a call adds is stated
+    on the card), decoding (as named on the wire) and scoring mode, against the recorded requests: on
+    the protocol's problem, and on classic problem 1 with panels 5 and 11 held out (10 context
+    panels, 2 test panels)."""
+    protocol = PROTOCOLS[name]
+    info = get_strategy(name)
+    dataset, problem_id, options = (
+        (CLASSIC, "1", ("-O", "holdout_test=true"))
+        if held_out
+        else (
+            protocol.dataset,
+            protocol.problem,
+            tuple(a for o in protocol.loader_options for a in ("-O", o)),
+        )
+    )
+    with StandInServer(OpenAIChat(), responder=minimal_reply) as server:
+        model = f"openai-compatible:m@{server.url}/v1"
+        roles = [arg for role in protocol.roles for arg in (f"--{role}", model)]
+        result = run_bongard(
+            "run", "--strategy", name, "--model", model, *roles, "--dataset", dataset, "--problems",
+            problem_id, *options, "--attempts", "1", "--data-dir", shared_data, "--home", tmp_path,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        bodies = [request.body for request in server.model_requests()]
+    problems = {CLASSIC: classic, RWR: rwr}[dataset]
+    problem = next(p for p in problems if p.id == problem_id)
+    if held_out:
+        problem = open_dataset(CLASSIC, shared_data, {"holdout_test": "true"}).problem("1")
+    assert len(bodies) == info.calls_for(problem)
+
+    assert info.card is not None
+    stated = {int(number) for number in NUMBER.findall(info.card.images)}
+    added = {new_images(body) for body in bodies} - {0}
+    assert added <= stated, f"{name}: calls add {sorted(added)} images; the card states {sorted(stated)}"
+
+    declared = {key: info.decoding[key] for key in ("temperature", "max_tokens") if key in info.decoding}
+    for body in bodies:
+        sent = {key: body[key] for key in ("temperature", "max_tokens") if key in body}
+        assert sent == declared and "max_completion_tokens" not in body
+
+    assert info.card.scoring.startswith("free-form") == info.judged
+    store = ResultsStore(tmp_path / STORE_FILE)
+    [(_, _, answer)] = store.answer_records(store.resolve_run("latest"))
+    assert (answer.correct is None) == info.judged  # judged answers wait for judges; others score themselves

@@ -187,7 +187,8 @@ def descriptive() -> Graph:
     roles=DESCRIPTIVE_ROLES,
     calls="12 single-panel calls, each in its own context, then 1 answer call with the sheet",
     count=lambda shape: shape.context + 1,
-    images="describer: 1 panel per call (12 calls); answer call: the sheet (12 panels in one 1024-px image)",
+    images="describer: 1 panel per call (12 calls); answer call: 1 image, the sheet (12 panels in one "
+    "1024-px image)",
     contexts="none shared: each panel described afresh; the answer call afresh, with descriptions and sheet",
 )
 def descriptive_direct() -> Graph:
@@ -273,7 +274,8 @@ def _contrastive(with_sheet: bool) -> Graph:
     roles=DESCRIPTIVE_ROLES,
     calls="6 pair calls (L_i, R_i), each in its own context, then 1 image-free answer call",
     count=lambda shape: shape.context // 2 + 1,
-    images="describer: 1 pair (L_i, R_i) per call, 6 calls; answer call: none, the 6 comparisons as text",
+    images="describer: 2 images per call, the pair (L_i, R_i), 6 calls; answer call: none, the 6 "
+    "comparisons as text",
     contexts="none shared: each pair compared afresh (Sec. 3.1); the answer call afresh",
 )
 def contrastive() -> Graph:
@@ -286,7 +288,7 @@ def contrastive() -> Graph:
     roles=DESCRIPTIVE_ROLES,
     calls="6 pair calls (L_i, R_i), each in its own context, then 1 answer call with the sheet",
     count=lambda shape: shape.context // 2 + 1,
-    images="describer: 1 pair (L_i, R_i) per call, 6 calls; answer call: the sheet "
+    images="describer: 2 images per call, the pair (L_i, R_i), 6 calls; answer call: 1 image, the sheet "
     "(12 panels, one 1024-px image)",
     contexts="none shared: each pair compared afresh; the answer call afresh, with comparisons and sheet",
 )
@@ -315,7 +317,7 @@ PAIRS = Dialogue(
     roles=("reasoner",),
     calls="one conversation: 6 image pairs, one per turn, then the answer turn",
     count=lambda shape: shape.context // 2 + 1,
-    images="1 pair (L_i, R_i) per turn, 6 turns; the answer turn: none",
+    images="2 images per turn, the pair (L_i, R_i), 6 turns; the answer turn: none",
     contexts="one conversation: the 6 pair turns and the answer turn (Sec. 3.1, Fig. 2e)",
 )
 def contrastive_iterative() -> Graph:

@@ -222,7 +222,8 @@ def _two_sides(parsed: dict[str, Any] | None) -> tuple[Side | None, Side | None]
     calls="1 call: the sheet and the two test images in seeded order (-S retry_same_side=true: +1 re-ask "
     "if both get one side)",
     count=lambda shape: 1,
-    images="1 call: the sheet + the 2 test images shuffled (synthetic BPs: each side's 6th panel held out)",
+    images="1 call, 3 images: the sheet + the 2 test images shuffled (synthetic BPs: each side's 6th "
+    "panel held out)",
     contexts="1 call in its own context (the -S retry_same_side re-ask continues it)",
     attempts="not stated: 1 run; Fig. 4 and Table 4 count the problems solved",
     scoring="exact: solved only when both test images go to their true sides (App. C); "

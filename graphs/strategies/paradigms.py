@@ -114,7 +114,7 @@ paradigm_strategy = family_strategy(
     roles=("reasoner",),
     calls="1 call per query: the 12 context images and the query image -> analysis, rule, query, conclusion",
     count=lambda shape: shape.tests,
-    images="1 call per query: 13 separate images, "
+    images="1 call per query: 13 separate images (11 with panels held out, 5 a side), "
     "the 6 positive and 6 negative context images, then the query image",
     contexts="none shared: each query classified afresh (each is its own test case, App. A.3.1)",
     options=DirectOptions,
@@ -275,7 +275,7 @@ async def _deductive_answer(state: DeductiveState, runtime: Ctx[DeductiveInputs]
     calls="1 rule call with the 12 context images (the summary asked for in 20 words, kept as written), "
     "then 1 call per query: the summary and the query image only",
     count=lambda shape: 1 + shape.tests,
-    images="rule call: 12 context images (6 positive, 6 negative); "
+    images="rule call: 12 context images, 6 positive then 6 negative (10 with panels held out); "
     "per query: 1 query image + the summary text",
     contexts="rule call afresh (the -S reask_long_summary re-ask continues it); "
     "each query's application call afresh",

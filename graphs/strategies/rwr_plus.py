@@ -88,7 +88,8 @@ rwr_plus_task = family_strategy(
     section="Sec. 3.2 (I1S), Prompts 5-6",
     calls="1 call per test image, each in its own context: the sheet and that test image",
     count=lambda shape: shape.tests,
-    images="1 call per test image: the sheet (12 panels in one image) + that test image (Prompts 5-6)",
+    images="1 call per test image, 2 images: the sheet (12 panels in one image) + that test image "
+    "(Prompts 5-6)",
     contexts="none shared: each test image classified afresh (each is its own instance, App. C.9)",
     attempts="not stated: 1 run at temperature 0.5 (Sec. 4); accuracy over all test images (Table 2)",
     scoring="per test image accuracy, chance 0.5 (Table 2; App. C.9 counts 200 instances per concept)",

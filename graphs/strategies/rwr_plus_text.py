@@ -308,8 +308,9 @@ async def _generate(state: DescribedState, runtime: Ctx[GenerationInputs]) -> De
     contexts="none shared: every call afresh",
     attempts="not stated: 1 run at temperature 0.5 (Sec. 4); metric scores over all problems "
     "(App. C.6, Tables 6-9)",
-    scoring="free-form: BLEU, METEOR, ROUGE-L, CIDEr, BERTScore against the true concept (App. C.6); "
-    "no judge",
+    scoring="free-form: BLEU, METEOR, ROUGE-L, CIDEr, BERTScore against the true concept (App. C.6; "
+    "`bongard analyze metrics`); the paper uses no judge, here judges may be added as for any free-form "
+    "answer",
     options=GenerationOptions,
     prepare=_prepare_generation,
     judged=True,

@@ -484,13 +484,16 @@ async def _score_probes(state: ProbeState, runtime: Ctx) -> ProbeState:
     calls="1 author call (text only) per problem writing the probe from the true concepts, kept for every "
     "later attempt, run and model (none with -S probes=PATH, the published probes), then 12 panel calls, "
     "each alone: the probe and one panel -> its concept; solved when all 12 are right",
-    count=lambda shape: (0 if shape.options.probes else 1) + shape.context + shape.tests,
-    images="author call: none (text only); then 1 panel per call, 12 calls",
+    count=lambda shape: (0 if shape.options.probes else 1) + shape.context,
+    images="author call: none (text only); then 1 panel per call, one call per panel (12 on a classic "
+    "problem)",
     contexts="none shared: the author call afresh; each panel call afresh after a system turn",
     attempts="3 runs, o1 once (Sec. 4, fn. 3); Table 9: every panel right in all runs, and in >= 2 "
     "of 3 (`bongard analyze probes`)",
-    scoring="per panel: exact match of its answer with its side's concept (the authors' scoring); "
-    "a BP counts when all 12 are right (Sec. 4 Q3)",
+    scoring="exact, per panel: with -S probes=PATH the reply's answer field matched exactly against its "
+    "side's concept in contrary_concepts.json (the authors' scoring); without it the authored probe's "
+    "structured reply names concept 1 (left) or 2 (right), matched with the panel's side; a BP counts "
+    "when all its panels are right (Sec. 4 Q3)",
     options=ConceptProbeOptions,
     prepare=_prepare_probe,
     reuses={"probes_from": ("probe", "author")},
