@@ -107,28 +107,22 @@ def side_decision(side: str, explanation: str, concept: str, query: str) -> dict
     }
 
 
-def _per_panel(schema: Mapping[str, Any]) -> bool:
-    """Whether the schema has one object field per test panel rather than the fields of one decision."""
+def _panel_fields(schema: Mapping[str, Any]) -> list[str]:
+    """The schema's fields that hold one test panel's decision each (objects), in order."""
     properties = schema.get("properties", {})
-    return bool(properties) and all(
-        "$ref" in node or node.get("type") == "object" for node in properties.values()
-    )
+    return [key for key, node in properties.items() if "$ref" in node or node.get("type") == "object"]
 
 
 def decisions_reply(call: CallSpec, decisions: list[dict[str, Any]]) -> str:
     """Classification decisions (one per test panel, each with an `explanation`) in the call's
-    schema: one decision's fields, or one object per test panel; plain lines without a schema."""
+    schema: one decision's fields, or one object per test panel (fields beside those, such as
+    Bongard-RWR+'s shared `concept`, from the first decision); plain lines without a schema."""
     if call.output_schema is None:
         return "\n".join(f"{d['answer']}: {d['explanation']}" for d in decisions)
     schema = schema_json(call.output_schema)
-    if not _per_panel(schema):
-        return json.dumps(fill(schema, decisions[0], decisions[0]["explanation"]))
-    properties = schema["properties"]
-    if len(properties) != len(decisions):
-        raise SchemaFillError(f"the schema has {len(properties)} fields for {len(decisions)} test panels")
-    return json.dumps(
-        {
-            key: fill(schema, d, d["explanation"], node)
-            for (key, node), d in zip(properties.items(), decisions, strict=True)
-        }
-    )
+    panels = _panel_fields(schema)
+    if panels and len(panels) != len(decisions):
+        raise SchemaFillError(f"the schema has {len(panels)} fields for {len(decisions)} test panels")
+    per_panel = dict(zip(panels, decisions, strict=True)) if panels else {}
+    known = {**decisions[0], **per_panel}  # the fields beside the panels' objects: the first decision's
+    return json.dumps(fill(schema, known, decisions[0]["explanation"]))

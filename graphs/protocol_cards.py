@@ -6,7 +6,7 @@ the protocol table of docs/strategies.md, which a test keeps equal to the regist
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from graphs.registry import StrategyInfo
@@ -19,10 +19,27 @@ RUN_DEPARTURES = (
 NOT_DECLARED = "not declared"
 
 
+def _decoding(decoding: Mapping[str, Any]) -> str:
+    """A decoding as the request names it; OpenAI's own API names the reply limit differently."""
+    sent = ", ".join(f"{key}={value}" for key, value in decoding.items()) or "each API's defaults"
+    return sent + (" (openai: sent as max_completion_tokens)" if "max_tokens" in decoding else "")
+
+
 def decoding_text(info: StrategyInfo[Any]) -> str:
-    """The decoding as the request names it; OpenAI's own API names the reply limit differently."""
-    sent = ", ".join(f"{key}={value}" for key, value in info.decoding.items()) or "each API's defaults"
-    return sent + (" (openai: sent as max_completion_tokens)" if "max_tokens" in info.decoding else "")
+    if not info.protocols:
+        return _decoding(info.decoding)
+    return "; ".join(f"{protocol.name}: {_decoding(protocol.decoding)}" for protocol in info.protocols)
+
+
+def paper_text(info: StrategyInfo[Any]) -> str:
+    """The paper, or where two papers define the strategy each protocol and where it is the default."""
+    if not info.protocols:
+        return f"{info.paper}, {info.section}"
+    return "; ".join(
+        f"-S protocol={protocol.name}: {protocol.paper}, {protocol.section} "
+        + (f"(default on {', '.join(protocol.formats)})" if protocol.formats else "(default elsewhere)")
+        for protocol in info.protocols
+    )
 
 
 def card_fields(info: StrategyInfo[Any]) -> dict[str, str]:
@@ -30,7 +47,7 @@ def card_fields(info: StrategyInfo[Any]) -> dict[str, str]:
     card = info.card
     own = ", ".join(f"-S {key}: {text}" for key, text in info.departures()) or "none"
     return {
-        "paper": f"{info.paper}, {info.section}",
+        "paper": paper_text(info),
         "roles": ", ".join(info.roles),
         "calls per problem": info.calls,
         "images per call": card.images if card else NOT_DECLARED,

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, get_args, get_origin
 
 from langgraph.graph.state import CompiledStateGraph
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from datasets_io.errors import BongardError, did_you_mean
 from datasets_io.label_tables import LabelTable
@@ -128,6 +128,41 @@ class ProtocolCard:
 
 
 @dataclass(frozen=True)
+class PaperProtocol:
+    """One paper's version of a strategy that two papers define (issue 33): images-to-sides is the
+    case study's Prompt 7 and Bongard-RWR+'s Prompts 9-10, each with its own decoding. A run takes
+    the one named by `-S protocol=NAME`, else the one whose dataset formats include its dataset's,
+    else the strategy's first; the run's stored options record which one it ran."""
+
+    name: str
+    paper: str
+    section: str
+    decoding: Mapping[str, Any] = field(default_factory=dict)
+    formats: tuple[str, ...] = ()
+    """The dataset formats whose default this protocol is."""
+
+
+AUTO_PROTOCOL = "auto"
+
+
+class ProtocolOption(StrategyOptions):
+    """The `protocol` option of a strategy two papers define: `auto` picks by the dataset."""
+
+    protocol: Literal["auto", "case-study", "rwr-plus"] = Field(
+        default="auto",
+        description="whose protocol to run: case-study (Małkiński et al.) or rwr-plus (Pawlonka et al.); "
+        "auto: rwr-plus on bongard-rwr and bongard-rwr-plus data, case-study elsewhere",
+    )
+
+
+def pick_protocol(protocols: Sequence[PaperProtocol], chosen: str, dataset_format: str) -> PaperProtocol:
+    """The protocol named, or for `auto` the one whose formats hold the dataset's, else the first."""
+    if chosen != AUTO_PROTOCOL:
+        return next(protocol for protocol in protocols if protocol.name == chosen)
+    return next((p for p in protocols if dataset_format in p.formats), protocols[0])
+
+
+@dataclass(frozen=True)
 class Preparation(Generic[OptionsT]):
     """What `prepare` may use: the problem, the dataset's concepts, the seed, the options, and the
     results reused from earlier runs (by option name)."""
@@ -170,6 +205,9 @@ class StrategyInfo(Generic[OptionsT]):
     """`calls` as a number for a problem's shape (a first run's: reused results, a cache and
     re-asks make fewer or more); every built-in strategy states it and the tests hold its runs to
     it; a plugin may leave it out."""
+    protocols: tuple[PaperProtocol, ...] = ()
+    """The papers' versions where two papers define the strategy (its options then take `protocol`);
+    the first is the default on a dataset no other one names."""
     reads_label_table: bool = False
     """Whether `prepare` reads the dataset's concept table (`DatasetContext.labels`); the runner
     reads the table only then, so a damaged one costs other strategies nothing."""
@@ -188,6 +226,18 @@ class StrategyInfo(Generic[OptionsT]):
             options=self.parse_options(options or {}),
         )
         return self.count(shape)
+
+    def protocol_for(self, options: StrategyOptions, dataset_format: str) -> PaperProtocol | None:
+        """The paper protocol a run of these options on a dataset of this format follows (None: the
+        strategy has one paper, the one it names)."""
+        if not self.protocols:
+            return None
+        return pick_protocol(self.protocols, getattr(options, "protocol", AUTO_PROTOCOL), dataset_format)
+
+    def decoding_for(self, options: StrategyOptions, dataset_format: str) -> Mapping[str, Any]:
+        """The decoding the paper whose protocol the run follows states."""
+        protocol = self.protocol_for(options, dataset_format)
+        return protocol.decoding if protocol is not None else self.decoding
 
     def parse_options(self, given: Mapping[str, Any]) -> OptionsT:
         """`-S` values (strings or typed) -> the options model, refused in one line when wrong."""

@@ -15,13 +15,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from datasets_io.problem import BongardProblem, Side
 from graphs.answer import Answer
 from graphs.blocks.sides import SideLabel
 from graphs.nodes import SolveRuntime
 from graphs.registry import DatasetContext, Reused
 from graphs.solve import solve
-from graphs.strategies.case_study_binary import TestImageSide, TwoTestImages
+from graphs.strategies.case_study_binary import TwoTestImages
 from tests.scripted import Replies, Request, ScriptedAgent
 
 LABELS: dict[Side, SideLabel] = {"left": "LEFT", "right": "RIGHT"}
@@ -99,14 +101,22 @@ def sides_asked(request: Request) -> list[Side]:
     return sides
 
 
-def two_test_images(first: Side, second: Side) -> TwoTestImages:
-    """An images-to-sides reply that puts the first and the second test panel on these sides."""
-    first_side, second_side = (
-        TestImageSide(explanation="", concept="", answer=LABELS[s]) for s in (first, second)
-    )
-    return TwoTestImages(first=first_side, second=second_side)
+def two_test_images(first: Side, second: Side, form: type[BaseModel] = TwoTestImages) -> BaseModel:
+    """An images-to-sides reply, in the case study's form or Bongard-RWR+'s, that puts the first and
+    the second test panel on these sides."""
+    sides = {
+        key: {"explanation": "", "concept": "", "answer": LABELS[s]}
+        for key, s in zip(FIRST_SECOND, (first, second), strict=True)
+    }
+    return form.model_validate({"concept": "", **sides})
 
 
-def both_sides_right(request: Request) -> TwoTestImages:
-    """Both test panels of an images-to-sides call put on their true sides."""
-    return two_test_images(*sides_asked(request))
+FIRST_SECOND = ("first", "second")
+
+
+def both_sides_right(request: Request) -> BaseModel:
+    """Both test panels of an images-to-sides call put on their true sides, in the form asked for."""
+    form = request.call.output_schema
+    assert isinstance(form, type) and issubclass(form, BaseModel)
+    first, second = sides_asked(request)
+    return two_test_images(first, second, form)

@@ -18,7 +18,7 @@ RUN = ("run", "--strategy", "concept-selection", "--model", "perception", "--dat
         (("-S", "concepts=four"), ["concepts", "2, 4, 8 or 16"]),
         (("-S", "concepts=3"), ["concepts", "2, 4, 8 or 16"]),
         (("-S", "conceps=4"), ["conceps", "did you mean 'concepts'?"]),
-        (("-S", "nonsense=1"), ["nonsense", "its options: concepts"]),
+        (("-S", "nonsense=1"), ["nonsense", "its options: protocol, concepts, distractors"]),
         (("-M", "temprature=0"), ["temprature", "did you mean 'temperature'?"]),
     ],
 )

@@ -60,7 +60,8 @@ def test_the_same_side_re_ask_is_an_option_the_run_records(
         left_left, tmp_path, shared_data, "--problems", "1-5", "-S", "retry_same_side=true"
     )
     run_id = store.resolve_run("latest")
-    assert store.run_config(run_id)["strategy_options"] == {"retry_same_side": "true"}
+    options = store.run_config(run_id)["strategy_options"]
+    assert options == {"retry_same_side": "true", "protocol": "case-study"}  # classic: the case study's
     assert len(list(left_left.model_requests())) == 10  # asked again once per problem
 
 
@@ -87,6 +88,9 @@ def test_an_unparsed_reply_is_a_format_error_sent_once_unless_re_asks_are_asked_
         ("direct-rule-learning", (), {"temperature": 0}),  # cognitive paradigms App. A.4.2
         ("open-ended", (), {"max_tokens": 2048}),  # Bongard in Wonderland App. A, Table 2
         ("direct", (), {}),  # the case study states none: each API's defaults
+        ("images-to-sides", (), {"temperature": 0.5}),  # on Bongard-RWR: Bongard-RWR+'s I2S
+        ("images-to-sides", ("-S", "protocol=case-study"), {}),  # the case study's, as named
+        ("concept-selection", (), {"temperature": 0.5}),  # on Bongard-RWR: Bongard-RWR+'s CS
         ("image-to-side", ("-M", "temperature=0.2"), {"temperature": 0.2}),  # -M wins
     ],
 )
@@ -225,3 +229,75 @@ def test_an_agent_config_file_sets_parameters_for_run_and_is_recorded(
     )  # fmt: skip
     assert refused.returncode == 2 and "did you mean 'temperature'" in refused.stderr
     assert len(store.run_ids()) == 1  # refused before a run was stored
+
+
+TWO_CLASSES = "the two test pictures belong to different classes"
+"""A phrase of the Bongard-RWR+ Images-to-Sides prompt (Prompts 9-10) that the case study's lacks."""
+INTRO = "A vertical line splits it into a left side and a right side"
+"""A phrase of the case study's Prompt 6, the introduction of its Sec. 3.1 strategies only."""
+
+
+def recorded_run(
+    strategy: str, dataset: str, problem: str, shared_data: Path, home: Path, *extra: str
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """A one-problem run against a stand-in that gives the least valid reply: bodies and stored config."""
+    from tests.standins.schema_replies import minimal_reply
+
+    with StandInServer(OpenAIChat(), responder=minimal_reply) as server:
+        result = run_bongard(
+            "run", "--strategy", strategy, "--model", f"openai-compatible:m@{server.url}/v1",
+            "--dataset", dataset, "--problems", problem, "--data-dir", shared_data, "--home", home, *extra,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        bodies = [request.body for request in server.model_requests()]
+    store = ResultsStore(home / STORE_FILE)
+    return bodies, store.run_config(store.resolve_run("latest"))
+
+
+def prompt_of(body: dict[str, Any]) -> str:
+    content = body["messages"][-1]["content"]
+    return (
+        " ".join(b["text"] for b in content if b.get("type") == "text")
+        if isinstance(content, list)
+        else content
+    )
+
+
+def test_images_to_sides_on_bongard_rwr_follows_bongard_rwr_plus(shared_data: Path, tmp_path: Path) -> None:
+    """Its Prompts 9-10, its reply form (one concept, then each image's explanation and side) and its
+    temperature; the run records the protocol it followed."""
+    [body], config = recorded_run("images-to-sides", "bongard-rwr", "31", shared_data, tmp_path)
+    text = prompt_of(body)
+    assert TWO_CLASSES in text and INTRO not in text and body["temperature"] == 0.5
+    schema = body["response_format"]["json_schema"]["schema"]
+    assert schema["required"] == ["concept", "first", "second"]
+    assert config["strategy_options"]["protocol"] == "rwr-plus"
+
+
+def test_the_case_study_protocol_is_taken_on_any_data_when_named(shared_data: Path, tmp_path: Path) -> None:
+    [body], config = recorded_run(
+        "images-to-sides", "bongard-rwr", "31", shared_data, tmp_path, "-S", "protocol=case-study"
+    )
+    assert TWO_CLASSES not in prompt_of(body) and "temperature" not in body
+    assert config["strategy_options"]["protocol"] == "case-study"
+
+
+@pytest.mark.parametrize(
+    ("strategy", "options"),
+    [("ground-truth", ()), ("incorrect-label", ()), ("images-to-sides", ("-O", "holdout_test=true"))],
+)
+def test_the_binary_settings_carry_no_introduction(
+    strategy: str, options: tuple[str, ...], shared_data: Path, tmp_path: Path
+) -> None:
+    """The case study places Prompt 6 before its Sec. 3.1 strategies only; Prompts 7 and 8 stand alone."""
+    [body], _ = recorded_run(strategy, "bongard-classic", "1", shared_data, tmp_path, *options)
+    assert INTRO not in prompt_of(body) and "temperature" not in body
+
+
+def test_concept_selection_on_classic_data_keeps_each_apis_defaults(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    """The case study's concept selection (synthetic BPs, HOI, OpenWorld) states no temperature."""
+    [body], config = recorded_run("concept-selection", "bongard-classic", "31", shared_data, tmp_path)
+    assert "temperature" not in body and config["strategy_options"]["protocol"] == "case-study"
+    assert config["agent_params"] == {}

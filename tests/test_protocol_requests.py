@@ -222,7 +222,8 @@ def test_each_strategy_sends_its_papers_requests(
     }
     assert sheets == ({protocol.sheet} if protocol.sheet else set())
 
-    declared = get_strategy(name).decoding  # empty: neither is sent, each API's defaults hold
+    info = get_strategy(name)  # the paper whose protocol runs on this dataset; empty: each API's defaults
+    declared = info.decoding_for(info.parse_options({}), protocol.dataset)
     assert {decoding_sent(body) for body in bodies} == {
         (declared.get("temperature"), declared.get("max_tokens"))
     }
@@ -278,7 +279,8 @@ def test_each_card_agrees_with_the_wire(
     added = {new_images(body) for body in bodies} - {0}
     assert added <= stated, f"{name}: calls add {sorted(added)} images; the card states {sorted(stated)}"
 
-    declared = {key: info.decoding[key] for key in ("temperature", "max_tokens") if key in info.decoding}
+    decoding = info.decoding_for(info.parse_options({}), dataset)
+    declared = {key: decoding[key] for key in ("temperature", "max_tokens") if key in decoding}
     for body in bodies:
         sent = {key: body[key] for key in ("temperature", "max_tokens") if key in body}
         assert sent == declared and "max_completion_tokens" not in body

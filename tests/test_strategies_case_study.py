@@ -18,7 +18,7 @@ from datasets_io.problem import BongardProblem, Concept
 from graphs.answer import parse_rules
 from graphs.registry import DatasetContext, StrategyError, strategy_names
 from graphs.solve import strategy_inputs
-from graphs.strategies.case_study_binary import TwoTestImages, Verdict
+from graphs.strategies.case_study_binary import RwrPlusTwoTestImages, TwoTestImages, Verdict
 from graphs.strategies.rwr_plus import OneTestImage, Selection
 from tests.scripted import Request, SchemaReplies
 from tests.strategy_runs import LABELS, StrategyRunner, both_sides_right, sides_asked, two_test_images
@@ -36,6 +36,7 @@ def one_side_right(request: Request) -> OneTestImage:
 REPLIES: SchemaReplies = {
     Verdict: Verdict(verdict="OK"),
     TwoTestImages: both_sides_right,
+    RwrPlusTwoTestImages: both_sides_right,
     OneTestImage: one_side_right,
     Selection: Selection(explanation="scripted", label=1),
 }
@@ -224,7 +225,7 @@ def test_images_to_sides_re_asks_once_when_both_get_one_side(
         "images-to-sides",
         rwr_31,
         options=options,
-        replies=REPLIES | {TwoTestImages: two_test_images("left", "left")},
+        replies=REPLIES | {RwrPlusTwoTestImages: two_test_images("left", "left", RwrPlusTwoTestImages)},
     )
     requests = result.reasoner.requests
     assert len(requests) == calls

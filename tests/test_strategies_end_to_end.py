@@ -21,7 +21,7 @@ from datasets_io.problem import BongardProblem
 from graphs.nodes import SolveRuntime
 from graphs.registry import DatasetContext, get_strategy, strategy_names
 from graphs.solve import solve
-from graphs.strategies.case_study_binary import TwoTestImages
+from graphs.strategies.case_study_binary import RwrPlusTwoTestImages, TwoTestImages
 from tests.scripted import ScriptedAgent
 from tests.strategy_runs import both_sides_right
 
@@ -44,7 +44,9 @@ def test_strategy_runs_end_to_end(
     name: str, problem_id: str, rwr: list[BongardProblem], llama: ManagedAgent, tmp_path: Path
 ) -> None:
     problem = next(p for p in rwr if p.id == problem_id)
-    images = ScriptedAgent("scripted:vision", {TwoTestImages: both_sides_right})
+    images = ScriptedAgent(
+        "scripted:vision", {TwoTestImages: both_sides_right, RwrPlusTwoTestImages: both_sides_right}
+    )
     reasoner = llama if name in TEXT_ONLY_ANSWERS else images.managed()
     runtime = SolveRuntime(
         agents={"describer": images.managed(), "reasoner": reasoner}, render_dir=tmp_path / "renders"
@@ -66,7 +68,9 @@ def test_strategy_runs_end_to_end(
 def test_classic_problems_with_held_out_tests(shared_data: Path, tmp_path: Path) -> None:
     classic = open_dataset("bongard-classic", shared_data, {"holdout_test": "true"})
     problems = classic.scan().problems
-    scripted = ScriptedAgent(replies={TwoTestImages: both_sides_right})  # both test images placed right
+    scripted = ScriptedAgent(
+        replies={TwoTestImages: both_sides_right, RwrPlusTwoTestImages: both_sides_right}
+    )
     runtime = SolveRuntime(
         agents={"default": scripted.managed()}, render_dir=tmp_path / "renders", variant="grey"
     )

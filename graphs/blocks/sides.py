@@ -6,13 +6,17 @@ import operator
 from typing import Annotated, Any, Literal, TypedDict
 
 from agents.call import AgentReply
+from agents.prompt_library import prompt_family
 from datasets_io.problem import Side
 from graphs.answer import AnswerParts
 from graphs.nodes import Ctx, FanOut, Item, SolveState, send_each
 
 RWR_PLUS = "Pawlonka et al., ICLR 2026 (Bongard-RWR+)"
+RWR_PLUS_PROMPTS = prompt_family("rwr_plus", "graphs")
 RWR_PLUS_DECODING = {"temperature": 0.5}
 """Bongard-RWR+ Sec. 4: every model at a fixed decoding temperature of 0.5."""
+RWR_PLUS_FORMATS = ("bongard-rwr", "bongard-rwr-plus")
+"""The datasets on which a strategy both papers define follows Bongard-RWR+ unless told."""
 SideLabel = Literal["LEFT", "RIGHT"]
 
 

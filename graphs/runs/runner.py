@@ -488,8 +488,17 @@ def start_run(config: RunConfig, store: ResultsStore, home: Path | None = None) 
     """A new stored run: its settings checked, the paper's decoding filled in under `-M`, so the
     stored configuration says what every request was sent with."""
     info = get_strategy(config.strategy)
-    paper = [key for key in info.decoding if key not in config.agent_params]
-    merged = {**info.decoding, **config.agent_params}
+    decoding = info.decoding
+    if info.protocols:  # the paper's protocol is fixed here and recorded with the run's options
+        data_dir = Path(config.data_dir) if config.data_dir else None
+        dataset = open_dataset(config.dataset, data_dir, config.dataset_options)
+        chosen = info.protocol_for(info.parse_options(config.strategy_options), dataset.format_name)
+        if chosen is not None:
+            decoding = chosen.decoding
+            options = {**config.strategy_options, "protocol": chosen.name}
+            config = config.model_copy(update={"strategy_options": options})
+    paper = [key for key in decoding if key not in config.agent_params]
+    merged = {**decoding, **config.agent_params}
     config = config.model_copy(update={"agent_params": merged, "paper_decoding": paper})
     config = config.model_copy(update={"decoding_dropped": check_config(config)})
     reuses = info.reuses

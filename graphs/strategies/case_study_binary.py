@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 from agents.call import AgentReply
 from datasets_io.problem import BongardProblem, Concept, Panel, Side
 from graphs.answer import AnswerParts
-from graphs.blocks.sides import SideLabel
+from graphs.blocks.sides import RWR_PLUS, RWR_PLUS_DECODING, RWR_PLUS_FORMATS, RWR_PLUS_PROMPTS, SideLabel
 from graphs.blocks.turns import Dialogue, Question, Turn, TurnsState, dialogues_graph
 from graphs.nodes import (
     CASE,
@@ -28,15 +28,17 @@ from graphs.nodes import (
     panel_sources,
     sheet_source,
     side_of_label,
-    with_intro,
 )
 from graphs.registry import (
     DatasetContext,
     Graph,
+    PaperProtocol,
     Preparation,
+    ProtocolOption,
     StrategyError,
     StrategyOptions,
     family_strategy,
+    pick_protocol,
     seeded_random,
 )
 
@@ -66,7 +68,7 @@ def _text(concept: Concept) -> ConceptText:
 async def _verify(state: SolveState, runtime: Ctx[ProposedSolution]) -> SolveState:
     item = runtime.context
     proposed, expected = item.inputs["proposed"], item.inputs["expected"]
-    text = with_intro(item, "verify_solution", left=proposed["left"], right=proposed["right"])
+    text = item.prompts.fill(CASE_STUDY, "verify_solution", left=proposed["left"], right=proposed["right"])
     reply = await ask(
         item, "reasoner", text, [sheet_source(item)], task="judge", conversation="verify", schema=Verdict,
         extra={"proposed": dict(proposed)},
@@ -146,7 +148,27 @@ class TwoTestImages(BaseModel):
     second: TestImageSide
 
 
-class ImagesToSidesOptions(StrategyOptions):
+class RwrPlusTestImageSide(BaseModel):
+    explanation: str
+    answer: SideLabel
+
+
+class RwrPlusTwoTestImages(BaseModel):
+    """Bongard-RWR+ Prompt 10's reply: one concept, then each test image's explanation and side."""
+
+    concept: str
+    first: RwrPlusTestImageSide
+    second: RwrPlusTestImageSide
+
+
+I2S_PROTOCOLS = (
+    PaperProtocol("case-study", CASE, "Sec. 3.3, Fig. 3c, Prompt 7"),
+    PaperProtocol("rwr-plus", RWR_PLUS, "Sec. 3.2 (I2S), Prompts 9-10", RWR_PLUS_DECODING, RWR_PLUS_FORMATS),
+)
+"""The case study's Images to Sides (its synthetic BPs, HOI, OpenWorld) and Bongard-RWR+'s I2S."""
+
+
+class ImagesToSidesOptions(ProtocolOption):
     retry_same_side: bool = Field(
         default=False,
         description="re-ask once when both test images get the same side, as Bongard-RWR+'s public code "
@@ -159,6 +181,8 @@ class TestOrder(TypedDict):
     order: list[str]
     """The two test panel refs in the seeded order they are shown."""
     retry_same_side: bool
+    protocol: str
+    """The paper protocol followed: its prompts and its reply form."""
 
 
 def _prepare_images_to_sides(given: Preparation[ImagesToSidesOptions]) -> TestOrder:
@@ -169,7 +193,8 @@ def _prepare_images_to_sides(given: Preparation[ImagesToSidesOptions]) -> TestOr
         )
     order = [problem.test_left[0].ref, problem.test_right[0].ref]
     seeded_random(given.seed, problem, "images-to-sides").shuffle(order)
-    return {"order": order, "retry_same_side": given.options.retry_same_side}
+    protocol = pick_protocol(I2S_PROTOCOLS, given.options.protocol, problem.dataset).name
+    return {"order": order, "retry_same_side": given.options.retry_same_side, "protocol": protocol}
 
 
 def _tests(item: Item[TestOrder]) -> list[Panel]:
@@ -181,13 +206,16 @@ def _classify_script(item: Item[TestOrder], finished: list[Turn]) -> Question | 
     when both went to one side."""
     tests = _tests(item)
     extra = {"test_panels": [p.ref for p in tests], "opposite_sides": True}
+    rwr_plus = item.inputs["protocol"] == "rwr-plus"
+    schema: type[BaseModel] = RwrPlusTwoTestImages if rwr_plus else TwoTestImages
     if not finished:
         images = [sheet_source(item), *panel_sources(item, tests)]
-        return Question(with_intro(item, "images_to_sides"), "classify", images, TwoTestImages, extra)
+        prompt = item.prompts.fill(RWR_PLUS_PROMPTS if rwr_plus else CASE_STUDY, "images_to_sides")
+        return Question(prompt, "classify", images, schema, extra)
     first, second = _two_sides(finished[0]["parsed"])
     if len(finished) == 1 and item.inputs["retry_same_side"] and first is not None and first == second:
         retry = item.prompts.fill(CASE_STUDY, "images_to_sides_retry")
-        return Question(retry, "classify", schema=TwoTestImages, extra={**extra, "retry": True})
+        return Question(retry, "classify", schema=schema, extra={**extra, "retry": True})
     return None
 
 
@@ -219,14 +247,17 @@ def _two_sides(parsed: dict[str, Any] | None) -> tuple[Side | None, Side | None]
 @binary_setting(
     "images-to-sides",
     section="Sec. 3.3, Fig. 3c, Prompt 7",
+    protocols=I2S_PROTOCOLS,
     calls="1 call: the sheet and the two test images in seeded order (-S retry_same_side=true: +1 re-ask "
     "if both get one side)",
     count=lambda shape: 1,
     images="1 call, 3 images: the sheet + the 2 test images shuffled (synthetic BPs: each side's 6th "
     "panel held out)",
     contexts="1 call in its own context (the -S retry_same_side re-ask continues it)",
-    attempts="not stated: 1 run; Fig. 4 and Table 4 count the problems solved",
-    scoring="exact: solved only when both test images go to their true sides (App. C); "
+    attempts="not stated: 1 run; case study: Fig. 4 and Table 4 count the problems solved; rwr-plus: "
+    "at temperature 0.5 (Sec. 4), accuracy over the test images (Table 2)",
+    scoring="exact: solved only when both test images go to their true sides (App. C; Bongard-RWR+'s "
+    "accuracy over test images is the run's image accuracy); "
     "one side for both is wrong",
     prepare=_prepare_images_to_sides,
     needs_test_panels=True,

@@ -16,6 +16,7 @@ from datasets_io.problem import BongardProblem, Concept
 from graphs.blocks.sides import (
     RWR_PLUS,
     RWR_PLUS_DECODING,
+    RWR_PLUS_FORMATS,
     SideLabel,
     SidesInputs,
     SidesState,
@@ -24,6 +25,7 @@ from graphs.blocks.sides import (
     side_result,
 )
 from graphs.nodes import (
+    CASE,
     CASE_STUDY,
     Ctx,
     SolveState,
@@ -39,7 +41,9 @@ from graphs.nodes import (
 from graphs.registry import (
     DatasetContext,
     Graph,
+    PaperProtocol,
     Preparation,
+    ProtocolOption,
     StrategyError,
     StrategyOptions,
     family_strategy,
@@ -110,7 +114,15 @@ def _number(value: object) -> object:
     return int(value) if isinstance(value, str) and value.strip().isdigit() else value
 
 
-class ConceptSelectionOptions(StrategyOptions):
+CS_PROTOCOLS = (
+    PaperProtocol("case-study", CASE, "Sec. 4 (concept selection), App. C, Table 3"),
+    PaperProtocol("rwr-plus", RWR_PLUS, "Sec. 3.2 (CS), Prompt 4", RWR_PLUS_DECODING, RWR_PLUS_FORMATS),
+)
+"""The case study's concept selection (each API's defaults; the prompt is not published, so Prompt
+4's form serves both) and Bongard-RWR+'s CS at temperature 0.5."""
+
+
+class ConceptSelectionOptions(ProtocolOption):
     concepts: Annotated[Literal[2, 4, 8, 16], BeforeValidator(_number)] = Field(
         default=4,
         description="K, the number of candidates shown: the true concept and K-1 other concepts in a "
@@ -233,11 +245,13 @@ async def _select(state: SolveState, runtime: Ctx[Candidates]) -> SolveState:
     count=lambda shape: 1,
     images="1 call: the sheet (12 panels in one image) + K candidate concept pairs as JSON text (Prompt 4)",
     contexts="1 call in its own context",
-    attempts="not stated: 1 run at temperature 0.5 (Sec. 4); accuracy per K over all problems (Fig. 5)",
+    attempts="not stated: 1 run (rwr-plus at temperature 0.5, Sec. 4); accuracy per K over all problems "
+    "(case study Table 3, Bongard-RWR+ Fig. 5)",
     scoring="exact: the chosen label must be the true concept's; accuracy per K in {2, 4, 8, 16} (Sec. 4)",
     options=ConceptSelectionOptions,
     prepare=_prepare_concept_selection,
     reads_label_table=True,
+    protocols=CS_PROTOCOLS,
 )
 def concept_selection() -> Graph:
     return linear_graph(SolveState, ("select", _select))

@@ -19,7 +19,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from agents.call import ImageSource
-from agents.prompt_library import prompt_family
 from datasets_io.problem import BongardProblem
 from graphs.answer import AnswerParts
 from graphs.blocks.describe_first import (
@@ -35,6 +34,7 @@ from graphs.blocks.describe_first import (
 from graphs.blocks.sides import (
     RWR_PLUS,
     RWR_PLUS_DECODING,
+    RWR_PLUS_PROMPTS,
     SideLabel,
     SidesInputs,
     SidesState,
@@ -52,7 +52,7 @@ from graphs.registry import (
     seeded_random,
 )
 
-FAMILY = prompt_family("rwr_plus", "graphs")
+FAMILY = RWR_PLUS_PROMPTS
 DESCRIBER = Describer(FAMILY)
 REUSES = {"descriptions_from": ("descriptions", "describer")}
 
