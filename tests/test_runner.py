@@ -157,6 +157,16 @@ def test_a_resume_keeps_the_runs_settings(server: StandInServer, tmp_path: Path,
         resume_run("latest", store, changed, home=tmp_path)
 
 
+def test_a_run_stored_before_its_protocol_was_recorded_is_not_resumed_another_way(tmp_path: Path) -> None:
+    """Images-to-sides runs stored before issue 33 followed no named protocol; finishing one now would
+    ask its remaining items with other prompts, so the resume is refused in one line."""
+    store = ResultsStore(tmp_path / STORE_FILE)
+    config = {"strategy": "images-to-sides", "dataset": "bongard-rwr", "agents": {"reasoner": "similarity"}}
+    run_id = store.create_run(config, "before issue 33")
+    with pytest.raises(StoreError, match=r"recorded the paper protocol it follows; .* start a new run"):
+        resume_run(run_id, store, home=tmp_path)
+
+
 def test_a_run_killed_with_sigkill_resumes_without_repeating_a_call(
     server: StandInServer, tmp_path: Path, shared_data: Path
 ) -> None:

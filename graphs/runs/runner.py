@@ -525,6 +525,11 @@ def resume_run(
     """
     run_id = store.resolve_run(run, resumable=True)  # never a run another live process is running
     stored = RunConfig.model_validate(store.run_config(run_id))
+    if get_strategy(stored.strategy).protocols and "protocol" not in stored.strategy_options:
+        raise StoreError(
+            f"run {run_id} was started before {stored.strategy} recorded the paper protocol it follows; "
+            "its remaining items would be asked another way: start a new run"
+        )
     if requested is not None and (differences := config_differences(stored, requested)):
         raise StoreError(
             f"run {run_id} was started with other settings; a resume keeps them: {'; '.join(differences)}"
