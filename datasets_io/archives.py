@@ -15,6 +15,9 @@ from pathlib import Path
 from PIL import Image
 
 WONDERLAND_PANELS = Path("data") / "bongard-problems-high-res"
+WONDERLAND_SHEETS = Path("data") / "bpimgs"
+"""Where the whole-problem sheets are kept, as in the authors' repository (`data/bpimgs/pNNNN.png`):
+the image their Tasks 1, 1.1 and 3 send (`-O sheet=shipped`)."""
 """Where the Wonderland repository keeps the cropped panels, one `pNNNN/` folder per problem."""
 WONDERLAND_PROBLEMS = range(1, 101)
 SHEET_NAME = re.compile(r"(?:^|/)p([0-9]{4})\.png$")
@@ -40,7 +43,7 @@ def panel_boxes() -> list[tuple[int, int, int, int]]:
 
 
 def unpack_wonderland_sheets(archive: Path, dataset: Path) -> None:
-    """Depeweg et al.'s problem sheets (`pNNNN.png`) cut into the 12 panels of each problem."""
+    """Depeweg et al.'s problem sheets (`pNNNN.png`) kept whole and cut into the 12 panels of each problem."""
     try:
         with zipfile.ZipFile(archive) as sheets:
             members = {int(m[1]): name for name in sheets.namelist() if (m := SHEET_NAME.search(name))}
@@ -49,8 +52,11 @@ def unpack_wonderland_sheets(archive: Path, dataset: Path) -> None:
                 raise ValueError(
                     f"{archive.name} has no sheet p{missing[0]:04d}.png ({len(missing)} missing)"
                 )
+            (dataset / WONDERLAND_SHEETS).mkdir(parents=True, exist_ok=True)
             for number in WONDERLAND_PROBLEMS:
-                _cut_sheet(sheets.read(members[number]), dataset / WONDERLAND_PANELS / f"p{number:04d}")
+                data = sheets.read(members[number])
+                (dataset / WONDERLAND_SHEETS / f"p{number:04d}.png").write_bytes(data)
+                _cut_sheet(data, dataset / WONDERLAND_PANELS / f"p{number:04d}")
     except zipfile.BadZipFile as error:
         raise ValueError(f"{archive.name} is not a zip archive: {error}") from None
 

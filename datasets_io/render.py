@@ -105,7 +105,8 @@ class SheetLayout:
 
 def shipped_sheet(problem: BongardProblem) -> Path | None:
     """The sheet image a dataset ships for the problem, where its loader was asked to use it
-    (Bongard-RWR+ `-O sheet=shipped`: the `whole_image` the paper's models were shown)."""
+    (`-O sheet=shipped`: Bongard-RWR+'s `whole_image`, Bongard in Wonderland's `pNNNN.png`, the
+    images the papers' models were shown)."""
     value = problem.metadata.get(SHIPPED_SHEET_KEY)
     return Path(value) if isinstance(value, str) else None
 

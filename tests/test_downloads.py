@@ -177,6 +177,10 @@ def test_wonderland_sheets_are_cut_into_panels_read_with_their_rules_and_their_c
             assert cut.size == (PANEL_PX, PANEL_PX)
             assert cut.tobytes() == drawn.convert("L").resize((PANEL_PX, PANEL_PX)).tobytes()
         assert len(dataset.problem_ids()) == 100 and not (done.path / ".archives").exists()
+        with zipfile.ZipFile(archive) as sheets:  # kept whole too, where the authors keep them
+            assert (done.path / "data" / "bpimgs" / "p0008.png").read_bytes() == sheets.read("p0008.png")
+        whole = open_dataset("bongard-problems-high-res", done.path / "data", {"sheet": "shipped"})
+        assert whole.problem("8").metadata["sheet"] == str(done.path / "data" / "bpimgs" / "p0008.png")
         # a later download finds other bytes at that URL: refused against the recorded checksum
         archive.write_bytes(archive.read_bytes() + b"changed")
         with pytest.raises(DownloadError, match="does not match its SHA-256") as refused:

@@ -7,12 +7,15 @@ import shutil
 from pathlib import Path
 
 import pytest
+from PIL import Image
 
 from datasets_io.catalog import Dataset, find_datasets, open_dataset
 from datasets_io.errors import DatasetError
 from datasets_io.loaders.classic import ClassicLoader
 from datasets_io.problem import Concept
+from datasets_io.render import render_sheet
 from tests.assertions import assert_located
+from tests.builders import make_image
 from tests.wonderland_release import WONDERLAND_PROBLEMS, make_wonderland, wonderland_rules
 
 
@@ -113,6 +116,28 @@ def test_wonderland_data_folder_works_as_a_data_directory(wonderland: Path) -> N
     dataset = open_dataset("bongard-problems-high-res", data)
     assert dataset.format_name == "bongard-classic"
     assert dataset.problem("0016").id == "16"
+
+
+def test_wonderland_whole_problem_images_are_the_sheet_when_asked(wonderland: Path) -> None:
+    """The authors' Tasks 1, 1.1 and 3 send `data/bpimgs/pNNNN.png`, the whole problem as published
+    (panels column-major): `-O sheet=shipped` sends it instead of a sheet rendered from the panels."""
+    sheet = wonderland.parent / "bpimgs" / "p0019.png"
+    make_image(sheet, (30, 60, 90), size=(700, 300))
+    data = wonderland.parent
+    problem = open_dataset("bongard-problems-high-res", data, {"sheet": "shipped"}).problem("19")
+    assert render_sheet(problem).tobytes() == Image.open(sheet).convert("RGB").tobytes()
+    assert render_sheet(open_dataset("bongard-problems-high-res", data).problem("19")).size != (700, 300)
+    with pytest.raises(DatasetError) as caught:
+        open_dataset("bongard-problems-high-res", data, {"sheet": "shipped"}).problem("16")
+    assert_located(
+        caught.value, dataset="bongard-problems-high-res", problem_id="16",
+        path=wonderland.parent / "bpimgs" / "p0016.png", reason="no shipped sheet p0016.png",
+    )  # fmt: skip
+    elsewhere = make_image(wonderland.parent.parent / "sheets" / "p0016.png", (1, 2, 3), size=(64, 32))
+    chosen = {"sheet": "shipped", "sheets": str(elsewhere.parent)}
+    assert render_sheet(open_dataset("bongard-problems-high-res", data, chosen).problem("16")).size == (64, 32)
+    with pytest.raises(DatasetError, match="cannot hold out panels 5 and 11"):
+        open_dataset("bongard-problems-high-res", data, {"sheet": "shipped", "holdout_test": "true"})
 
 
 def test_wonderland_panels_with_the_classic_rules_file(wonderland: Path, shared_data: Path) -> None:

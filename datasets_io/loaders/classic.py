@@ -22,6 +22,9 @@ from __future__ import annotations
 import re
 from functools import cached_property
 from pathlib import Path
+from typing import Literal
+
+from pydantic import model_validator
 
 from datasets_io.concept_groups import known_groups
 from datasets_io.errors import DatasetError
@@ -30,11 +33,13 @@ from datasets_io.label_tables import LabelTable
 from datasets_io.loaders.base import DatasetLoader, LoaderOptions, numeric_folders
 from datasets_io.loaders.classic_rules import RULES_FILE_NAME, ClassicRules
 from datasets_io.problem import CONTEXT_PANELS_PER_SIDE, BongardProblem, Panel, Side
+from datasets_io.render import SHIPPED_SHEET_KEY
 
 HELD_OUT_INDEX = CONTEXT_PANELS_PER_SIDE - 1
 PANELS_PER_PROBLEM = 2 * CONTEXT_PANELS_PER_SIDE
 HIGH_RES_FOLDER = re.compile(r"p([0-9]+)")
 LAYOUTS = "NNN/ or pNNNN/"
+SHEETS_FOLDER = "bpimgs"
 
 
 class ClassicOptions(LoaderOptions):
@@ -42,6 +47,18 @@ class ClassicOptions(LoaderOptions):
     """Hold out panels 5 and 11 as the test pair (the case study's protocol)."""
     rules: Path | None = None
     """The rules file; by default `bp_solutions.json` in the dataset folder or beside it."""
+    sheet: Literal["render", "shipped"] = "render"
+    """`shipped`: each problem's sheet is its whole-problem image `pNNNN.png`, the image Bongard in
+    Wonderland's Tasks 1, 1.1 and 3 send, instead of one rendered from the panels."""
+    sheets: Path | None = None
+    """Where the `pNNNN.png` sheets are; by default `bpimgs/` beside the dataset folder, as in the
+    Wonderland repository (`data/bpimgs` beside `data/bongard-problems-high-res`)."""
+
+    @model_validator(mode="after")
+    def _whole_sheet_shows_every_panel(self) -> ClassicOptions:
+        if self.sheet == "shipped" and self.holdout_test:
+            raise ValueError("a shipped sheet shows all 12 panels: it cannot hold out panels 5 and 11")
+        return self
 
 
 def high_res_folders(root: Path) -> dict[str, Path]:
@@ -154,5 +171,15 @@ class ClassicLoader(DatasetLoader):
             concept=concept,
             concept_group=known_groups().get(problem_id),
             panels_per_side=HELD_OUT_INDEX if self.options.holdout_test else CONTEXT_PANELS_PER_SIDE,
-            metadata={"folder": folder.name},
+            metadata={"folder": folder.name} | self._shipped_sheet(problem_id),
         )
+
+    def _shipped_sheet(self, problem_id: str) -> dict[str, str]:
+        """With `sheet=shipped`, where the problem's whole-problem image is (else nothing)."""
+        if self.options.sheet != "shipped":
+            return {}
+        folder = self.options.sheets or self.root.parent / SHEETS_FOLDER
+        path = folder / f"p{int(problem_id):04d}.png"
+        if not path.is_file():
+            raise self.error(f"no shipped sheet {path.name} (option sheet=shipped)", problem_id, path)
+        return {SHIPPED_SHEET_KEY: str(path)}
