@@ -159,3 +159,35 @@ def test_a_kept_probe_is_read_by_another_process_instead_of_written_again(tmp_pa
     assert (first, fresh, made) == ({"text": "one"}, True, ["one"])
     assert (again, fresh_again) == ({"text": "one"}, False)
     assert not list(tmp_path.rglob("*.tmp"))  # the temporary file is gone
+
+
+def authors_reading(response: str) -> str:
+    """An independent reading of the authors' scoring (`eval_detect_concepts.py`): the piece between
+    the first "{" and the one after it, cut at its first "}"; "error" where there is no "{" at all;
+    then what follows the last colon, quotes removed, stripped."""
+    pieces = response.split("{")
+    if len(pieces) < 2:
+        return "error"
+    field = pieces[1].partition("}")[0]
+    return field.rpartition(":")[2].replace("'", "").replace('"', "").strip()
+
+
+REPLY_FORMS = {
+    "plain": 'answer = {"contents": "empty"}',
+    "single quotes": "answer = {'contents': 'not empty'}",
+    "no braces": "The frame is empty.",
+    "nested braces": 'answer = {"contents": {"value": "empty"}}',
+    "no closing brace": 'answer = {"contents": "empty"',
+    "two fields": 'first {"a": "small"} then {"contents": "large"}',
+    "colons inside": 'answer = {"contents": "ratio: 2:1"}',
+    "newlines and code fence": '```json\n{\n    "contents": "not empty"\n}\n```',
+}
+"""The eight reply forms: the authors' own format, and the ways a reply departs from it."""
+
+
+@pytest.mark.parametrize("reply", REPLY_FORMS.values(), ids=REPLY_FORMS.keys())
+def test_a_published_probe_reply_is_read_as_the_authors_read_it(reply: str) -> None:
+    from graphs.strategies.wonderland import published_answer
+
+    read = published_answer(reply)
+    assert (read if read is not None else "error") == authors_reading(reply)

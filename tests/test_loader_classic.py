@@ -135,7 +135,8 @@ def test_wonderland_whole_problem_images_are_the_sheet_when_asked(wonderland: Pa
     )  # fmt: skip
     elsewhere = make_image(wonderland.parent.parent / "sheets" / "p0016.png", (1, 2, 3), size=(64, 32))
     chosen = {"sheet": "shipped", "sheets": str(elsewhere.parent)}
-    assert render_sheet(open_dataset("bongard-problems-high-res", data, chosen).problem("16")).size == (64, 32)
+    sixteen = open_dataset("bongard-problems-high-res", data, chosen).problem("16")
+    assert render_sheet(sixteen).size == (64, 32)
     with pytest.raises(DatasetError, match="cannot hold out panels 5 and 11"):
         open_dataset("bongard-problems-high-res", data, {"sheet": "shipped", "holdout_test": "true"})
 

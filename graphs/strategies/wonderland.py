@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import operator
-import re
 from pathlib import Path
 from typing import Annotated, Any, Literal, NotRequired, TypedDict, cast
 
@@ -351,16 +350,16 @@ def published_probe(folder: Path, problem: BongardProblem) -> PublishedProbe:
     return {"text": prompt.read_text(encoding="utf-8"), "answers": answers, "source": str(prompt)}
 
 
-ANSWER_FIELD = re.compile(r"\{([^{}]*)\}")
-
-
 def published_answer(reply: str) -> str | None:
-    """The answer field the way the authors' scoring reads it: the text in the first braces, after
-    its last colon, without quotes; None when the reply holds no braces."""
-    found = ANSWER_FIELD.search(reply)
-    if found is None:
+    """The answer field the way the authors' scoring reads it (`eval_detect_concepts.py`): the text
+    after the reply's first opening brace, up to the next brace of either kind (an opening one
+    ends it too, as they split on each in turn), or to the end where none follows; then what
+    follows its last colon, without quotes, stripped. None when the reply has no opening brace
+    (their "error", which matches no concept)."""
+    if "{" not in reply:
         return None
-    return found.group(1).split(":")[-1].replace("'", "").replace('"', "").strip()
+    inside = reply.split("{", 2)[1].split("}", 1)[0]
+    return inside.split(":")[-1].replace("'", "").replace('"', "").strip()
 
 
 _CONCEPT_SIDES: dict[int, Side] = {1: "left", 2: "right"}
