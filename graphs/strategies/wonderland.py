@@ -112,7 +112,7 @@ wonderland_strategy = family_strategy(
     images="1 call: the sheet, one image of all 12 diagrams (Set A on the left, Set B on the right)",
     contexts="1 call in its own context",
     attempts="3 runs (Sec. 4); Table 1: rounded mean solved over the runs; "
-    "later analyses: solved in >= 2 of 3",
+    "later analyses: solved in >= 2 of 3; no seed (the authors' model wrappers take none)",
     scoring="free-form: 1 GPT-4o judge at temperature 0, 0/1 rubric with 5 worked examples "
     "(App. A.3, Listing 7)",
     judged=True,
@@ -264,7 +264,7 @@ async def _choose(state: SolveState, runtime: Ctx[ChoiceInputs]) -> SolveState:
     "keyed by problem number",
     contexts="1 call in its own context",
     attempts="3 runs (Sec. 4, Tables 5-6), a fresh draw of the 10 each; Table 1 reports the "
-    "rounded mean of BPs solved over the runs",
+    "rounded mean of BPs solved over the runs; no seed (the authors' model wrappers take none)",
     scoring="exact: the chosen number must be the true problem's (or one of the same pair, "
     "as the authors' code groups them); all 100, or the true one and 9 at random (Sec. 4)",
     options=MultipleChoiceOptions,
@@ -488,7 +488,7 @@ async def _score_probes(state: ProbeState, runtime: Ctx) -> ProbeState:
     "problem)",
     contexts="none shared: the author call afresh; each panel call afresh after a system turn",
     attempts="3 runs, o1 once (Sec. 4, fn. 3); Table 9: every panel right in all runs, and in >= 2 "
-    "of 3 (`bongard analyze probes`)",
+    "of 3 (`bongard analyze probes`); no seed (the authors' model wrappers take none)",
     scoring="exact, per panel: with -S probes=PATH the reply's answer field matched exactly against its "
     "side's concept in contrary_concepts.json (the authors' scoring); without it the authored probe's "
     "structured reply names concept 1 (left) or 2 (right), matched with the panel's side; a BP counts "
