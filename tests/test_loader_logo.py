@@ -365,3 +365,35 @@ def test_datasets_list_show_and_validate(data_dir: Path, root: Path, tmp_path: P
     damaged = run_bongard("datasets", "validate", FORMAT, "--data-dir", data_dir)
     assert damaged.returncode == 1
     assert BD in damaged.stderr and "1 of 4 problems unusable" in damaged.stdout
+
+
+SHAPE_TABLE = (
+    "shape function name\tshape name\tsuper class\tset of base actions\tturn angles\n"
+    "closed_circle\tround loop\tarc\tarc_0.5_360.0\tL0\n"
+    "thin_rectangle\tslim box\tquadrangle\tline_1.0, line_0.2\tL0--L90.0\n"
+)
+"""The layout of the authors' `data/human_designed_shapes.tsv` (its columns), with made-up names."""
+
+
+def test_basic_shape_concepts_take_the_display_names_of_the_authors_table(
+    data_dir: Path, root: Path, tmp_path: Path
+) -> None:
+    """With `-O shapes=CHECKOUT` a shape is named as the authors' table names it; a shape the table
+    lacks is read aloud from its function name, as without the table."""
+    make_task(root, "bd_closed_circle-thin_rectangle_0000")
+    make_task(root, "bd_quarter_moon_0001")
+    checkout = tmp_path / "Bongard-LOGO"
+    (checkout / "data").mkdir(parents=True)
+    (checkout / "data" / "human_designed_shapes.tsv").write_text(SHAPE_TABLE, encoding="utf-8")
+    plain = open_dataset(FORMAT, data_dir).problem("bd_closed_circle-thin_rectangle_0000")
+    assert plain.concept == Concept(left="closed circle and thin rectangle")
+    for given in (checkout, checkout / "data", checkout / "data" / "human_designed_shapes.tsv"):
+        named = open_dataset(FORMAT, data_dir, {"shapes": str(given)})
+        assert named.problem("bd_closed_circle-thin_rectangle_0000").concept == Concept(
+            left="round loop and slim box"
+        )
+        assert named.problem("bd_quarter_moon_0001").concept == Concept(left="quarter moon")
+    with pytest.raises(DatasetError, match="the shape table is missing"):
+        open_dataset(FORMAT, data_dir, {"shapes": str(tmp_path / "nowhere.tsv")}).problem(
+            "bd_quarter_moon_0001"
+        )

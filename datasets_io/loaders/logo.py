@@ -23,7 +23,9 @@ attributes that negatives lack. The texts below are written from those parts.
 
 from __future__ import annotations
 
+import csv
 import re
+from collections.abc import Mapping
 from functools import cached_property
 from pathlib import Path
 
@@ -39,6 +41,9 @@ TYPE_NAMES = {"ff": "free-form", "bd": "basic", "hd": "abstract"}
 IMAGES_PER_SIDE = 7
 SIDE_FOLDERS: dict[Side, str] = {"left": "1", "right": "0"}
 SPLIT_FILE = "ShapeBongard_V2_split.json"
+SHAPES_TABLE = Path("data") / "human_designed_shapes.tsv"
+SHAPE_FUNCTION, SHAPE_NAME = "shape function name", "shape name"
+"""The columns of the authors' shape table that name a shape's function and its display name."""
 TASK_NAME = re.compile(r"^(ff|bd|hd)_(.+)_(\d+)$")
 STROKE_COUNTS = re.compile(r"^nact(\d+(?:_\d+)*)$")
 NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
@@ -77,6 +82,10 @@ class LogoOptions(LoaderOptions):
     """Problem types read, comma-separated: ff (free-form), bd (basic), hd (abstract)."""
     test_image: int = Field(default=IMAGES_PER_SIDE - 1, ge=0, lt=IMAGES_PER_SIDE)
     """Which image of each side is its test panel."""
+    shapes: Path | None = None
+    """The authors' shape table (`data/human_designed_shapes.tsv` of a Bongard-LOGO checkout, or the
+    checkout itself): basic-shape concepts then use its display names ("circle" for the function
+    `closed_circle`), not the function names read aloud. Read from the user's checkout, never shipped."""
 
     @field_validator("types")
     @classmethod
@@ -151,8 +160,11 @@ def attribute_phrase(attribute: str) -> str:
     return f"are {' '.join(words)}"
 
 
-def concept_from_task(task: str, shapes: Shapes | None = None) -> tuple[str | None, dict[str, JsonValue]]:
-    """The concept text a task name states, and the parts read from it (None when unreadable)."""
+def concept_from_task(
+    task: str, shapes: Shapes | None = None, names: Mapping[str, str] | None = None
+) -> tuple[str | None, dict[str, JsonValue]]:
+    """The concept text a task name states, and the parts read from it (None when unreadable);
+    `names`: a shape's display name by its function name, from the authors' shape table."""
     match = TASK_NAME.match(task)
     if match is None:
         return None, {}
@@ -163,11 +175,12 @@ def concept_from_task(task: str, shapes: Shapes | None = None) -> tuple[str | No
             return None, {}
         strokes = [int(n) for n in counts.group(1).split("_")]
         return freeform_text(strokes, shapes), {"strokes": list[JsonValue](strokes)}
-    names = middle.split("-")
+    parts = middle.split("-")
     if kind == "bd":
-        return " and ".join(shape_name(n) for n in names), {"shapes": list[JsonValue](names)}
-    phrases = " and ".join(attribute_phrase(a) for a in names)
-    return f"shapes that {phrases}", {"attributes": list[JsonValue](names)}
+        shown = " and ".join((names or {}).get(part) or shape_name(part) for part in parts)
+        return shown, {"shapes": list[JsonValue](parts)}
+    phrases = " and ".join(attribute_phrase(a) for a in parts)
+    return f"shapes that {phrases}", {"attributes": list[JsonValue](parts)}
 
 
 class LogoLoader(DatasetLoader):
@@ -254,7 +267,9 @@ class LogoLoader(DatasetLoader):
                         role="test" if index == test else "context",
                     )
                 )
-        text, parts = concept_from_task(problem_id, self._positive_shapes(kind, problem_id))
+        text, parts = concept_from_task(
+            problem_id, self._positive_shapes(kind, problem_id), self._shape_names
+        )
         return self.build(
             problem_id,
             left=[p for p in panels["left"] if p.role == "context"],
@@ -264,6 +279,27 @@ class LogoLoader(DatasetLoader):
             concept=Concept(left=text) if text else None,
             metadata={"problem_type": kind, "problem_type_name": TYPE_NAMES[kind], **parts},
         )
+
+    @cached_property
+    def _shape_names(self) -> dict[str, str]:
+        """Display names by shape function name, from the authors' table when the option names it."""
+        if self.options.shapes is None:
+            return {}
+        path = self.options.shapes
+        if path.is_dir():
+            path = path / SHAPES_TABLE if (path / SHAPES_TABLE).is_file() else path / SHAPES_TABLE.name
+        try:
+            with path.open(encoding="utf-8", newline="") as handle:
+                rows = list(csv.DictReader(handle, delimiter="\t"))
+        except FileNotFoundError:
+            raise self.error("the shape table is missing (option shapes)", path=path) from None
+        except (csv.Error, UnicodeDecodeError) as error:
+            raise self.error(f"malformed shape table: {error}", path=path) from None
+        if rows and not {SHAPE_FUNCTION, SHAPE_NAME} <= set(rows[0]):
+            raise self.error(
+                f"the shape table needs the columns {SHAPE_FUNCTION!r} and {SHAPE_NAME!r}", path=path
+            )
+        return {row[SHAPE_FUNCTION].strip(): row[SHAPE_NAME].strip() for row in rows if row[SHAPE_NAME]}
 
     def programs_path(self, kind: str) -> Path:
         return self.root / kind / f"{kind}_action_programs.json"
