@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import cv2
 import numpy
 import pytest
 from PIL import Image
@@ -464,4 +465,9 @@ def test_a_photo_with_an_exif_orientation_is_cropped_as_cv2_reads_it(
     with Image.open(jpeg) as raw:
         as_cv2_reads = numpy.rot90(numpy.asarray(raw.convert("RGB")), k=turns)
     with Image.open(problem.left[0].path) as cropped:
-        assert numpy.array_equal(numpy.asarray(cropped.convert("RGB")), as_cv2_reads[2:20, 3:30])
+        ours = numpy.asarray(cropped.convert("RGB"))
+    assert numpy.array_equal(ours, as_cv2_reads[2:20, 3:30])
+    read = cv2.imread(str(jpeg))  # OpenCV itself (BGR), with its own JPEG decoder
+    assert read is not None
+    by_cv2 = read[2:20, 3:30, ::-1]
+    assert ours.shape == by_cv2.shape and numpy.abs(ours.astype(int) - by_cv2).mean() < 2
