@@ -39,14 +39,14 @@ def test_a_run_records_its_code_packages_prompts_and_data(tmp_path: Path, shared
     if (Path(__file__).parent.parent / ".git").exists():
         head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
         assert session["toolkit"]["git"].removesuffix("+dirty") == head.stdout.strip()
-    assert session["prompts"]["case_study/intro"] == {
-        "sha256": built_in_prompt_hash("intro"),
-        "source": "built-in case_study/intro.md",
+    assert session["prompts"]["case_study/images_to_sides"] == {
+        "sha256": built_in_prompt_hash("images_to_sides"),
+        "source": "built-in case_study/images_to_sides.md",
     }
     assert session["dataset"]["problems"] == 2 and len(session["dataset"]["sha256"]) == 64
     shown = run_bongard("runs", "show", stored.run_id, "--home", tmp_path)
     assert f"data: 2 problems, sha256 {session['dataset']['sha256']}" in shown.stdout
-    assert "case_study/intro sha256 " + built_in_prompt_hash("intro")[:16] in shown.stdout
+    assert "case_study/images_to_sides sha256 " + built_in_prompt_hash("images_to_sides")[:16] in shown.stdout
 
 
 def test_a_resume_with_other_prompts_is_told_apart(
