@@ -69,26 +69,31 @@ class UnknownJudging(BongardError, ValueError):
     """A judging named for counting that a judged run does not have; the message lists its judgings."""
 
 
-def check_judging(store: ResultsStore, run_ids: list[str], judging: str) -> None:
-    """Every run that has been judged has a judging of that name (a run never judged has none to
-    choose from; its free-form answers count as unsolved either way)."""
+def resolved_judging(store: ResultsStore, run_ids: list[str], judging: str) -> str:
+    """The full name of the judging named by its name or its short id (`j-...`): every run that has
+    been judged must have it (a run never judged has none to choose from; its free-form answers
+    count as unsolved either way)."""
     for run_id in run_ids:
-        names = [j.name for j in store.judgings(run_id)]
+        judgings = store.judgings(run_id)
+        by_id = {j.short_id: j.name for j in judgings}
+        names = [j.name for j in judgings]
+        judging = by_id.get(judging, judging)
         if names and judging not in names:
+            listed = ", ".join(f"{j.short_id} {j.name}" for j in judgings)
             raise UnknownJudging(
                 f"run {run_id} has no judging {judging!r}{did_you_mean(judging, names)}; "
-                f"its judgings, oldest first: {', '.join(names)} (`bongard runs show {run_id}`)"
+                f"its judgings, oldest first: {listed} (`bongard runs show {run_id}`)"
             )
+    return judging
 
 
 def items_frame(
     store: ResultsStore, run_ids: list[str], counting: Counting = DEFAULT_COUNTING
 ) -> pd.DataFrame:
     """One row per item: run, problem, attempt, status, solved (by the counting's judging), tokens, cost."""
-    if counting.judging is not None:
-        check_judging(store, run_ids, counting.judging)
+    judging = None if counting.judging is None else resolved_judging(store, run_ids, counting.judging)
     with sqlite3.connect(reading_uri(store.path), uri=True) as connection:  # reading only
-        frame = pd.read_sql_query(ITEMS_SQL, connection, params={"judging": counting.judging})
+        frame = pd.read_sql_query(ITEMS_SQL, connection, params={"judging": judging})
     return frame[frame["run_id"].isin(run_ids)].reset_index(drop=True)
 
 

@@ -11,6 +11,7 @@ is left out unless asked for, and the reader is told how to finish it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from datasets_io.errors import BongardError
 from datasets_io.store import RESUME_HINT, ResultsStore
@@ -70,6 +71,20 @@ def select_runs(
         if len(members) > 1:
             _check_row(store, row, members, mixed_rows)
     return Selection(kept, left_out, incomplete)
+
+
+SHORT_SPEC_CHARS = 30
+"""Widest a model spec is shown where a table cell is narrow (the runs page); the whole on hover."""
+
+
+def short_spec(spec: str, limit: int = SHORT_SPEC_CHARS) -> str:
+    """A model spec for a narrow cell: a server's URL cut to its host and port, as
+    `judgeA@127.0.0.1:8001` for `openai-compatible:judgeA@http://127.0.0.1:8001/v1`; whatever is
+    still longer than `limit` cut with an ellipsis."""
+    _, _, rest = spec.partition(":")
+    name, at, url = rest.rpartition("@")
+    shown = f"{name}@{urlsplit(url).netloc}" if at and "://" in url else spec
+    return shown if len(shown) <= limit else shown[: limit - 1] + "…"
 
 
 def model_label(agents: dict[str, str]) -> str:

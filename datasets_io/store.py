@@ -7,6 +7,7 @@ a killed run loses at most the items in flight. The schema is versioned with
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import socket
@@ -206,12 +207,41 @@ SCORED_ITEMS = f"""SELECT COUNT(*) FROM items i WHERE i.run_id = :run_id AND i.s
 
 @dataclass(frozen=True)
 class Judging:
-    """One judging of a run: its name (`STYLE|JUDGE,...@POLICY`), when it ended, what it decided."""
+    """One judging of a run: its name (`STYLE|JUDGE,...@POLICY`), when it ended, what it decided.
+
+    A name holds every judge's full spec, local servers' URLs included, so it can run to hundreds
+    of characters (issue 32): `short_id` is a stable handle `--judging` takes in its place, and
+    `label` says what the judging is in a few words."""
 
     name: str
     decided_at: float
     items: int
     accepted: int
+
+    @property
+    def short_id(self) -> str:
+        return judging_id(self.name)
+
+    @property
+    def policy(self) -> str:
+        return self.name.rpartition("@")[2]  # a policy holds no @; a judge's URL may
+
+    @property
+    def panel(self) -> str:
+        """The prompt style and how many judges: `strict · 2 judges`."""
+        style, _, judges = self.name.rpartition("@")[0].partition("|")
+        count = len([judge for judge in judges.split(",") if judge])
+        return f"{style} · {count} judge{'s' if count != 1 else ''}"
+
+    @property
+    def label(self) -> str:
+        """Style, number of judges and policy: `strict · 2 judges · vote:2`."""
+        return f"{self.panel} · {self.policy}"
+
+
+def judging_id(name: str) -> str:
+    """A judging's short, stable handle: `j-` and the first 6 hex digits of its name's SHA-256."""
+    return "j-" + hashlib.sha256(name.encode("utf-8")).hexdigest()[:6]
 
 
 class StoreError(BongardError):

@@ -166,8 +166,11 @@ def test_judging_again_with_a_stricter_judge_lowers_the_count(shared_data: Path,
     assert judge("embedding:0.99") == 0  # stricter, later: it counts
     lenient = "strict|embedding:0.01@vote:1"
     assert compared("--judging", lenient) == 4  # unless an earlier judging is named
+    from datasets_io.store import judging_id
+
+    assert compared("--judging", judging_id(lenient)) == 4  # or its short id
     shown = run_bongard("runs", "show", "latest", *home).stdout
-    assert f"judging {lenient}: 4 of 4 accepted" in shown
+    assert f"judging {lenient}: 4 of 4 accepted" in shown and f"--judging {judging_id(lenient)}" in shown
     assert "judging strict|embedding:0.99@vote:1: 0 of 4 accepted" in shown and "(counts)" in shown
     misspelt = run_bongard("compare", "--judging", "strict|embedding:0.1@vote:1", *home)
     assert misspelt.returncode == 2

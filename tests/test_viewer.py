@@ -19,13 +19,14 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from io import BytesIO
 from pathlib import Path
 
 import pytest
 
-from datasets_io.records import Answer, CallTrace
+from datasets_io.records import Answer, CallTrace, Verdict
 from datasets_io.store import STORE_FILE, ResultsStore, StoreError
 from tests.cli import BONGARD, run_bongard
 
@@ -113,22 +114,31 @@ def runs(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Runs:
     return Runs(home, judged, unjudged, interrupted, running, failed)
 
 
-@pytest.fixture(scope="module")
-def base(runs: Runs) -> Iterator[str]:
-    """The viewer of the workspace's store, served by uvicorn on 127.0.0.1 in a thread."""
+@contextmanager
+def viewer_of(store_path: Path) -> Iterator[str]:
+    """The viewer of a store, served by uvicorn on 127.0.0.1 in a thread: its base URL."""
     from graphs.view.app import bind, create_app, server
 
     sock = bind(0)
-    serving = server(create_app(runs.home / STORE_FILE), sock)
+    serving = server(create_app(store_path), sock)
     thread = threading.Thread(target=serving.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
     while not serving.started and time.monotonic() < deadline:
         time.sleep(0.02)
     assert serving.started
-    yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    serving.should_exit = True
-    thread.join(timeout=30)
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        serving.should_exit = True
+        thread.join(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def base(runs: Runs) -> Iterator[str]:
+    """The viewer of the workspace's store."""
+    with viewer_of(runs.home / STORE_FILE) as url:
+        yield url
 
 
 def get(base: str, path: str, status: int = 200) -> httpx.Response:
@@ -155,8 +165,10 @@ def test_the_runs_page_shows_each_run_with_its_status_and_an_unjudged_run_unjudg
     for run_id, status in statuses.items():
         assert f'<span class="status {status}">{status}</span>' in row_of(html, run_id)
     assert "unjudged" in row_of(html, runs.unjudged) and "unjudged" not in row_of(html, runs.judged)
-    assert "1.000 [0.439, 1.000]" in row_of(html, runs.judged)  # 3 of 3, Wilson interval
-    assert "strict|embedding:0.01@vote:1" in row_of(html, runs.judged)  # the latest judging counts
+    judged_row = row_of(html, runs.judged)
+    assert '1.000<br><span class="muted">[0.439, 1.000]</span>' in judged_row  # 3 of 3, Wilson interval
+    latest = "strict|embedding:0.01@vote:1"  # the latest judging counts: its label, its name on hover
+    assert f'title="{latest}">strict · 1 judge</a><br>vote:1 · <code' in judged_row
     listed = {row["id"]: row for row in get(base, "/api/runs").json()}
     assert {run_id: listed[run_id]["status"] for run_id in statuses} == statuses
     unjudged, judged = listed[runs.unjudged]["result"], listed[runs.judged]["result"]
@@ -276,7 +288,7 @@ def test_the_judgings_page_gives_agreement_and_an_undefined_kappa_where_every_la
 ) -> None:
     html = get(base, f"/runs/{runs.judged}/judgings").text
     first, second = html.split('<section class="judging')[1:]
-    assert "strict|embedding:0.01,embedding:0.02@vote:2" in first and "counts" not in first.split("</h2>")[0]
+    assert "strict|embedding:0.01,embedding:0.02@vote:2" in first and "badge" not in first.split("</h2>")[0]
     assert "strict|embedding:0.01@vote:1" in second and '<span class="badge">counts</span>' in second
     assert 'unanimity</th><td class="num">1.00' in first
     kappas = re.findall(r'<td class="num kappa">([^<]*)</td>', first)
@@ -440,3 +452,80 @@ def test_the_compare_page_shows_every_figure_compare_writes() -> None:
     from graphs.view.app import PLOTS
 
     assert tuple(f"{name}.png" for name in FIGURES) == PLOTS
+
+
+def local_server(name: str, port: int) -> str:
+    """A model spec as a local server has it, the way researchers run open models."""
+    return f"openai-compatible:{name}@http://127.0.0.1:{port}/v1"
+
+
+def judged_local_runs(home: Path, shared_data: Path, count: int) -> tuple[ResultsStore, str]:
+    """`count` complete runs by two local servers, each judged by three local-server judges: the store
+    and the judging's name (about 200 characters)."""
+    store = ResultsStore(home / STORE_FILE)
+    judges = [local_server(f"judge-{n}-qwen2.5-vl-72b-instruct-awq", 8100 + n) for n in range(3)]
+    judging = f"strict|{','.join(judges)}"
+    for index in range(count):
+        agents = {
+            "describer": local_server("llava-onevision-qwen2-72b-ov-chat-hf", 8000 + index),
+            "reasoner": local_server("internvl2_5-78b-mpo-awq", 8050 + index),
+        }
+        config = {
+            "strategy": "descriptive-iterative",
+            "dataset": "bongard-classic",
+            "data_dir": str(shared_data),
+        }
+        run_id = store.create_run({**config, "agents": agents}, "test")
+        store.hold_run(run_id, planned=2)
+        for problem in ("bongard-classic/1", "bongard-classic/2"):
+            store.save_item(run_id, problem, 0, answer(problem, "Left: round\nRight: square"), None)
+            verdicts = [Verdict(judge=judge, label="ok", raw_text="EVALUATION: OK") for judge in judges]
+            store.save_judging(run_id, problem, 0, judging, "vote:2", problem.endswith("1"), verdicts)
+        store.release_run(run_id, finished=True)
+    return store, f"{judging}@vote:2"
+
+
+def test_the_runs_page_fits_a_laptop_screen_with_local_server_specs(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    """At 1280 x 800 every column of the runs page is on screen without scrolling the page sideways,
+    each row under 80 px: models by a short alias (the full spec on hover), the judging by a short
+    label and the id `--judging` takes (its ~200-character name on hover)."""
+    executable = chromium()
+    if executable is None:
+        pytest.skip("no Chromium on this machine (apt-get install chromium; scripts/check installs it)")
+    from playwright.sync_api import sync_playwright
+
+    from datasets_io.store import judging_id
+
+    store, judging = judged_local_runs(tmp_path / "home", shared_data, 8)
+    assert len(judging) > 200
+    shots = screenshots(tmp_path)
+    with viewer_of(store.path) as base, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 800})
+            page.goto(base + "/")
+            page.screenshot(path=str(shots / "runs-1280.png"), full_page=True)
+            assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+            assert page.eval_on_selector("div.scroll", "box => box.scrollWidth <= box.clientWidth")
+            rights = page.eval_on_selector_all(
+                "table.runs th", "cells => cells.map(c => c.getBoundingClientRect().right)"
+            )
+            assert len(rights) == 16 and max(rights) <= 1280
+            heights = page.eval_on_selector_all(
+                "tr.run", "rows => rows.map(r => r.getBoundingClientRect().height)"
+            )
+            assert len(heights) == 8 and max(heights) < 80, heights
+            cell = page.locator("td.judging-name a").first
+            assert cell.inner_text() == "strict · 3 judges" and cell.get_attribute("title") == judging
+            shown = page.locator("td.judging-name").first.inner_text()
+            assert shown.endswith(f"vote:2 · {judging_id(judging)}")
+            assert page.locator("td.judging-name code").first.inner_text() == judging_id(judging)
+            role = page.locator("tr.run .role").first
+            title = role.get_attribute("title") or ""
+            assert title.startswith(local_server("llava-onevision-qwen2-72b-ov-chat-hf", 8000)[:-7])
+            shown_role = role.inner_text()
+            assert shown_role.startswith("describer llava-onevision-qwen2") and "http" not in shown_role
+        finally:
+            browser.close()

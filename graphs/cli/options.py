@@ -115,8 +115,8 @@ JudgingOption = Annotated[
     typer.Option(
         "--judging",
         metavar="NAME",
-        help="Count free-form answers by this judging (its name as `bongard runs show RUN` lists it, "
-        "STYLE|JUDGE,...@POLICY; default: each run's latest).",
+        help="Count free-form answers by this judging: its short id (j-..., as `bongard runs show RUN` "
+        "and the viewer list it) or its whole name, STYLE|JUDGE,...@POLICY; default: each run's latest.",
         show_default=False,
     ),
 ]

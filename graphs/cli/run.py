@@ -724,8 +724,9 @@ def show_run(
     for number, judging in enumerate(judgings, 1):
         counts = " (counts)" if number == len(judgings) else ""
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(judging.decided_at))
+        decided = f"{judging.accepted} of {judging.items} accepted, {when}{counts}"
         console.print(
-            f"judging {escape(judging.name)}: {judging.accepted} of {judging.items} accepted, {when}{counts}"
+            f"judging {escape(judging.name)}: {decided}; --judging {judging.short_id}", soft_wrap=True
         )
 
 

@@ -41,6 +41,7 @@ from datasets_io.errors import BongardError
 from datasets_io.images import natural_key
 from datasets_io.records import OUTPUT_MODE_WORDS, STOP_WORDS
 from datasets_io.render import VARIANTS, Variant
+from datasets_io.run_compatibility import short_spec
 from datasets_io.store import ReadOnlyStore, StoreError
 from graphs.runs.provenance import provenance_lines
 from graphs.view.data import (
@@ -268,6 +269,7 @@ def templates() -> Jinja2Templates:
         "duration": duration,
         "money": money,
         "pretty": pretty,
+        "short_spec": short_spec,
     }
     environment.globals |= {
         "run_url": run_url,

@@ -72,12 +72,16 @@ class Rate:
         return cls(_number(row.get(key)), _number(row.get(f"{key}_low")), _number(row.get(f"{key}_high")))
 
     def text(self) -> str:
-        if self.value is None:
-            return "-"
-        bounds = (
-            f" [{self.low:.3f}, {self.high:.3f}]" if self.low is not None and self.high is not None else ""
-        )
-        return f"{self.value:.3f}{bounds}"
+        return f"{self.value_text()} {self.interval_text()}".strip()
+
+    def value_text(self) -> str:
+        return "-" if self.value is None else f"{self.value:.3f}"
+
+    def interval_text(self) -> str:
+        """`[low, high]`, or nothing where there is no interval."""
+        if self.value is None or self.low is None or self.high is None:
+            return ""
+        return f"[{self.low:.3f}, {self.high:.3f}]"
 
 
 @dataclass(frozen=True)
@@ -166,6 +170,7 @@ class RunRow:
             "solved_text": "-" if self.result is None else self.result.solved_text,
             "result_error": self.result_error,
             "judging": None if self.judging is None else self.judging.name,
+            "judging_id": None if self.judging is None else self.judging.short_id,
             "judgings": self.judgings,
             "seconds": self.seconds,
         }
