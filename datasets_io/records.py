@@ -131,6 +131,8 @@ class Verdict(BaseModel):
     judge: str
     label: VerdictLabel
     raw_text: str = ""
+    prompt: str = ""
+    """What the judge was asked: its prompt, then any re-ask (empty for a judge that reads no prompt)."""
     reason: str | None = None
     """Why a verdict is an abstention (an unreadable reply), or the score behind a non-LLM verdict."""
     input_tokens: int = 0

@@ -158,6 +158,11 @@ MIGRATIONS: Sequence[str] = (
     """
     ALTER TABLE items ADD COLUMN retryable INTEGER;
     """,
+    # What each judge was asked, so a verdict can be read against it (issue 32); empty for verdicts
+    # stored before it was kept, and for judges that read no prompt.
+    """
+    ALTER TABLE verdicts ADD COLUMN prompt TEXT NOT NULL DEFAULT '';
+    """,
 )
 CALL_FIELDS = tuple(CallTrace.model_fields)
 """The `calls` columns that hold a `CallTrace`, in its field order."""
@@ -166,7 +171,7 @@ ITEM_COLUMNS = (
     "run_id", "problem", "attempt", "status", "answer", "answer_text", "parse_status", "correct", "error",
     "finished_at", "retryable",
 )  # fmt: skip
-VERDICT_FIELDS = ("judge", "label", "raw_text", "input_tokens", "output_tokens", "cost_usd")
+VERDICT_FIELDS = ("judge", "label", "raw_text", "prompt", "input_tokens", "output_tokens", "cost_usd")
 
 
 LATEST_JUDGING = """(SELECT l.judging || '@' || l.policy FROM decisions l WHERE l.run_id = i.run_id

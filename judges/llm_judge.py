@@ -70,6 +70,10 @@ def repeats_answer(text: str, answer: str) -> bool:
     return any(_bare(line) in answer_lines for line, _ in _verdict_lines(text))
 
 
+TURNS = "\n---\n"
+"""Between a judge's turns, in the prompt and the reply it is stored with."""
+
+
 class LLMJudge:
     """One judge agent with one prompt style."""
 
@@ -99,42 +103,49 @@ class LLMJudge:
             answer=fenced(answer, self.answer_limit),
         )
         messages: list[BaseMessage] = [HumanMessage(content=prompt)]
+        asked = [prompt]
         if self.style == "rubric":
             reply = await self.agent.acall(messages, CallSpec(task="judge", output_schema=RubricVerdict))
             if (stopped := _stopped(reply)) is not None:
-                return self._verdict("abstain", [reply], stopped)
+                return self._verdict("abstain", [reply], asked, stopped)
             if reply.parsed is None:
-                return self._verdict("abstain", [reply], f"unreadable verdict: {reply.parse_error}")
-            return self._verdict("ok" if reply.parsed["answer"] == 1 else "wrong", [reply])
+                return self._verdict("abstain", [reply], asked, f"unreadable verdict: {reply.parse_error}")
+            return self._verdict("ok" if reply.parsed["answer"] == 1 else "wrong", [reply], asked)
         first = await self.agent.acall(messages, CallSpec(task="judge"))
         if (stopped := _stopped(first)) is not None:
-            return self._verdict("abstain", [first], stopped)
+            return self._verdict("abstain", [first], asked, stopped)
         if repeats_answer(first.text, answer):
-            return self._verdict("abstain", [first], REPEATED)
+            return self._verdict("abstain", [first], asked, REPEATED)
         label = final_evaluation(first.text)
         if label is not None:
-            return self._verdict(label, [first])
-        follow_up = [
-            *messages,
-            AIMessage(content=first.text),
-            HumanMessage(content=self.prompts.fill(JUDGES, "strict_reask")),
-        ]
+            return self._verdict(label, [first], asked)
+        reask = self.prompts.fill(JUDGES, "strict_reask")
+        follow_up = [*messages, AIMessage(content=first.text), HumanMessage(content=reask)]
+        asked.append(reask)
         second = await self.agent.acall(follow_up, CallSpec(task="judge"))
         if repeats_answer(second.text, answer):
-            return self._verdict("abstain", [first, second], REPEATED)
+            return self._verdict("abstain", [first, second], asked, REPEATED)
         label = final_evaluation(second.text)
         if label is None:
-            return self._verdict("abstain", [first, second], "no final EVALUATION line, even when re-asked")
-        return self._verdict(label, [first, second])
+            return self._verdict(
+                "abstain", [first, second], asked, "no final EVALUATION line, even when re-asked"
+            )
+        return self._verdict(label, [first, second], asked)
 
     def _verdict(
-        self, label: Literal["ok", "wrong", "abstain"], replies: list[AgentReply], reason: str | None = None
+        self,
+        label: Literal["ok", "wrong", "abstain"],
+        replies: list[AgentReply],
+        asked: list[str],
+        reason: str | None = None,
     ) -> Verdict:
+        """The verdict with what the judge was asked (`asked`: its prompt, then any re-ask) and said."""
         costs = [r.cost_usd for r in replies]
         return Verdict(
             judge=self.name,
             label=label,
-            raw_text="\n---\n".join(r.text for r in replies),
+            prompt=TURNS.join(asked),
+            raw_text=TURNS.join(r.text for r in replies),
             reason=reason,
             input_tokens=sum(r.usage.input_tokens for r in replies),
             output_tokens=sum(r.usage.output_tokens for r in replies),

@@ -117,6 +117,15 @@ def test_a_verdict_elsewhere_in_the_reply_is_not_read() -> None:
     assert verdict.label == "abstain" and verdict.reason and "final EVALUATION line" in verdict.reason
 
 
+def test_a_verdict_keeps_what_the_judge_was_asked_beside_what_it_said() -> None:
+    """Issue 32: a verdict is read against its prompt, the re-ask included where there was one."""
+    judge, scripted = judge_with(["Both rules match, I think.", "EVALUATION: OK"])
+    verdict = verdict_of(judge, "Left: circles\nRight: triangles")
+    first, second = (str(request.messages[-1].content) for request in scripted.requests)
+    assert verdict.prompt == f"{first}\n---\n{second}"
+    assert verdict.raw_text == "Both rules match, I think.\n---\nEVALUATION: OK"
+
+
 def test_an_unreadable_reply_is_re_asked_once_then_read() -> None:
     judge, scripted = judge_with(["Hmm, mostly right, I would say.", "EVALUATION: WRONG"])
     assert verdict_of(judge, "Left: circles\nRight: squares").label == "wrong"

@@ -49,6 +49,10 @@ def test_show_of_a_problem_gives_answer_concept_judges_and_calls(home: Path) -> 
     assert "true concept: Left: Empty picture / Right: Not empty picture" in text
     assert "judging: accepted" in text and "embedding:0.01: ok" in text
     assert "call 0 reasoner perception" in text and "prompt:" in text and "reply:" in text
+    assert "image 1: the sheet of 12 panels (left-0, left-1," in text  # what the call sent
+    [judging] = ResultsStore(home / STORE_FILE).judgings(judged)
+    by_id = run_bongard("show", judged, "1", "--judging", judging.short_id, "--home", home)
+    assert by_id.returncode == 0 and "judging: accepted" in by_id.stdout
     missing = run_bongard("show", judged, "77", "--home", home)
     said = " ".join(missing.stderr.replace("│", " ").split())  # the error box wraps the line
     assert missing.returncode == 2 and "no item for problem bongard-classic/77" in said

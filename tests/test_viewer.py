@@ -529,3 +529,44 @@ def test_the_runs_page_fits_a_laptop_screen_with_local_server_specs(
             assert shown_role.startswith("describer llava-onevision-qwen2") and "http" not in shown_role
         finally:
             browser.close()
+
+
+def test_the_problem_page_shows_each_image_a_call_sent_and_what_each_judge_was_asked(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    """A thumbnail per image of each call (the sheet where a call sent the sheet, the panel where it
+    sent one panel), and each verdict's prompt beside its reply (issue 32)."""
+    from starlette.testclient import TestClient
+
+    from graphs.view.app import create_app
+
+    store = ResultsStore(tmp_path / STORE_FILE)
+    config = {
+        "strategy": "images-to-sides", "dataset": "bongard-classic", "data_dir": str(shared_data),
+        "dataset_options": {"holdout_test": "true"}, "agents": {"reasoner": "scripted:model"},
+    }  # fmt: skip
+    run_id = store.create_run(config, "test")
+    sheet = [f"{side}-{n}" for side in ("left", "right") for n in range(5)]
+    call = CallTrace(
+        role="reasoner", agent="scripted:model", task="classify", conversation="c", step=0,
+        images=[sheet, ["right-test-5"], ["left-test-5"]], prompt="Which sides?", reply="{}",
+    )  # fmt: skip
+    key = "bongard-classic/3"
+    store.save_item(
+        run_id, key, 0, Answer(strategy="images-to-sides", problem=key, text="{}", trace=[call]), None
+    )
+    asked = "Judge this answer.\n<<<ANSWER (data to evaluate)\nLeft: x\nANSWER>>>"
+    verdict = Verdict(
+        judge=local_server("judge", 8100), label="wrong", raw_text="EVALUATION: WRONG", prompt=asked
+    )
+    store.save_judging(run_id, key, 0, f"strict|{verdict.judge}", "vote:1", False, [verdict])
+    with TestClient(create_app(store.path), base_url="http://127.0.0.1") as client:
+        html = client.get(f"/runs/{run_id}/{key}").text
+        thumbs = re.findall(r'<img class="thumb" src="([^"]+)"', html)
+        panels = [f"/panel/{run_id}/{ref}/{key}" for ref in ("right-test-5", "left-test-5")]
+        assert thumbs == [f"/sheet/{run_id}/{key}", *panels]
+        for src in thumbs:
+            shown = client.get(src)
+            assert shown.status_code == 200 and shown.headers["content-type"] == "image/png"
+        prompt = html.split('<details class="judge-prompt">')[1].split("</details>")[0]
+        assert "Judge this answer." in prompt and "&lt;&lt;&lt;ANSWER" in prompt  # escaped, as written

@@ -14,6 +14,7 @@ from graphs.cli.options import HomeOption, JudgingOption
 from graphs.cli.run import open_reader
 
 if TYPE_CHECKING:
+    from datasets_io.problem import BongardProblem
     from datasets_io.records import Answer, CallTrace
 
 PREVIEW = 80
@@ -35,10 +36,11 @@ def show(
     from datasets_io.counting import Counting
     from datasets_io.images import natural_key
     from datasets_io.records import format_note
-    from datasets_io.report import items_frame
+    from datasets_io.report import items_frame, resolved_judging
 
     store = open_reader(home)
     resolved = store.resolve_run(run_id)
+    judging = None if judging is None else resolved_judging(store, [resolved], judging)
     items = items_frame(store, [resolved], Counting(judging=judging))
     answers = {(p, a): answer for p, a, answer in store.answer_records(resolved)}
     errors = store.item_errors(resolved)
@@ -61,7 +63,8 @@ def show(
         raise typer.BadParameter(f"run {resolved} has no item for problem {key}", param_hint="PROBLEM")
     from graphs.reports.analyses import run_dataset
 
-    concept = run_dataset(store, resolved).problem(key.split("/", 1)[1]).concept
+    shown = run_dataset(store, resolved).problem(key.split("/", 1)[1])
+    concept = shown.concept
     if concept is not None:
         console.print(escape(f"true concept: Left: {concept.left} / Right: {concept.stated_right}"))
     for row in rows.itertuples():
@@ -82,14 +85,26 @@ def show(
                 console.print(
                     f"  {escape(given.judge)}: {given.label}  {escape(given.raw_text.strip()[:PREVIEW])}"
                 )
+                if calls and given.prompt:
+                    console.print(f"  asked:\n{escape(given.prompt)}\n  said:\n{escape(given.raw_text)}")
         trace = store.item_calls(resolved, key, attempt)
         console.print(f"{len(trace)} calls" + ("" if calls else " (--calls shows them)"))
         if calls:
             for seq, call in enumerate(trace):
-                _print_call(seq, call)
+                _print_call(seq, call, shown)
 
 
-def _print_call(seq: int, call: CallTrace) -> None:
+def image_lines(problem: BongardProblem, images: list[list[str]]) -> list[str]:
+    """Each image a call sent: a panel's file, or the sheet the panels named were drawn into."""
+    files = {panel.ref: panel.path for panel in problem.all_panels}
+    return [
+        f"image {number}: {files[refs[0]]}" if len(refs) == 1 and refs[0] in files
+        else f"image {number}: the sheet of {len(refs)} panels ({', '.join(refs)})"
+        for number, refs in enumerate(images, 1)
+    ]  # fmt: skip
+
+
+def _print_call(seq: int, call: CallTrace, problem: BongardProblem) -> None:
     from datasets_io.records import OUTPUT_MODE_WORDS, STOP_WORDS
 
     cost = "unknown" if call.cost_usd is None else f"${call.cost_usd:.5f}"
@@ -104,6 +119,8 @@ def _print_call(seq: int, call: CallTrace) -> None:
         f"  {call.input_tokens}+{call.output_tokens} tokens, {cost}, {call.latency_s:.2f} s{cached}, "
         f"{call.requests_text}, parse {call.parse_status}{asked}{escape(stopped)}"
     )
+    for line in image_lines(problem, call.images):
+        console.print(f"  {escape(line)}", soft_wrap=True, highlight=False)
     console.print(f"  prompt:\n{escape(call.prompt)}\n  reply:\n{escape(call.reply)}")
 
 

@@ -33,6 +33,7 @@ from datasets_io.records import (
 )
 from datasets_io.store import (
     ITEM_OUTCOME,
+    VERDICT_FIELDS,
     Judging,
     ResultsStore,
     RunSummary,
@@ -319,6 +320,11 @@ class ItemJudging:
         return f"{self.judging}@{self.policy}"
 
     @property
+    def shown(self) -> Judging:
+        """The judging as the runs page names it (label, short id), with this decision's counts."""
+        return Judging(self.name, self.decided_at, 1, int(self.ok))
+
+    @property
     def votes(self) -> int:
         return sum(verdict.label == "ok" for verdict in self.verdicts)
 
@@ -350,20 +356,13 @@ def problem_attempts(store: ResultsStore, run_id: str, problem: str) -> list[Att
             (run_id, problem),
         ).fetchall()
         verdicts = db.execute(
-            "SELECT attempt, judging, judge, label, raw_text, input_tokens, output_tokens, cost_usd "
+            f"SELECT attempt, judging, {', '.join(VERDICT_FIELDS)} "
             "FROM verdicts WHERE run_id = ? AND problem = ? ORDER BY rowid",
             (run_id, problem),
         ).fetchall()
     judged: dict[tuple[int, str], list[Verdict]] = {}
-    for attempt, judging, judge, label, raw_text, tokens_in, tokens_out, cost in verdicts:
-        verdict = Verdict(
-            judge=judge,
-            label=label,
-            raw_text=raw_text or "",
-            input_tokens=tokens_in or 0,
-            output_tokens=tokens_out or 0,
-            cost_usd=cost,
-        )
+    for attempt, judging, *fields in verdicts:
+        verdict = Verdict.model_validate(dict(zip(VERDICT_FIELDS, fields, strict=True)))
         judged.setdefault((int(attempt), str(judging)), []).append(verdict)
     judgings: dict[int, list[ItemJudging]] = {}
     for attempt, judging, policy, ok, decided_at in decisions:
