@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from tests.stored_runs import run_into_store
 pytest.importorskip("inspect_ai")
 
 from inspect_ai.log import read_eval_log
+from inspect_ai.model import ModelConfig
 
 
 def perception_run(home: Path, shared: Path, strategy: str, **settings: object) -> str:
@@ -38,7 +40,7 @@ def test_a_scored_run_becomes_an_eval_log_with_every_call_and_score(
     assert shown.returncode == 0, shown.stderr
     log = read_eval_log(str(tmp_path / "logs" / f"{run_id}.eval"))
     assert (log.status, log.eval.task, log.eval.model) == ("success", "bongard/images-to-sides", "perception")
-    assert sorted(str(s.id) for s in log.samples or []) == ["bongard-classic/1", "bongard-classic/2"]
+    assert [s.id for s in log.samples or []] == [1, 2]
     compared = run_bongard("compare", run_id, "--out", tmp_path / "report", "--home", tmp_path)
     assert compared.returncode == 0
     solved = sum((s.scores or {})["solved"].value == "C" for s in log.samples or [])
@@ -59,3 +61,77 @@ def test_an_unjudged_run_exports_unscored_samples_not_wrong_ones(tmp_path: Path,
     assert all(len(s.messages) == 26 for s in samples)  # 13 calls: 12 panels and the answer
     assert all(str(s.target).startswith("Left: ") for s in samples)  # the true concept
     assert log.results is not None and log.results.scores[0].unscored_samples == 2
+
+
+def models_by_role(roles: Mapping[str, ModelConfig | list[ModelConfig]] | None) -> dict[str, str]:
+    """The log's model roles as role -> model (a role of one model each, as the export writes them)."""
+    return {role: config.model for role, config in (roles or {}).items() if isinstance(config, ModelConfig)}
+
+
+def test_the_log_carries_each_calls_images_events_and_roles_in_problem_number_order(
+    tmp_path: Path, shared_data: Path
+) -> None:
+    """Issue 32: read back by inspect_ai, each prompt holds the images its call sent (the sheet, then
+    the two test panels), each call is a model event of its role, the roles are the log's model
+    roles, and problem 10 comes after problem 2."""
+    import base64
+    import io
+
+    from inspect_ai.event import ModelEvent
+    from inspect_ai.model import ContentImage, ContentText
+    from PIL import Image
+
+    from datasets_io.catalog import open_dataset
+    from datasets_io.render import render_sheet
+    from graphs.reports.inspect_export import EXPORT_IMAGE_SIDE
+
+    config = RunConfig(
+        strategy="images-to-sides", dataset="bongard-classic", data_dir=str(shared_data),
+        agents={"reasoner": "perception"}, problems=["10", "2", "1"],
+        dataset_options={"holdout_test": "true"},
+    )  # fmt: skip
+    run_id = run_into_store(tmp_path, config).run_id
+    assert run_bongard("export", run_id, "--out", tmp_path / "logs", "--home", tmp_path).returncode == 0
+    log = read_eval_log(str(tmp_path / "logs" / f"{run_id}.eval"), resolve_attachments=True)
+    samples = log.samples or []
+    assert [s.id for s in samples] == [1, 2, 10]  # numbered problems by number (the dataset is the log's)
+    assert [(s.metadata or {})["problem"] for s in samples] == [f"bongard-classic/{n}" for n in (1, 2, 10)]
+    assert models_by_role(log.eval.model_roles) == {"reasoner": "perception"}
+    ten = open_dataset("bongard-classic", shared_data, {"holdout_test": "true"}).problem("10")
+    for sample in samples:
+        content = sample.messages[0].content
+        assert isinstance(content, list) and isinstance(content[0], ContentText)
+        shown = [block.image for block in content[1:] if isinstance(block, ContentImage)]
+        assert len(shown) == 3 and all(image.startswith("data:image/png;base64,") for image in shown)
+        [event] = [e for e in sample.events if isinstance(e, ModelEvent)]
+        assert event.role == "reasoner" and event.input[-1].content == content
+        assert event.output.completion == sample.messages[1].text
+    first = samples[2].messages[0].content[1]
+    assert isinstance(first, ContentImage)
+    sheet = Image.open(io.BytesIO(base64.b64decode(first.image.split(",")[1])))
+    expected = render_sheet(ten, max_side=EXPORT_IMAGE_SIDE)
+    assert sheet.size == expected.size and sheet.convert("RGB").tobytes() == expected.convert("RGB").tobytes()
+
+
+def test_the_judges_of_the_judging_that_counts_are_model_roles(tmp_path: Path, shared_data: Path) -> None:
+    pytest.importorskip("sentence_transformers")
+    run_id = perception_run(tmp_path, shared_data, "direct")
+    judged = run_bongard(
+        "judge", run_id, "--judges", "embedding:0.01,embedding:0.02", "--policy", "vote:1", "--home", tmp_path
+    )
+    assert judged.returncode == 0, judged.stderr
+    assert run_bongard("export", run_id, "--out", tmp_path / "logs", "--home", tmp_path).returncode == 0
+    roles = models_by_role(
+        read_eval_log(str(tmp_path / "logs" / f"{run_id}.eval"), header_only=True).eval.model_roles
+    )
+    assert {role: model for role, model in roles.items() if role.startswith("judge")} == {
+        "judge-1": "embedding:0.01", "judge-2": "embedding:0.02",
+    }  # fmt: skip
+
+
+def test_sample_ids_sort_as_inspect_sorts_them_in_problem_order() -> None:
+    from graphs.reports.inspect_export import sample_id
+
+    assert [sample_id(f"bongard-classic/{n}") for n in (1, 2, 10)] == [1, 2, 10]
+    hoi = [sample_id(f"bongard-hoi/test_seen_obj_seen_act-{n}") for n in (10, 2)]
+    assert sorted(str(i) for i in hoi) == ["test_seen_obj_seen_act-000002", "test_seen_obj_seen_act-000010"]

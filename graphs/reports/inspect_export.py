@@ -8,13 +8,21 @@ the true sides of the test images) and whose score `solved` is C or I as `compar
 unjudged free-form answer has no score, a failed item carries its error; each sample's metadata
 says its outcome (a refusal, a block or a cut-off counted apart, as in `compare`) and its output's
 stop reason says it in inspect's words. Each call's role, agent, conversation, images, tokens,
-cost (unknown: none), stop, latency and cache hit stay in the message's metadata. The inspect_ai
-package is needed only here (extra `inspect`).
+cost (unknown: none), stop, latency and cache hit stay in the message's metadata.
+
+Issue 32: a prompt carries the images its call sent, as image content (the sheet or the panel as
+the run's variant draws it, at most `EXPORT_IMAGE_SIDE` pixels on a side); each call is also a model
+event, its input the conversation so far, so inspect's transcript shows the calls; the roles
+(reasoner, describer, author, and the counting judging's judges) are the log's model roles; samples
+come in problem number order (1, 2, 10), as inspect sorts their ids. The inspect_ai package is
+needed only here (extra `inspect`).
 """
 
 from __future__ import annotations
 
+import base64
 import json
+import re
 from collections import defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,15 +30,18 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from datasets_io.counting import DEFAULT_COUNTING
 from datasets_io.errors import BongardError
+from datasets_io.images import natural_key
+from datasets_io.render import VARIANTS, Variant
 from datasets_io.report import UNSOLVED_COLUMNS, comparison_table, items_frame, problems_frame
 from datasets_io.run_compatibility import model_label
-from datasets_io.store import ResultsStore
+from datasets_io.store import Judging, ResultsStore
 
 if TYPE_CHECKING:
+    from inspect_ai.event import Event
     from inspect_ai.log import EvalLog, EvalSample
-    from inspect_ai.model import ChatMessage, ModelUsage
+    from inspect_ai.model import ChatMessage, ModelConfig, ModelUsage
 
-    from datasets_io.problem import Concept
+    from datasets_io.problem import BongardProblem
     from datasets_io.records import Answer, CallTrace
 
 INSPECT_STOP_REASONS: dict[str, Literal["max_tokens", "content_filter"]] = {
@@ -40,6 +51,10 @@ INSPECT_STOP_REASONS: dict[str, Literal["max_tokens", "content_filter"]] = {
 own Anthropic provider does)."""
 STATUS = {"complete": "success", "failed": "error", "interrupted": "cancelled", "running": "started"}
 """Our run status -> inspect's eval status."""
+DIGITS = re.compile(r"\d+")
+SAMPLE_ID_DIGITS = 6
+EXPORT_IMAGE_SIDE = 512
+"""Longest side of an image in an exported log: enough to read a sheet, a log of thousands stays small."""
 
 
 class MissingInspect(BongardError, ImportError):
@@ -82,12 +97,15 @@ def eval_log(store: ResultsStore, run_id: str) -> EvalLog:
     answers = {(p, a): answer for p, a, answer in store.answer_records(run_id)}
     errors = store.item_errors(run_id)
     samples, calls = [], []
-    for row in items_frame(store, [run_id]).itertuples(index=False):
+    variant = config.get("variant", "plain")
+    rows = items_frame(store, [run_id]).itertuples(index=False)
+    for row in sorted(rows, key=lambda row: (natural_key(str(row.problem)), int(row.attempt))):
         item = (str(row.problem), int(row.attempt))
         trace = store.item_calls(run_id, *item)
         calls += trace
-        concept = dataset.problem(item[0].split("/", 1)[1]).concept
-        samples.append(_sample(store, run_id, row, trace, answers.get(item), errors.get(item), concept))
+        problem = dataset.problem(item[0].split("/", 1)[1])
+        images = SampleImages(problem, variant if variant in VARIANTS else "plain")
+        samples.append(_sample(store, run_id, row, trace, answers.get(item), errors.get(item), images))
     rows = comparison_table(problems_frame(store, [run_id], DEFAULT_COUNTING)).to_dict("records")
     row = rows[0] if rows else {"n": 0, "problems": 0} | dict.fromkeys(UNSOLVED_COLUMNS.values(), 0)
     metrics = {"solved": EvalMetric(name="solved", value=row["solved"] if row["n"] else float("nan"))}
@@ -106,7 +124,7 @@ def eval_log(store: ResultsStore, run_id: str) -> EvalLog:
             task_args=config.get("strategy_options", {}),
             dataset=EvalDataset(name=config["dataset"], samples=row["problems"]),
             model=model_label(config["agents"]),
-            model_roles=None,
+            model_roles=_model_roles(config["agents"], store.judgings(run_id)),
             config=EvalConfig(epochs=int(config.get("attempts", 1))),
             packages=sessions[-1]["packages"] if sessions else {},
             metadata={"bongard_run": run_id, "config": config, "provenance": sessions},
@@ -140,7 +158,7 @@ def _sample(
     calls: list[CallTrace],
     answer: Answer | None,
     error: str | None,
-    concept: Concept | None,
+    images: SampleImages,
 ) -> EvalSample:
     """One item as a sample; `row` is its `items_frame` row (status, solved, scored)."""
     from inspect_ai.log import EvalError, EvalSample
@@ -148,6 +166,8 @@ def _sample(
     from inspect_ai.scorer import Score
 
     problem, attempt = str(row.problem), int(row.attempt)
+    concept = images.problem.concept
+    messages, events = _conversations(calls, images)
     expected = answer.expected if answer is not None else {}
     target = f"Left: {concept.left} / Right: {concept.stated_right}" if concept is not None else ""
     if expected.get("sides"):
@@ -159,11 +179,12 @@ def _sample(
         scores["solved"] = Score(value="C" if row.solved else "I", answer=answer.text if answer else None,
                                  explanation=explanation)  # fmt: skip
     return EvalSample(
-        id=problem,
+        id=sample_id(problem),
         epoch=attempt + 1,
         input=calls[0].prompt if calls else problem,
         target=target,
-        messages=[message for call in calls for message in _messages(call)],
+        messages=messages,
+        events=events,
         output=ModelOutput.from_content(
             model=calls[-1].agent if calls else "",
             content=answer.text if answer else "",
@@ -171,6 +192,7 @@ def _sample(
         ),
         scores=scores,
         model_usage=_usage(calls),
+        role_usage=_usage(calls, by_role=True),
         metadata={
             "problem": problem,
             "attempt": attempt,
@@ -181,25 +203,105 @@ def _sample(
     )
 
 
-def _messages(call: CallTrace) -> list[ChatMessage]:
-    from inspect_ai.model import ChatMessageAssistant, ChatMessageUser
+def sample_id(problem: str) -> int | str:
+    """A problem's sample id, in the order inspect sorts ids (strings as written, numbers as numbers):
+    a numbered problem is its number (the dataset is the log's), any other id its own with each run
+    of digits written to six places, so `test-10` follows `test-2`; `metadata.problem` keeps the key."""
+    own = problem.split("/", 1)[-1]
+    if own.isascii() and own.isdigit():
+        return int(own)
+    return DIGITS.sub(lambda digits: digits.group().zfill(SAMPLE_ID_DIGITS), own)
 
-    details = call.model_dump(exclude={"prompt", "reply", "parsed"})
-    return [
-        ChatMessageUser(content=call.prompt, source="input", metadata=details),
-        ChatMessageAssistant(content=call.reply, model=call.agent, source="generate", metadata=details),
-    ]
+
+class SampleImages:
+    """The images of one problem as its calls sent them, drawn once each, as data URLs."""
+
+    def __init__(self, problem: BongardProblem, variant: Variant) -> None:
+        self.problem, self.variant = problem, variant
+        self._drawn: dict[tuple[str, ...], str] = {}
+
+    def url(self, refs: list[str]) -> str:
+        """The image a call sent for these panels: the sheet where it holds several, else the panel."""
+        from datasets_io.render import panel_image, png_bytes, render_sheet
+
+        key = tuple(refs)
+        if key not in self._drawn:
+            if len(refs) > 1:
+                image = render_sheet(self.problem, self.variant, max_side=EXPORT_IMAGE_SIDE)
+            else:
+                image = panel_image(
+                    next(p for p in self.problem.all_panels if p.ref == refs[0]), self.variant
+                )
+                image.thumbnail((EXPORT_IMAGE_SIDE, EXPORT_IMAGE_SIDE))
+            self._drawn[key] = "data:image/png;base64," + base64.b64encode(png_bytes(image)).decode("ascii")
+        return self._drawn[key]
 
 
-def _usage(calls: list[CallTrace]) -> dict[str, ModelUsage]:
+def _conversations(calls: list[CallTrace], images: SampleImages) -> tuple[list[ChatMessage], list[Event]]:
+    """Every call's prompt (with its images) and reply, in order, and a model event per call whose
+    input is its conversation so far."""
+    from inspect_ai.event import ModelEvent
+    from inspect_ai.model import (
+        ChatMessageAssistant,
+        ChatMessageUser,
+        Content,
+        ContentImage,
+        ContentText,
+        GenerateConfig,
+        ModelOutput,
+    )
+
+    messages: list[ChatMessage] = []
+    events: list[Event] = []
+    history: dict[str, list[ChatMessage]] = defaultdict(list)
+    for call in calls:
+        details = call.model_dump(exclude={"prompt", "reply", "parsed"})
+        shown = [ContentImage(image=images.url(refs)) for refs in call.images if refs]
+        content: list[Content] = [ContentText(text=call.prompt), *shown]
+        asked = ChatMessageUser(content=content, source="input", metadata=details)
+        said = ChatMessageAssistant(content=call.reply, model=call.agent, source="generate", metadata=details)
+        output = ModelOutput.from_content(model=call.agent, content=call.reply)
+        output.usage = _usage([call])[call.agent]
+        events.append(
+            ModelEvent(
+                model=call.agent,
+                role=call.role,
+                input=[*history[call.conversation], asked],
+                tools=[],
+                tool_choice="none",
+                config=GenerateConfig(),
+                output=output,
+                cache="read" if call.cache_hit else None,
+                working_time=call.latency_s,
+            )
+        )
+        history[call.conversation] += [asked, said]
+        messages += [asked, said]
+    return messages, events
+
+
+def _model_roles(agents: dict[str, str], judgings: list[Judging]) -> dict[str, ModelConfig]:
+    """The run's roles, and the judges of the judging that counts (`judge-1`, ...), by model."""
+    from inspect_ai.model import ModelConfig
+
+    roles = {role: ModelConfig(model=spec) for role, spec in sorted(agents.items())}
+    if judgings:
+        judges = judgings[-1].name.rpartition("@")[0].partition("|")[2].split(",")
+        roles |= {f"judge-{n}": ModelConfig(model=spec) for n, spec in enumerate(judges, 1) if spec}
+    return roles
+
+
+def _usage(calls: list[CallTrace], *, by_role: bool = False) -> dict[str, ModelUsage]:
+    """Tokens and cost per model (or per role)."""
     from inspect_ai.model import ModelUsage
 
     tokens: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     costs: dict[str, list[float | None]] = defaultdict(list)
     for call in calls:
-        tokens[call.agent][0] += call.input_tokens
-        tokens[call.agent][1] += call.output_tokens
-        costs[call.agent].append(call.cost_usd)
+        key = call.role if by_role else call.agent
+        tokens[key][0] += call.input_tokens
+        tokens[key][1] += call.output_tokens
+        costs[key].append(call.cost_usd)
     return {  # a cost some call has no price for is unknown (None), never a sum that reads as known
         agent: ModelUsage(
             input_tokens=i, output_tokens=o, total_tokens=i + o,
