@@ -41,7 +41,7 @@ from datasets_io.workspace import workspace_home
 from graphs.answer import Answer
 from graphs.kept import KeptResults
 from graphs.nodes import SolveRuntime, keeping_paid_calls
-from graphs.registry import DatasetContext, Reused, StrategyError, get_strategy
+from graphs.registry import DatasetContext, PaperProtocol, Reused, StrategyError, StrategyInfo, get_strategy
 from graphs.runs.checkpoints import Checkpoints, checkpointed_trace, item_thread, open_checkpoints
 from graphs.runs.provenance import session_record, toolkit_version
 from graphs.solve import solve
@@ -484,19 +484,25 @@ def check_config(config: RunConfig) -> dict[str, list[str]]:
     return {spec: lines for spec, lines in notes.items() if lines}
 
 
+def _paper_protocol(info: StrategyInfo[Any], config: RunConfig) -> PaperProtocol | None:
+    """Whose protocol a new run follows, where two papers define its strategy (None: one does)."""
+    if not info.protocols:
+        return None
+    data_dir = Path(config.data_dir) if config.data_dir else None
+    dataset = open_dataset(config.dataset, data_dir, config.dataset_options)
+    return info.protocol_for(info.parse_options(config.strategy_options), dataset.format_name)
+
+
 def start_run(config: RunConfig, store: ResultsStore, home: Path | None = None) -> tuple[str, Runner]:
     """A new stored run: its settings checked, the paper's decoding filled in under `-M`, so the
     stored configuration says what every request was sent with."""
     info = get_strategy(config.strategy)
     decoding = info.decoding
-    if info.protocols:  # the paper's protocol is fixed here and recorded with the run's options
-        data_dir = Path(config.data_dir) if config.data_dir else None
-        dataset = open_dataset(config.dataset, data_dir, config.dataset_options)
-        chosen = info.protocol_for(info.parse_options(config.strategy_options), dataset.format_name)
-        if chosen is not None:
-            decoding = chosen.decoding
-            options = {**config.strategy_options, "protocol": chosen.name}
-            config = config.model_copy(update={"strategy_options": options})
+    if (chosen := _paper_protocol(info, config)) is not None:  # fixed here, recorded with the options
+        decoding = chosen.decoding
+        config = config.model_copy(
+            update={"strategy_options": {**config.strategy_options, "protocol": chosen.name}}
+        )
     paper = [key for key in decoding if key not in config.agent_params]
     merged = {**decoding, **config.agent_params}
     config = config.model_copy(update={"agent_params": merged, "paper_decoding": paper})
