@@ -94,8 +94,13 @@ def _bytes_of(path: Path) -> bytes:
         return f"unreadable: {error.strerror}".encode()
 
 
-def session_record(problems: Iterable[BongardProblem], prompts: PromptLibrary) -> dict[str, Any]:
-    """The provenance of one session of a run, as it starts (its prompts are added as it ends)."""
+FINGERPRINT_PENDING = {"problems": None, "sha256": None}
+"""A session's data fingerprint until its computation ends (a session killed before then keeps it)."""
+
+
+def session_record(prompts: PromptLibrary) -> dict[str, Any]:
+    """The provenance of one session of a run, as it starts: its prompts are added as it ends, and
+    its data fingerprint when that is computed (`dataset_fingerprint`, beside the first calls)."""
     return {
         "started_at": time.time(),
         "toolkit": {"version": toolkit_version(), "git": git_commit()},
@@ -103,7 +108,7 @@ def session_record(problems: Iterable[BongardProblem], prompts: PromptLibrary) -
         "packages": installed_versions(),
         "prompt_overrides": str(prompts.user_dir) if prompts.user_dir else None,
         "prompts": {},
-        "dataset": dataset_fingerprint(problems),
+        "dataset": dict(FINGERPRINT_PENDING),
     }
 
 
@@ -129,6 +134,12 @@ def session_differences(first: dict[str, Any], other: dict[str, Any]) -> list[st
     return changes
 
 
+def data_line(dataset: dict[str, Any]) -> str:
+    if dataset.get("sha256") is None:
+        return "data: not fingerprinted (the session ended before its fingerprint was computed)"
+    return f"data: {dataset['problems']} problems, sha256 {dataset['sha256']}"
+
+
 def provenance_lines(sessions: list[dict[str, Any]]) -> list[str]:
     """`bongard runs show`'s account of a run's provenance: the first session in full, then what
     each resume changed."""
@@ -142,7 +153,7 @@ def provenance_lines(sessions: list[dict[str, Any]]) -> list[str]:
         f"code: bongard-agents {toolkit['version'] or '(not installed)'}, git {toolkit['git'] or '(none)'}, "
         f"Python {first['python']}",
         f"packages: {packages}",
-        f"data: {first['dataset']['problems']} problems, sha256 {first['dataset']['sha256']}",
+        data_line(first["dataset"]),
         f"prompts: {len(first['prompts'])} files read, override folder {overrides}",
         *(f"  {name} sha256 {p['sha256'][:16]} ({p['source']})" for name, p in first["prompts"].items()),
     ]
