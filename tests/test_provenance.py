@@ -104,3 +104,7 @@ def test_the_data_fingerprint_is_computed_beside_the_calls_and_recorded_when_the
         assert provenance_lines([during])[2].startswith("data: not fingerprinted")
     [after] = store.provenance(run_id)
     assert after["dataset"] == dataset_fingerprint(runner.loaded())
+    assert (
+        provenance_lines([during, after])[-1]
+        == "resume 1: data: not fingerprinted in one of the two sessions"
+    )

@@ -116,9 +116,14 @@ def session_differences(first: dict[str, Any], other: dict[str, Any]) -> list[st
     """What changed between two sessions of a run, named (prompts: the files that differ)."""
     changes = [
         f"{key}: {first.get(key)!r} -> {other.get(key)!r}"
-        for key in ("toolkit", "python", "prompt_overrides", "dataset")
+        for key in ("toolkit", "python", "prompt_overrides")
         if first.get(key) != other.get(key)
     ]
+    data = first.get("dataset", {}), other.get("dataset", {})
+    if FINGERPRINT_PENDING in data:  # a session killed before its fingerprint was computed
+        changes.append("data: not fingerprinted in one of the two sessions")
+    elif data[0] != data[1]:
+        changes.append(f"dataset: {data[0]!r} -> {data[1]!r}")
     packages = first.get("packages", {}), other.get("packages", {})
     changes += [
         f"{name} {packages[0].get(name)} -> {packages[1].get(name)}"
