@@ -87,3 +87,23 @@ def test_the_answer_column_gives_the_chosen_against_the_true_side_or_label() -> 
     assert answer_summary(label) == "2 (true 3)"
     free = Answer(strategy="direct", problem="p", text="Left: circles\nRight: squares")
     assert answer_summary(free) == "Left: circles"
+
+
+def test_a_run_found_in_the_default_data_folder_is_read_back_from_any_folder(
+    classic_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`./data` is found from where `run` runs; the run keeps it as an absolute path, so `show` and
+    `export` started elsewhere still find its problems (they ended in "data directory data does not
+    exist")."""
+    monkeypatch.delenv("BONGARD_DATA", raising=False)
+    home, elsewhere = tmp_path / "home", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    ran = run_bongard(
+        "run", "--strategy", "images-to-sides", "--model", "perception", "--dataset", "bongard-classic",
+        "-O", "holdout_test=true", "--problems", "1", "--home", home, cwd=classic_copy.parent,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    [run_id] = ResultsStore(home / STORE_FILE).run_ids()
+    assert ResultsStore(home / STORE_FILE).run_config(run_id)["data_dir"] == str(classic_copy.resolve())
+    shown = run_bongard("show", run_id, "1", "--home", home, cwd=elsewhere)
+    assert shown.returncode == 0 and "true concept: Left:" in shown.stdout

@@ -30,7 +30,7 @@ from agents.limits import InFlight, in_flight
 from agents.managed import AgentCallError, ManagedAgent
 from agents.prompt_library import PromptLibrary
 from agents.registry import CACHE_FILE, check_agent, resolve_agent, shared_params
-from datasets_io.catalog import Dataset, ProblemSummary, ScanResult, open_dataset
+from datasets_io.catalog import Dataset, ProblemSummary, ScanResult, default_data_dir, open_dataset
 from datasets_io.errors import DatasetError
 from datasets_io.images import natural_key
 from datasets_io.problem import BongardProblem
@@ -499,10 +499,18 @@ def _paper_protocol(info: StrategyInfo[Any], config: RunConfig) -> PaperProtocol
     return info.protocol_for(info.parse_options(config.strategy_options), dataset.format_name)
 
 
+def data_folder(config: RunConfig) -> str:
+    """The folder a run's dataset is found in, as an absolute path: the default one (`$BONGARD_DATA`,
+    `./data`, `../shared/data`...) depends on where a command runs, so a run stored without it was
+    found by `run` and lost by a later `export` or `show` started elsewhere."""
+    return str((Path(config.data_dir) if config.data_dir else default_data_dir()).expanduser().resolve())
+
+
 def start_run(config: RunConfig, store: ResultsStore, home: Path | None = None) -> tuple[str, Runner]:
-    """A new stored run: its settings checked, the paper's decoding filled in under `-M`, so the
-    stored configuration says what every request was sent with."""
+    """A new stored run: its settings checked, its data folder made absolute, the paper's decoding
+    filled in under `-M`, so the stored configuration says what every request was sent with."""
     info = get_strategy(config.strategy)
+    config = config.model_copy(update={"data_dir": data_folder(config)})
     decoding = info.decoding
     if (chosen := _paper_protocol(info, config)) is not None:  # fixed here, recorded with the options
         decoding = chosen.decoding
