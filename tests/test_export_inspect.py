@@ -135,3 +135,15 @@ def test_sample_ids_sort_as_inspect_sorts_them_in_problem_order() -> None:
     assert [sample_id(f"bongard-classic/{n}") for n in (1, 2, 10)] == [1, 2, 10]
     hoi = [sample_id(f"bongard-hoi/test_seen_obj_seen_act-{n}") for n in (10, 2)]
     assert sorted(str(i) for i in hoi) == ["test_seen_obj_seen_act-000002", "test_seen_obj_seen_act-000010"]
+
+
+def test_no_images_leaves_the_prompts_text_only(tmp_path: Path, shared_data: Path) -> None:
+    """For runs of thousands: drawing each problem's images costs about 15 ms a problem."""
+    run_id = perception_run(
+        tmp_path, shared_data, "images-to-sides", dataset_options={"holdout_test": "true"}
+    )
+    out = tmp_path / "logs"
+    assert run_bongard("export", run_id, "--out", out, "--no-images", "--home", tmp_path).returncode == 0
+    for sample in read_eval_log(str(out / f"{run_id}.eval")).samples or []:
+        content = sample.messages[0].content
+        assert isinstance(content, list) and [block.type for block in content] == ["text"]

@@ -27,11 +27,19 @@ def export(
         Path,
         typer.Option("--out", metavar="DIR", help="Folder the log is written to (inspect's default: logs)."),
     ] = Path("logs"),
+    images: Annotated[
+        bool,
+        typer.Option(
+            "--images/--no-images",
+            help="Put the images each call sent into its prompt (about 15 ms a problem to draw; "
+            "--no-images for runs of thousands).",
+        ),
+    ] = True,
     home: HomeOption = None,
 ) -> None:
     """Write a run as another tool's log: every item, its calls, answer, target and score."""
     from graphs.reports.inspect_export import export_run
 
     store = open_reader(home)
-    path = export_run(store, store.resolve_run(run_id), out)
+    path = export_run(store, store.resolve_run(run_id), out, images=images)
     console.print(f"{path} (open it with `inspect view --log-dir {out}`)", highlight=False)

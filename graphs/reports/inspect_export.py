@@ -65,19 +65,19 @@ def _iso(timestamp: float | None) -> str:
     return datetime.fromtimestamp(timestamp or 0, UTC).isoformat()
 
 
-def export_run(store: ResultsStore, run_id: str, out: Path) -> Path:
-    """Write `out/<run>.eval` and return its path."""
+def export_run(store: ResultsStore, run_id: str, out: Path, *, images: bool = True) -> Path:
+    """Write `out/<run>.eval` and return its path; without `images`, prompts carry only their text."""
     try:
         from inspect_ai.log import write_eval_log
     except ImportError:
         raise MissingInspect("exporting to inspect needs inspect_ai: pip install -e '.[inspect]'") from None
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{run_id}.eval"
-    write_eval_log(eval_log(store, run_id), path)
+    write_eval_log(eval_log(store, run_id, images=images), path)
     return path
 
 
-def eval_log(store: ResultsStore, run_id: str) -> EvalLog:
+def eval_log(store: ResultsStore, run_id: str, *, images: bool = True) -> EvalLog:
     from inspect_ai.log import (
         EvalConfig,
         EvalDataset,
@@ -104,8 +104,8 @@ def eval_log(store: ResultsStore, run_id: str) -> EvalLog:
         trace = store.item_calls(run_id, *item)
         calls += trace
         problem = dataset.problem(item[0].split("/", 1)[1])
-        images = SampleImages(problem, variant if variant in VARIANTS else "plain")
-        samples.append(_sample(store, run_id, row, trace, answers.get(item), errors.get(item), images))
+        drawn = SampleImages(problem, variant if variant in VARIANTS else "plain", drawn=images)
+        samples.append(_sample(store, run_id, row, trace, answers.get(item), errors.get(item), drawn))
     rows = comparison_table(problems_frame(store, [run_id], DEFAULT_COUNTING)).to_dict("records")
     row = rows[0] if rows else {"n": 0, "problems": 0} | dict.fromkeys(UNSOLVED_COLUMNS.values(), 0)
     metrics = {"solved": EvalMetric(name="solved", value=row["solved"] if row["n"] else float("nan"))}
@@ -216,8 +216,9 @@ def sample_id(problem: str) -> int | str:
 class SampleImages:
     """The images of one problem as its calls sent them, drawn once each, as data URLs."""
 
-    def __init__(self, problem: BongardProblem, variant: Variant) -> None:
-        self.problem, self.variant = problem, variant
+    def __init__(self, problem: BongardProblem, variant: Variant, *, drawn: bool = True) -> None:
+        """`drawn`: False leaves every image out (`bongard export --no-images`)."""
+        self.problem, self.variant, self.drawn = problem, variant, drawn
         self._drawn: dict[tuple[str, ...], str] = {}
 
     def url(self, refs: list[str]) -> str:
@@ -256,7 +257,7 @@ def _conversations(calls: list[CallTrace], images: SampleImages) -> tuple[list[C
     history: dict[str, list[ChatMessage]] = defaultdict(list)
     for call in calls:
         details = call.model_dump(exclude={"prompt", "reply", "parsed"})
-        shown = [ContentImage(image=images.url(refs)) for refs in call.images if refs]
+        shown = [ContentImage(image=images.url(refs)) for refs in call.images if refs and images.drawn]
         content: list[Content] = [ContentText(text=call.prompt), *shown]
         asked = ChatMessageUser(content=content, source="input", metadata=details)
         said = ChatMessageAssistant(content=call.reply, model=call.agent, source="generate", metadata=details)
