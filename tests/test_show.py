@@ -107,3 +107,17 @@ def test_a_run_found_in_the_default_data_folder_is_read_back_from_any_folder(
     assert ResultsStore(home / STORE_FILE).run_config(run_id)["data_dir"] == str(classic_copy.resolve())
     shown = run_bongard("show", run_id, "1", "--home", home, cwd=elsewhere)
     assert shown.returncode == 0 and "true concept: Left:" in shown.stdout
+
+
+def test_the_item_list_comes_a_page_at_a_time(home: Path) -> None:
+    """A table of 5,000 items took Rich 3.8 s to draw (issue 34): `show` lists a page of them."""
+    judged, _ = runs(home)
+    first = run_bongard("show", judged, "--per-page", "1", "--home", home).stdout
+    assert "bongard-classic/1" in first and "bongard-classic/2" not in first
+    assert "items 1-1 of 2; --page 2 shows the next; --per-page 0 shows all" in first
+    second = run_bongard("show", judged, "--per-page", "1", "--page", "2", "--home", home).stdout
+    assert "bongard-classic/2" in second and "items 2-2 of 2; --per-page 0 shows all" in second
+    whole = run_bongard("show", judged, "--per-page", "0", "--home", home).stdout
+    assert "bongard-classic/1" in whole and "bongard-classic/2" in whole and "items " not in whole
+    beyond = run_bongard("show", judged, "--page", "3", "--home", home).stdout
+    assert "no items on page 3: the run has 2 (--page 1)" in beyond

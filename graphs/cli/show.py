@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from datasets_io.records import Answer, CallTrace
 
 PREVIEW = 80
+PER_PAGE = 100
+"""Items `show` lists at a time: a table of 5,000 took Rich 3.8 s to draw (issue 34)."""
 
 
 def show(
@@ -30,9 +32,14 @@ def show(
         bool, typer.Option("--calls", metavar="", help="With PROBLEM: every call, prompt and reply.")
     ] = False,
     judging: JudgingOption = None,
+    page: Annotated[int, typer.Option(min=1, metavar="K", help="Without PROBLEM: which page of items.")] = 1,
+    per_page: Annotated[
+        int, typer.Option(min=0, metavar="N", help="Without PROBLEM: items a page (0: all of them).")
+    ] = PER_PAGE,
     home: HomeOption = None,
 ) -> None:
-    """A run's answers and verdicts; with PROBLEM, its answer, true concept, judges and calls."""
+    """A run's answers and verdicts, a page of items at a time; with PROBLEM, its answer, true
+    concept, judges and calls."""
     from datasets_io.counting import Counting
     from datasets_io.images import natural_key
     from datasets_io.records import format_note
@@ -48,7 +55,10 @@ def show(
         table = Table(
             "problem", "attempt", "outcome", "answer (chosen vs true) or error", title=f"{resolved}"
         )
-        for row in sorted(items.itertuples(), key=lambda r: (natural_key(str(r.problem)), int(r.attempt))):
+        ordered = sorted(items.itertuples(), key=lambda r: (natural_key(str(r.problem)), int(r.attempt)))
+        first = (page - 1) * per_page
+        listed = ordered[first : first + per_page] if per_page else ordered
+        for row in listed:
             item = (str(row.problem), int(row.attempt))
             answer = answers.get(item)
             text = errors.get(item, "") if answer is None else answer_summary(answer)
@@ -56,6 +66,8 @@ def show(
             outcome = f"{row.outcome} ({note})" if note else str(row.outcome)
             table.add_row(escape(item[0]), str(item[1]), escape(outcome), escape(text[:PREVIEW]))
         console.print(table)
+        if len(listed) < len(ordered):
+            console.print(page_line(first, len(listed), len(ordered), page), highlight=False)
         return
     key = problem if "/" in problem else f"{store.run_config(resolved)['dataset']}/{problem}"
     rows = items[items["problem"] == key].sort_values("attempt")
@@ -92,6 +104,14 @@ def show(
         if calls:
             for seq, call in enumerate(trace):
                 _print_call(seq, call, shown)
+
+
+def page_line(first: int, shown: int, total: int, page: int) -> str:
+    """Which items a page held, and how to see the others."""
+    if not shown:
+        return f"no items on page {page}: the run has {total} (--page 1)"
+    following = f" --page {page + 1} shows the next;" if first + shown < total else ""
+    return f"items {first + 1}-{first + shown} of {total};{following} --per-page 0 shows all"
 
 
 def image_lines(problem: BongardProblem, images: list[list[str]]) -> list[str]:
