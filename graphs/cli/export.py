@@ -31,6 +31,7 @@ def export(
         bool,
         typer.Option(
             "--images/--no-images",
+            metavar="",
             help="Put the images each call sent into its prompt (about 15 ms a problem to draw; "
             "--no-images for runs of thousands).",
         ),
