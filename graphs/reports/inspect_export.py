@@ -103,7 +103,7 @@ def eval_log(store: ResultsStore, run_id: str, *, images: bool = True) -> EvalLo
         item = (str(row.problem), int(row.attempt))
         trace = store.item_calls(run_id, *item)
         calls += trace
-        problem = dataset.problem(item[0].split("/", 1)[1])
+        problem = dataset.load(item[0].split("/", 1)[1])  # the dataset's own id, as the run stored it
         drawn = SampleImages(problem, variant if variant in VARIANTS else "plain", drawn=images)
         samples.append(_sample(store, run_id, row, trace, answers.get(item), errors.get(item), drawn))
     rows = comparison_table(problems_frame(store, [run_id], DEFAULT_COUNTING)).to_dict("records")
