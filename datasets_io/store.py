@@ -228,15 +228,28 @@ class Judging:
         return judging_id(self.name)
 
     @property
+    def judged(self) -> str:
+        """The name without its policy (`STYLE|JUDGE,...`), as the decisions and verdicts store it."""
+        return self.name.rpartition("@")[0]  # a policy holds no @; a judge's URL may
+
+    @property
     def policy(self) -> str:
-        return self.name.rpartition("@")[2]  # a policy holds no @; a judge's URL may
+        return self.name.rpartition("@")[2]
+
+    @property
+    def style(self) -> str:
+        return self.judged.partition("|")[0]
+
+    @property
+    def judges(self) -> list[str]:
+        """The judges' specs, in the order the judging named them."""
+        return [judge for judge in self.judged.partition("|")[2].split(",") if judge]
 
     @property
     def panel(self) -> str:
         """The prompt style and how many judges: `strict · 2 judges`."""
-        style, _, judges = self.name.rpartition("@")[0].partition("|")
-        count = len([judge for judge in judges.split(",") if judge])
-        return f"{style} · {count} judge{'s' if count != 1 else ''}"
+        count = len(self.judges)
+        return f"{self.style} · {count} judge{'s' if count != 1 else ''}"
 
     @property
     def label(self) -> str:

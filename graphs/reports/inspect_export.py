@@ -287,8 +287,7 @@ def _model_roles(agents: dict[str, str], judgings: list[Judging]) -> dict[str, M
 
     roles = {role: ModelConfig(model=spec) for role, spec in sorted(agents.items())}
     if judgings:
-        judges = judgings[-1].name.rpartition("@")[0].partition("|")[2].split(",")
-        roles |= {f"judge-{n}": ModelConfig(model=spec) for n, spec in enumerate(judges, 1) if spec}
+        roles |= {f"judge-{n}": ModelConfig(model=spec) for n, spec in enumerate(judgings[-1].judges, 1)}
     return roles
 
 

@@ -422,8 +422,7 @@ def judging_stats(store: ResultsStore, run_id: str) -> list[JudgingStats]:
     judgings = store.judgings(run_id)
     stats = []
     for number, judging in enumerate(judgings, 1):
-        judged, _, policy = judging.name.rpartition("@")
-        style, _, named = judged.partition("|")
+        judged, policy, named = judging.judged, judging.policy, judging.judged.partition("|")[2]
         with store.reading() as db:
             rows = db.execute(
                 "SELECT v.problem, v.attempt, v.judge, v.label FROM verdicts v JOIN decisions d "
@@ -461,7 +460,7 @@ def judging_stats(store: ResultsStore, run_id: str) -> list[JudgingStats]:
             JudgingStats(
                 judging=judging,
                 counts=number == len(judgings),
-                style=style,
+                style=judging.style,
                 policy=policy,
                 judges=judges,
                 answers=judging.items,
