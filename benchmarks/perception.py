@@ -105,9 +105,9 @@ def load(data_dir: Path) -> list[Problem]:
 def load_fresh(folder: Path, count: int, seed: int) -> list[Problem]:
     """`count` free-form problems generated from `seed` into `folder` (kept: generated once), each
     side's 7 images in order, the last being the one `bongard run` holds out."""
-    from datasets_io.logo_generation import generate_freeform
+    from datasets_io.logo_generation import generate
 
-    generate_freeform(folder, count, seed)
+    generate(folder, count, seed)
     return perceived(open_dataset(f"bongard-logo:{folder}", None, {}))
 
 

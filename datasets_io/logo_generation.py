@@ -1,13 +1,16 @@
 """Fresh Bongard-LOGO problems from the authors' own generator, in their published layout.
 
 PyPI `bongard` 0.0.2 is Bongard-LOGO's generator (NVlabs, MIT): a free-form problem's seven positives
-share one stroke program and its seven negatives each perturb it. Problems made today cannot be in
-any model's training data, so a figure measured on them is not memory (and they measure the offline
-agent on problems its design never saw). The package draws with Tk's turtle and writes PostScript,
-so it needs Tk, ghostscript and a display: a virtual one (Xvfb, through PyVirtualDisplay) is
-started when none is set, and kept until the process exits. The package pins pandas 1.0.5 and
-needs none of it, so it is installed without its requirements (`pip install --no-deps
-bongard==0.0.2`).
+share one stroke program and its seven negatives each perturb it; a basic problem's positives show
+one shape (or two) that each negative swaps for another of its super class; an abstract problem's
+positives are shapes with an attribute (or two) that its negatives lack. Basic and abstract problems
+need the authors' shape tables, read from the user's checkout (`datasets_io.logo_concepts`).
+Problems made today cannot be in any model's training data, so a figure measured on them is not
+memory (and they measure the offline agent on problems its design never saw). The package draws
+with Tk's turtle and writes PostScript, so it needs Tk, ghostscript and a display: a virtual one
+(Xvfb, through PyVirtualDisplay) is started when none is set, and kept until the process exits. The
+package pins pandas 1.0.5 and runs with the project's pandas, so it is installed without its
+requirements (`pip install --no-deps bongard==0.0.2`).
 
 Each problem is seeded on its own (`seed`, its index), so the same seed gives the same action
 programs and, on one machine, the same pixels, whatever was generated before; a problem is written
@@ -16,8 +19,10 @@ stopped and never leaves half a problem. The layout is the one `datasets_io.load
 
 ```
 OUT/ff/images/ff_nact<strokes>_<n>/{1,0}/0..6.png   positives in 1/, negatives in 0/
-OUT/ff/ff_action_programs.json                       task -> [positive programs, negative programs]
-OUT/generation.json                                  the generator, its version, seed and counts
+OUT/bd/images/bd_<shape>[-<shape>]_<n>/{1,0}/...     basic problems
+OUT/hd/images/hd_<attribute>[-<attribute>]_<n>/...   abstract problems
+OUT/<type>/<type>_action_programs.json               task -> [positive programs, negative programs]
+OUT/generation.json                                  the generator, its version, seed, counts, tables
 ```
 """
 
@@ -29,7 +34,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import redirect_stdout
 from dataclasses import asdict, dataclass
 from importlib.metadata import PackageNotFoundError, version
@@ -38,6 +43,15 @@ from pathlib import Path
 from typing import Any
 
 from datasets_io.errors import BongardError
+from datasets_io.loaders.logo import TYPE_NAMES
+from datasets_io.logo_concepts import (
+    ShapeTables,
+    ShapeTablesError,
+    abstract_attributes,
+    abstract_concept,
+    basic_concept,
+    basic_shapes,
+)
 
 GENERATOR = "bongard"
 GENERATOR_VERSION = "0.0.2"
@@ -54,7 +68,6 @@ layout i mod 12, so every size of set covers them evenly, as the 3,600 published
 MANIFEST = "generation.json"
 PARTIAL = ".partial-"
 """A problem being drawn; the loader skips hidden folders, and a new generation clears them."""
-PROGRAMS = "ff_action_programs.json"
 
 
 class GeneratorUnavailable(BongardError):
@@ -67,16 +80,28 @@ class Manifest:
 
     generator: str
     generator_version: str
-    kind: str
+    types: list[str]
     seed: int
     count: int
+    """Problems of each type."""
     tasks: list[str]
+    shape_tables: dict[str, str] | None = None
+    """The authors' shape tables basic and abstract problems were drawn from, by SHA-256."""
+
+
+PAINTER_SCALES = {"ff": (80, 140), "bd": (150, 260), "hd": (150, 320)}
+"""The range of shape sizes of each type, as the authors' generation scripts set their painter (with
+its magnifier effect, which draws stamps and zigzags in proportion to the shape)."""
 
 
 def task_name(index: int) -> str:
-    """Problem `index`'s task name, as the authors name free-form problems."""
+    """Free-form problem `index`'s task name, as the authors name free-form problems."""
     strokes = "_".join(map(str, STROKE_LAYOUTS[index % len(STROKE_LAYOUTS)]))
     return f"ff_nact{strokes}_{index:04d}"
+
+
+def programs_file(kind: str) -> str:
+    return f"{kind}_action_programs.json"
 
 
 def check_requirements() -> None:
@@ -120,51 +145,138 @@ def ensure_display() -> None:
     atexit.register(virtual.stop)
 
 
-def generate_freeform(
-    out: Path, count: int, seed: int, on_problem: Callable[[str], None] | None = None
+def generate(
+    out: Path,
+    count: int,
+    seed: int,
+    types: Sequence[str] = ("ff",),
+    tables: ShapeTables | None = None,
+    on_problem: Callable[[str], None] | None = None,
 ) -> Manifest:
-    """`count` free-form problems from `seed` in `out`; problems already there are kept, not redrawn.
-    `on_problem` hears of each problem as it is done (or found done)."""
+    """`count` problems of each of `types` from `seed` in `out`; problems already there are kept, not
+    redrawn. Basic and abstract problems need the authors' shape `tables`. `on_problem` hears of each
+    problem as it is done (or found done)."""
     check_requirements()
-    images = out / "ff" / "images"
+    needing = [kind for kind in types if kind != "ff"]
+    if needing and tables is None:
+        raise ShapeTablesError(
+            f"{', '.join(TYPE_NAMES[kind] for kind in needing)} problems need the authors' shape tables: "
+            "--shapes CHECKOUT (a Bongard-LOGO checkout)"
+        )
+    ensure_display()
+    tasks: list[str] = []
+    with redirect_stdout(io.StringIO()):  # the package prints as it works; the output is the command's
+        kinds = [(kind, _sampler(kind, tables), _painter(kind)) for kind in types]
+        for kind, sample, painter in kinds:
+            tasks += _generate_type(out, kind, sample, painter, count, seed, on_problem)
+    digests = tables.digests() if needing and tables is not None else None
+    manifest = Manifest(GENERATOR, GENERATOR_VERSION, list(types), seed, count, tasks, digests)
+    _write_json(out / MANIFEST, asdict(manifest))
+    return manifest
+
+
+def _generate_type(
+    out: Path,
+    kind: str,
+    sample: Sampler,
+    painter: Any,
+    count: int,
+    seed: int,
+    on_problem: Callable[[str], None] | None,
+) -> list[str]:
+    images = out / kind / "images"
     images.mkdir(parents=True, exist_ok=True)
     for stale in images.glob(f"{PARTIAL}*"):  # a killed generation's problem in progress
         shutil.rmtree(stale, ignore_errors=True)
-    tasks = [task_name(index) for index in range(count)]
     programs: dict[str, Any] = {}
-    ensure_display()
-    with redirect_stdout(io.StringIO()):  # the package prints its screen size; the output is the command's
-        sampler, painter = _generator()
-    for index, task in enumerate(tasks):
-        problem = _sample(sampler, seed, index)
+    for index in range(count):
+        problem = sample(seed, index)
+        task = problem.get_problem_name()
         programs[task] = problem.get_action_string_list()
         if not (images / task).is_dir():
             _write_problem(painter, problem, images / task, seed, index)
         if on_problem is not None:
             on_problem(task)
-    manifest = Manifest(GENERATOR, GENERATOR_VERSION, "ff", seed, count, tasks)
-    _write_json(out / "ff" / PROGRAMS, programs)
-    _write_json(out / MANIFEST, asdict(manifest))
-    return manifest
+    _write_json(out / kind / programs_file(kind), programs)
+    return list(programs)
 
 
-def _generator() -> tuple[Any, Any]:
-    from bongard.bongard_painter import BongardProblemPainter
+Sampler = Callable[[int, int], Any]
+"""(seed, index) -> the authors' BongardProblem for that problem: its programs, not yet drawn."""
+
+
+def _sampler(kind: str, tables: ShapeTables | None) -> Sampler:
+    if kind == "ff":
+        return _freeform()
+    assert tables is not None
+    try:
+        return _basic(tables) if kind == "bd" else _abstract(tables)
+    except KeyError as missing:
+        folder = tables.shapes.parent
+        raise ShapeTablesError(f"the shape tables in {folder} lack the column {missing}") from None
+    except (ValueError, TypeError, AttributeError, IndexError) as error:
+        raise ShapeTablesError(f"unreadable shape tables in {tables.shapes.parent}: {error}") from None
+
+
+def _freeform() -> Sampler:
     from bongard.sampler.freeform_sampler import FreeformSampler
 
-    return FreeformSampler(IMAGES_PER_SIDE, IMAGES_PER_SIDE), BongardProblemPainter()
+    sampler = FreeformSampler(IMAGES_PER_SIDE, IMAGES_PER_SIDE)
+
+    def sample(seed: int, index: int) -> Any:
+        sampler.random_state = _state(seed, index, 0)
+        return sampler.sample(list(STROKE_LAYOUTS[index % len(STROKE_LAYOUTS)]), index)
+
+    return sample
+
+
+def _basic(tables: ShapeTables) -> Sampler:
+    from bongard.sampler.basic_sampler import BasicSampler
+
+    sampler = BasicSampler(str(tables.shapes), str(tables.attributes), IMAGES_PER_SIDE, IMAGES_PER_SIDE)
+    shapes = basic_shapes(sampler.shape_sup_class_dict)
+    if not shapes:
+        raise ShapeTablesError(f"{tables.shapes}: no super class has two shapes, so no basic problem fits")
+
+    def sample(seed: int, index: int) -> Any:
+        concept = basic_concept(index, shapes, _state(seed, index, 2))
+        sampler.random_state = _state(seed, index, 0)
+        return sampler.sample(concept, index)
+
+    return sample
+
+
+def _abstract(tables: ShapeTables) -> Sampler:
+    from bongard.sampler.abstract_sampler import AbstractSampler
+
+    sampler = AbstractSampler(str(tables.shapes), str(tables.attributes), IMAGES_PER_SIDE, IMAGES_PER_SIDE)
+    singles, pairs = abstract_attributes(sampler.shape_attributes_dict)
+    if not singles:
+        raise ShapeTablesError(
+            f"{tables.attributes}: no attribute has {IMAGES_PER_SIDE} shapes with it and "
+            f"{IMAGES_PER_SIDE} without, so no abstract problem fits"
+        )
+
+    def sample(seed: int, index: int) -> Any:
+        concept = abstract_concept(index, singles, pairs, _state(seed, index, 2))
+        sampler.random_state = _state(seed, index, 0)
+        return sampler.sample(concept, index)
+
+    return sample
+
+
+def _painter(kind: str) -> Any:
+    from bongard.bongard_painter import BongardProblemPainter
+
+    return BongardProblemPainter(scaling_factors_range=PAINTER_SCALES[kind], magnifier_effect=True)
 
 
 def _state(seed: int, index: int, stream: int) -> Any:
-    """A random state of its own per problem and use (0: its programs, 1: their placement)."""
+    """A random state of its own per problem and use (0: its programs, 1: their placement, 2: which
+    shapes or attributes a basic or abstract problem states)."""
     import numpy as np
 
     return np.random.RandomState([seed, index, stream])
-
-
-def _sample(sampler: Any, seed: int, index: int) -> Any:
-    sampler.random_state = _state(seed, index, 0)
-    return sampler.sample(list(STROKE_LAYOUTS[index % len(STROKE_LAYOUTS)]), index)
 
 
 def _write_problem(painter: Any, problem: Any, folder: Path, seed: int, index: int) -> None:
@@ -224,4 +336,9 @@ def _write_json(path: Path, value: Any) -> None:
 
 def read_manifest(out: Path) -> Manifest | None:
     path = out / MANIFEST
-    return Manifest(**json.loads(path.read_text(encoding="utf-8"))) if path.is_file() else None
+    if not path.is_file():
+        return None
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if "kind" in data:  # a free-form set generated before basic and abstract problems were
+        data["types"] = [data.pop("kind")]
+    return Manifest(**data)

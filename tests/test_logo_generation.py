@@ -9,17 +9,19 @@ from pathlib import Path
 
 import pytest
 
+from datasets_io.logo_concepts import ShapeTables
 from datasets_io.logo_generation import (
     PARTIAL,
-    PROGRAMS,
+    programs_file,
     GeneratorUnavailable,
     check_requirements,
-    generate_freeform,
+    generate,
     read_manifest,
     task_name,
 )
 from datasets_io.store import STORE_FILE, ResultsStore
 from tests.cli import run_bongard
+from tests.logo_tables import write_shape_tables
 
 try:
     check_requirements()
@@ -53,7 +55,7 @@ def test_generated_problems_are_a_bongard_logo_dataset_the_offline_agent_solves(
             assert sorted(p.name for p in (generated / "ff" / "images" / task / side).iterdir()) == [
                 f"{n}.png" for n in range(7)
             ]
-    programs = json.loads((generated / "ff" / PROGRAMS).read_text())
+    programs = json.loads((generated / "ff" / programs_file("ff")).read_text())
     positives, negatives = programs["ff_nact5_0001"]
     assert len(positives) == len(negatives) == 7 and all(p == positives[0] for p in positives)
     assert [len(shape) for shape in positives[0]] == [5]  # one shape of 5 strokes, in every positive
@@ -77,18 +79,18 @@ def test_the_same_seed_gives_the_same_programs_and_pixels_and_a_resume_redraws_o
 ) -> None:
     again = tmp_path / "again"
     shutil.copytree(generated, again)
-    (again / "ff" / PROGRAMS).unlink()
+    (again / "ff" / programs_file("ff")).unlink()
     kept = (again / "ff" / "images" / task_name(0) / "1" / "0.png").stat().st_mtime_ns
     shutil.rmtree(again / "ff" / "images" / task_name(1))
     (again / "ff" / "images" / f"{PARTIAL}killed").mkdir()  # a problem a killed generation left half-drawn
-    generate_freeform(again, 3, SEED)
+    generate(again, 3, SEED)
     assert (again / "ff" / "images" / task_name(0) / "1" / "0.png").stat().st_mtime_ns == kept  # not redrawn
     assert images(again / "ff" / "images") == images(generated / "ff" / "images")  # redrawn the same
-    first = json.loads((generated / "ff" / PROGRAMS).read_text())
-    assert json.loads((again / "ff" / PROGRAMS).read_text()) == first
+    first = json.loads((generated / "ff" / programs_file("ff")).read_text())
+    assert json.loads((again / "ff" / programs_file("ff")).read_text()) == first
     assert not list((again / "ff" / "images").glob(f"{PARTIAL}*"))
-    generate_freeform(tmp_path / "other", 1, SEED + 1)
-    other = json.loads((tmp_path / "other" / "ff" / PROGRAMS).read_text())
+    generate(tmp_path / "other", 1, SEED + 1)
+    other = json.loads((tmp_path / "other" / "ff" / programs_file("ff")).read_text())
     assert other[task_name(0)] != first[task_name(0)]  # another seed, another problem
 
 
@@ -105,7 +107,47 @@ def test_a_missing_requirement_is_one_line_naming_what_to_install(
     )
     assert not (tmp_path / "x").exists()
     bad_type = run_bongard("generate", "logo", "--out", tmp_path / "x", "--types", "bd")
-    assert bad_type.returncode == 2 and "need the authors' shape tables" in bad_type.stderr
+    assert bad_type.returncode == 2 and "bd and hd need the authors' shape tables" in bad_type.stderr
+    no_tables = run_bongard("generate", "logo", "--out", tmp_path / "x", "--types", "bd", "--shapes", tmp_path)
+    assert no_tables.returncode == 2
+    assert no_tables.stderr.strip() == (
+        f"error: no human_designed_shapes.tsv in {tmp_path} (the shape tables of a Bongard-LOGO checkout, data/)"
+    )
+
+
+def test_basic_and_abstract_problems_come_from_the_users_shape_tables(tmp_path: Path) -> None:
+    """Made-up tables in the authors' columns: problem 0 states one shape (attribute), problem 1 two;
+    a basic negative swaps a shape for another of its super class; an abstract positive's shape has
+    the attribute and a negative's lacks it. The set is a Bongard-LOGO dataset; the manifest names
+    the tables by digest; the same seed gives the same programs."""
+    checkout = write_shape_tables(tmp_path / "checkout")
+    out = tmp_path / "fresh"
+    made = run_bongard(
+        "generate", "logo", "--out", out, "--count", "2", "--seed", str(SEED), "--types", "bd,hd",
+        "--shapes", checkout,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    assert f"2 basic, 2 abstract problems from seed {SEED}" in made.stdout
+    manifest = read_manifest(out)
+    assert manifest is not None and manifest.types == ["bd", "hd"] and manifest.count == 2
+    assert manifest.shape_tables is not None and len(manifest.shape_tables) == 2
+    basic = [t for t in manifest.tasks if t.startswith("bd_")]
+    abstract = [t for t in manifest.tasks if t.startswith("hd_")]
+    assert [t.count("made_up_") for t in basic] == [1, 2]
+    assert [len(t.split("_", 1)[1].rsplit("_", 1)[0].split("-")) for t in abstract] == [1, 2]
+    programs = json.loads((out / "bd" / programs_file("bd")).read_text())
+    positives, negatives = programs[basic[0]]
+    sides = {len(shape) for image in positives for shape in image}
+    assert len(positives) == len(negatives) == 7 and len(sides) == 1  # one shape, drawn in every positive
+    strokes = sides.pop()
+    assert all(len(image[0]) == strokes for image in negatives)  # swapped within its super class (same sides)
+    attributes = json.loads((out / "hd" / programs_file("hd")).read_text())
+    assert set(attributes) == set(abstract)
+    valid = run_bongard("datasets", "validate", f"bongard-logo:{out}")
+    assert valid.returncode == 0 and "all 4 problems usable" in valid.stdout, valid.stdout
+    again = tmp_path / "again"
+    generate(again, 2, SEED, ["bd"], ShapeTables.find(checkout))
+    assert json.loads((again / "bd" / programs_file("bd")).read_text()) == programs
 
 
 def test_the_perception_benchmark_reports_fresh_problems_with_n_and_an_interval(

@@ -13,33 +13,50 @@ from graphs.cli.console import console, error_console, progress_columns
 
 def logo(
     out: Annotated[Path, typer.Option(metavar="DIR", help="Folder the problems are written to.")],
-    count: Annotated[int, typer.Option(min=1, metavar="N", help="Problems to generate.")] = 100,
+    count: Annotated[int, typer.Option(min=1, metavar="N", help="Problems of each type to generate.")] = 100,
     seed: Annotated[int, typer.Option(metavar="SEED", help="The same seed gives the same problems.")] = 0,
     types: Annotated[
         str,
         typer.Option(
             metavar="TYPES",
-            help="Problem types: ff (free-form, from the package alone). Basic (bd) and abstract (hd) "
-            "problems need the authors' shape tables and are not generated yet.",
+            help="Problem types, comma-separated: ff (free-form, from the package alone), bd (basic) and "
+            "hd (abstract), which need --shapes.",
         ),
     ] = "ff",
+    shapes: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="CHECKOUT",
+            help="A Bongard-LOGO checkout (or its data/ folder): basic and abstract problems are drawn from "
+            "its shape tables, human_designed_shapes*.tsv, read there and never copied.",
+        ),
+    ] = None,
 ) -> None:
     """Generate fresh Bongard-LOGO problems with the authors' own generator (PyPI `bongard` 0.0.2), in
     their published layout: problems made today, which no model can have seen. Resumable: problems
     already in DIR are kept. Needs Tk, ghostscript, and Xvfb where there is no display."""
-    from datasets_io.logo_generation import check_requirements, generate_freeform
+    from datasets_io.loaders.logo import PROBLEM_TYPES, TYPE_NAMES
+    from datasets_io.logo_concepts import ShapeTables
+    from datasets_io.logo_generation import check_requirements, generate
 
-    if types != "ff":
+    chosen = list(dict.fromkeys(part.strip() for part in types.split(",") if part.strip()))
+    unknown = [kind for kind in chosen if kind not in PROBLEM_TYPES]
+    if not chosen or unknown:
         raise typer.BadParameter(
-            "only ff (free-form) problems are generated: basic and abstract ones need the authors' shape "
-            "tables, which this command does not read yet",
+            f"expected some of {', '.join(PROBLEM_TYPES)}, got {types!r}", param_hint="--types"
+        )
+    if shapes is None and chosen != ["ff"]:
+        raise typer.BadParameter(
+            "bd and hd need the authors' shape tables: --shapes CHECKOUT",
             param_hint="--types",
         )
+    tables = ShapeTables.find(shapes) if shapes is not None else None
     check_requirements()  # one line before any progress bar
     with Progress(*progress_columns(), console=error_console, transient=False) as progress:
-        task = progress.add_task("free-form problems", total=count)
-        manifest = generate_freeform(out, count, seed, lambda _: progress.advance(task))
+        task = progress.add_task("Bongard-LOGO problems", total=count * len(chosen))
+        manifest = generate(out, count, seed, chosen, tables, lambda _: progress.advance(task))
+    made = ", ".join(f"{manifest.count} {TYPE_NAMES[kind]}" for kind in manifest.types)
     console.print(
-        f"{manifest.count} free-form problems from seed {manifest.seed} ({manifest.generator} "
-        f"{manifest.generator_version}) in {out}; solve them with: bongard run --dataset bongard-logo:{out}"
+        f"{made} problems from seed {manifest.seed} ({manifest.generator} {manifest.generator_version}) "
+        f"in {out}; solve them with: bongard run --dataset bongard-logo:{out}"
     )
