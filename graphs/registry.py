@@ -104,12 +104,13 @@ OptionsT = TypeVar("OptionsT", bound=StrategyOptions)
 
 @dataclass(frozen=True)
 class Shape(Generic[OptionsT]):
-    """What the number of a problem's calls depends on: its context panels, its test panels and the
-    strategy's options."""
+    """What the number of a problem's calls depends on: its context panels, its test panels, the
+    strategy's options and what the loader says of the problem (whether it carries action programs)."""
 
     context: int
     tests: int
     options: OptionsT
+    metadata: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -224,6 +225,7 @@ class StrategyInfo(Generic[OptionsT]):
             context=len(problem.left) + len(problem.right),
             tests=len(problem.test_left) + len(problem.test_right),
             options=self.parse_options(options or {}),
+            metadata=problem.metadata,
         )
         return self.count(shape)
 

@@ -21,7 +21,8 @@ def write_shape_tables(folder: Path) -> Path:
     (20 shapes) and big (20), so every pair of the two has 10 shapes in each combination."""
     data = folder / "data"
     data.mkdir(parents=True)
-    shapes, attributes = [], []
+    shapes: list[list[object]] = []
+    attributes: list[list[object]] = []
     for sides in SIDES:
         turn = round(360 / sides, 3)
         for size in SIZES:

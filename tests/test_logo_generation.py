@@ -12,10 +12,10 @@ import pytest
 from datasets_io.logo_concepts import ShapeTables
 from datasets_io.logo_generation import (
     PARTIAL,
-    programs_file,
     GeneratorUnavailable,
     check_requirements,
     generate,
+    programs_file,
     read_manifest,
     task_name,
 )
@@ -108,10 +108,13 @@ def test_a_missing_requirement_is_one_line_naming_what_to_install(
     assert not (tmp_path / "x").exists()
     bad_type = run_bongard("generate", "logo", "--out", tmp_path / "x", "--types", "bd")
     assert bad_type.returncode == 2 and "bd and hd need the authors' shape tables" in bad_type.stderr
-    no_tables = run_bongard("generate", "logo", "--out", tmp_path / "x", "--types", "bd", "--shapes", tmp_path)
+    no_tables = run_bongard(
+        "generate", "logo", "--out", tmp_path / "x", "--types", "bd", "--shapes", tmp_path
+    )
     assert no_tables.returncode == 2
     assert no_tables.stderr.strip() == (
-        f"error: no human_designed_shapes.tsv in {tmp_path} (the shape tables of a Bongard-LOGO checkout, data/)"
+        f"error: no human_designed_shapes.tsv in {tmp_path} "
+        "(the shape tables of a Bongard-LOGO checkout, data/)"
     )
 
 

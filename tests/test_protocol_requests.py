@@ -123,6 +123,9 @@ PROTOCOLS: dict[str, Protocol] = {
     "direct-rule-learning": Protocol(RWR, alone(2, CONTEXT + 1)),
     "deductive-rule-learning": Protocol(RWR, alone(1, CONTEXT) + alone(2, 1)),
     "componential-analysis": Protocol(RWR, alone(WITH_TESTS, 1) + alone(2, 0)),
+    # Vaishnav & Tammet 2026, the C-G paradigm: with no action programs (Bongard-RWR), structured
+    # descriptions stand for the images, as in componential analysis (programs: test_strategies_symbolic).
+    "symbolic-rule-learning": Protocol(RWR, alone(WITH_TESTS, 1) + alone(2, 0)),
     # Pawlonka et al., ICLR 2026 (Bongard-RWR+), Sec. 3.2: I1S, CS, D1S, D2S, and CG from the sheet.
     "image-to-side": Protocol(RWR, alone(2, 2, sheets=1), SIX_A_SIDE),
     "concept-selection": Protocol(RWR, THE_SHEET, SIX_A_SIDE),

@@ -5,7 +5,8 @@
   ff/images/<task>/1/0..6.png     free-form shape problems: positives in 1/, negatives in 0/
   bd/images/<task>/{1,0}/0..6.png basic shape problems
   hd/images/<task>/{1,0}/0..6.png abstract (human-designed attribute) shape problems
-  ff/ff_action_programs.json      optional: task -> [positive programs, negative programs]
+  <type>/<type>_action_programs.json  optional: task -> [positive programs, negative programs], one
+                                  per image (kept per panel in the problem's metadata)
   ShapeBongard_V2_split.json      optional: split name (train, val, test_ff, test_bd,
                                   test_hd_comb, test_hd_novel) -> task names
 ```
@@ -26,8 +27,9 @@ from __future__ import annotations
 import csv
 import re
 from collections.abc import Mapping
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path
+from typing import cast
 
 from pydantic import BaseModel, Field, JsonValue, ValidationError, field_validator
 
@@ -42,6 +44,9 @@ IMAGES_PER_SIDE = 7
 SIDE_FOLDERS: dict[Side, str] = {"left": "1", "right": "0"}
 SPLIT_FILE = "ShapeBongard_V2_split.json"
 SHAPES_TABLE = Path("data") / "human_designed_shapes.tsv"
+ACTION_PROGRAMS = "action_programs"
+"""The metadata key of each panel's action program (its shapes, each a list of action strings) by ref,
+where the dataset has the programs: what the symbolic-input strategies read instead of the image."""
 SHAPE_FUNCTION, SHAPE_NAME = "shape function name", "shape name"
 """The columns of the authors' shape table that name a shape's function and its display name."""
 TASK_NAME = re.compile(r"^(ff|bd|hd)_(.+)_(\d+)$")
@@ -110,8 +115,9 @@ class TaskPrograms(BaseModel):
     negatives: list[Shapes]
 
 
-def stroke_phrase(action: str) -> str:
-    """One action string (`line_zigzag_0.500-0.750`, `arc_normal_0.500_0.625-0.500`) in words."""
+def stroke_phrase(action: str, sized: bool = False) -> str:
+    """One action string (`line_zigzag_0.500-0.750`, `arc_normal_0.500_0.625-0.500`) in words; `sized`:
+    with its length (a line's) or radius (an arc's), as the program gives it (1.0: the longest)."""
     movement, separator, turn_text = action.rpartition("-")
     parts = movement.split("_")
     if not separator or parts[0] not in ("line", "arc") or len(parts) != (3 if parts[0] == "line" else 4):
@@ -119,13 +125,22 @@ def stroke_phrase(action: str) -> str:
     turn = float(turn_text)
     style = STROKE_STYLES.get(parts[1], parts[1])
     if parts[0] == "line":
-        body = f"{style} line"
+        body = f"{style} line" + (f" of length {float(parts[2]):.2f}" if sized else "")
     else:
         body = f"{style} arc of {round(abs(float(parts[3]) * 720 - 360))}°"
+        body += f" and radius {float(parts[2]):.2f}" if sized else ""
     degrees = round(turn * 360 - 180) if turn >= 0.5 else round(180 - turn * 360)
     if degrees == 0:
         return body
     return f"turn {'left' if turn >= 0.5 else 'right'} {degrees}°, {body}"
+
+
+def program_words(shapes: Shapes) -> str:
+    """An image's action program in words, shape by shape and stroke by stroke, sizes and turns kept."""
+    return "; ".join(
+        f"shape {number}: " + ", then ".join(stroke_phrase(action, sized=True) for action in shape)
+        for number, shape in enumerate(shapes, 1)
+    )
 
 
 def freeform_text(counts: list[int], shapes: Shapes | None) -> str:
@@ -267,9 +282,9 @@ class LogoLoader(DatasetLoader):
                         role="test" if index == test else "context",
                     )
                 )
-        text, parts = concept_from_task(
-            problem_id, self._positive_shapes(kind, problem_id), self._shape_names
-        )
+        programs = self._task_programs(kind, problem_id)
+        shapes = programs.positives[0] if programs is not None and kind == "ff" else None
+        text, parts = concept_from_task(problem_id, shapes, self._shape_names)
         return self.build(
             problem_id,
             left=[p for p in panels["left"] if p.role == "context"],
@@ -277,7 +292,12 @@ class LogoLoader(DatasetLoader):
             test_left=[p for p in panels["left"] if p.role == "test"],
             test_right=[p for p in panels["right"] if p.role == "test"],
             concept=Concept(left=text) if text else None,
-            metadata={"problem_type": kind, "problem_type_name": TYPE_NAMES[kind], **parts},
+            metadata={
+                "problem_type": kind,
+                "problem_type_name": TYPE_NAMES[kind],
+                **parts,
+                **self._panel_programs(programs, panels["left"] + panels["right"]),
+            },
         )
 
     @cached_property
@@ -304,10 +324,10 @@ class LogoLoader(DatasetLoader):
     def programs_path(self, kind: str) -> Path:
         return self.root / kind / f"{kind}_action_programs.json"
 
-    @cached_property
-    def _programs(self) -> dict[str, object]:
-        """The free-form action programs by task, if the dataset has them."""
-        path = self.programs_path("ff")
+    @cache  # noqa: B019 (one loader per dataset, kept for the run)
+    def _programs(self, kind: str) -> dict[str, object]:
+        """A type's action programs by task, if the dataset has them."""
+        path = self.programs_path(kind)
         if not path.is_file():
             return {}
         data = read_json(path, self.name)
@@ -315,23 +335,33 @@ class LogoLoader(DatasetLoader):
             raise self.error("expected a JSON object of task name -> action programs", path=path)
         return data
 
-    def _positive_shapes(self, kind: str, problem_id: str) -> Shapes | None:
-        """The shapes of the first positive image (all positives share them in free-form tasks)."""
-        if kind != "ff" or problem_id not in self._programs:
+    def _task_programs(self, kind: str, problem_id: str) -> TaskPrograms | None:
+        """The task's programs, one per image in image order (positives, then negatives), if any."""
+        if problem_id not in self._programs(kind):
             return None
         path = self.programs_path(kind)
-        entry = self._programs[problem_id]
+        entry = self._programs(kind)[problem_id]
         try:
             if not (isinstance(entry, list) and len(entry) == 2):
                 raise ValueError("expected [positive programs, negative programs]")
             programs = TaskPrograms.model_validate({"positives": entry[0], "negatives": entry[1]})
-            shapes = programs.positives[0]
-            for shape in shapes:
-                for action in shape:
-                    stroke_phrase(action)
+            for image in programs.positives + programs.negatives:
+                for shape in image:
+                    for action in shape:
+                        stroke_phrase(action)
         except ValidationError as error:
             reason = describe_validation_error(error)
             raise self.error(f"malformed action program: {reason}", problem_id, path) from None
         except ValueError as error:
             raise self.error(f"malformed action program: {error}", problem_id, path) from None
-        return shapes
+        return programs
+
+    def _panel_programs(self, programs: TaskPrograms | None, panels: list[Panel]) -> dict[str, JsonValue]:
+        """Each panel's action program by ref, when there is one per image."""
+        if programs is None or not (len(programs.positives) == len(programs.negatives) == IMAGES_PER_SIDE):
+            return {}
+        by_side = {"left": programs.positives, "right": programs.negatives}
+        found: dict[str, JsonValue] = {
+            panel.ref: cast(JsonValue, by_side[panel.side][panel.index]) for panel in panels
+        }
+        return {ACTION_PROGRAMS: found}
