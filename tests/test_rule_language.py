@@ -1,0 +1,96 @@
+"""The rule language: what it reads, how a rule runs, how hostile text is refused, and the search."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+
+import pytest
+
+from graphs.programs.language import MAX_CHARACTERS, MAX_DEPTH, RuleError, parse_rule, symbols_of
+from graphs.programs.search import Panel, score, search
+
+VOCABULARY = ["figures", "closed_figures", "triangles", "circles", "holes"]
+
+
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        ("figures<=2", "figures <= 2"),
+        ("closed_figures >= 1 and not (triangles > 0 or circles >= 2)",
+         "closed_figures >= 1 and not (triangles > 0 or circles >= 2)"),
+        ("(figures > 1 or holes == 0) and circles != 3", "(figures > 1 or holes == 0) and circles != 3"),
+        ("not not figures < 1.50", "not not figures < 1.5"),
+        ("true", "true"),
+        ("2 < figures", "2 < figures"),
+    ],
+)  # fmt: skip
+def test_rules_are_read_and_written_back_the_same(text: str, written: str) -> None:
+    rule = parse_rule(text, VOCABULARY)
+    assert str(rule) == written
+    assert parse_rule(str(rule), VOCABULARY) == rule
+
+
+def test_a_rule_runs_on_a_panels_symbols_and_a_missing_symbol_reads_0() -> None:
+    rule = parse_rule("closed_figures >= 1 and not (triangles > 0 or circles >= 2)", VOCABULARY)
+    assert rule.holds({"closed_figures": 1, "triangles": 0, "circles": 1})
+    assert not rule.holds({"closed_figures": 1, "triangles": 1})
+    assert not rule.holds({})  # closed_figures reads 0
+    assert symbols_of(rule) == {"closed_figures", "triangles", "circles"}
+
+
+HOSTILE = {
+    "deep brackets": "(" * 400 + "figures > 1" + ")" * 400,
+    "deep negation": "not " * (MAX_DEPTH + 1) + "figures > 1",
+    "brackets past the depth": "(" * (MAX_DEPTH + 1) + "figures > 1" + ")" * (MAX_DEPTH + 1),
+    "long text": " or ".join(["figures > 1"] * 200),
+    "a huge literal": "figures > " + "9" * 400,
+    "an infinite literal": "figures > 1e999",
+    "a name outside the vocabulary": "figures > 1 and __class__ > 0",
+    "Python": "__import__('os').system('true')",
+    "a call": "len(figures) > 1",
+    "arithmetic": "figures + 1 > 2",
+    "a bare value": "figures",
+    "an attribute": "figures.real > 1",
+    "a string": "figures == 'x'",
+    "an empty program": "",
+    "many parts": " and ".join(["figures > 1"] * 70),
+}
+
+
+@pytest.mark.parametrize("text", HOSTILE.values(), ids=HOSTILE.keys())
+def test_hostile_programs_are_refused_in_one_line_in_well_under_a_second(text: str) -> None:
+    started = time.perf_counter()
+    with pytest.raises(RuleError) as refused:
+        parse_rule(text, VOCABULARY)
+    assert time.perf_counter() - started < 1.0
+    message = str(refused.value)
+    assert message and "\n" not in message and len(message) < 400
+
+
+def test_the_length_bound_is_the_stated_one() -> None:
+    fits = " or ".join(["figures > 1"] * 10)
+    assert len(fits) < MAX_CHARACTERS and parse_rule(fits, VOCABULARY)
+
+
+def panels(left: Sequence[Mapping[str, float]], right: Sequence[Mapping[str, float]]) -> dict[str, Panel]:
+    found = {f"left-{n}": Panel("left", symbols) for n, symbols in enumerate(left)}
+    return found | {f"right-{n}": Panel("right", symbols) for n, symbols in enumerate(right)}
+
+
+def test_the_search_finds_the_simplest_separating_rule() -> None:
+    one = panels([{"figures": 1, "holes": n % 2} for n in range(6)], [{"figures": 3, "holes": 1}] * 6)
+    assert str(search(one, VOCABULARY).rule) == "figures <= 2"
+    both = panels(
+        [{"figures": 2, "holes": 1}] * 6,
+        [{"figures": 2, "holes": 0}, {"figures": 4, "holes": 1}] * 3,
+    )
+    found = search(both, VOCABULARY)
+    assert found.separates and str(found.rule) == "figures <= 3 and holes > 0.5"
+
+
+def test_without_a_separating_rule_the_search_keeps_the_most_accurate_and_names_its_misses() -> None:
+    noisy = panels([{"figures": 1}] * 5 + [{"figures": 5}], [{"figures": 5}] * 6)
+    found = search(noisy, VOCABULARY)
+    assert str(found.rule) == "figures <= 3" and found.wrong == ("left-5",) and found.correct == 11
+    assert score(parse_rule("figures > 3", VOCABULARY), noisy).correct == 1
