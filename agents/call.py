@@ -16,7 +16,18 @@ from datasets_io.problem import Panel
 from datasets_io.records import OutputMode, StopKind
 
 TaskKind = Literal[
-    "chat", "describe", "compare", "answer", "classify", "select", "judge", "probe", "hypothesize", "generate"
+    "chat",
+    "describe",
+    "compare",
+    "answer",
+    "classify",
+    "select",
+    "judge",
+    "probe",
+    "hypothesize",
+    "generate",
+    "ground",
+    "propose",
 ]
 
 

@@ -126,6 +126,10 @@ PROTOCOLS: dict[str, Protocol] = {
     # Vaishnav & Tammet 2026, the C-G paradigm: with no action programs (Bongard-RWR), structured
     # descriptions stand for the images, as in componential analysis (programs: test_strategies_symbolic).
     "symbolic-rule-learning": Protocol(RWR, alone(WITH_TESTS, 1) + alone(2, 0)),
+    # Rules that run (VLP's grounding, then a search or a model's proposals in one conversation): the
+    # least valid proposal is an empty program, unreadable, so every one of the 3 default turns is asked.
+    "program-search": Protocol(RWR, alone(WITH_TESTS, 1)),
+    "program-synthesis": Protocol(RWR, [*alone(WITH_TESTS, 1), Call(0, 1), Call(0, 3), Call(0, 5)]),
     # Pawlonka et al., ICLR 2026 (Bongard-RWR+), Sec. 3.2: I1S, CS, D1S, D2S, and CG from the sheet.
     "image-to-side": Protocol(RWR, alone(2, 2, sheets=1), SIX_A_SIDE),
     "concept-selection": Protocol(RWR, THE_SHEET, SIX_A_SIDE),

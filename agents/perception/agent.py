@@ -21,7 +21,9 @@ itself (`features.py`) and answers:
   its description of the panel;
 - select: which worded option is the problem's concept, a guess by word overlap
   with the induced rule;
-- hypothesize: up to `extra["count"]` rules from the rule search, best first.
+- hypothesize: up to `extra["count"]` rules from the rule search, best first;
+- ground: a panel's measurements as named symbols; propose: its rule search's next rule over the
+  symbols a call gives, as a program of the rule language (`programs.py`).
 
 Anything else (generate, judge, chat) raises `PerceptionError`: it measures
 drawings and cannot read or write worded concepts.
@@ -45,7 +47,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from agents.call import CallSpec, schema_json
-from agents.perception import concepts
+from agents.perception import concepts, programs
 from agents.perception.classify import classify_reply
 from agents.perception.features import perceive
 from agents.perception.panels import (
@@ -166,6 +168,8 @@ REPLIES: dict[str, Callable[[CallSpec], str]] = {
     "probe": _worded(concepts.probe),
     "select": _worded(concepts.select),
     "hypothesize": _worded(concepts.hypothesize),
+    "ground": lambda call: json.dumps(programs.grounded(call)),  # exactly the schema's fields: a
+    "propose": lambda call: json.dumps(programs.proposed(call)),  # fill would empty the free-form map
 }
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import operator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, NotRequired, TypedDict, TypeVar, cast
 
@@ -17,6 +18,7 @@ from langgraph.graph import END, START
 from langgraph.types import Send
 from pydantic import BaseModel
 
+from agents.call import TaskKind
 from graphs.nodes import Ctx, FanOut, Item, Node, SolveState, ask, graph_of, panel_source, send_each
 from graphs.registry import Graph, Preparation, StrategyError
 
@@ -54,10 +56,13 @@ StateT = TypeVar("StateT", bound=DescribedState)
 
 @dataclass(frozen=True)
 class Describer:
-    """How a panel is described: the `describe_image` prompt of `family`, with `schema` if structured."""
+    """How a panel is described: the `prompt` of `family`, with `schema` if structured, asked as a
+    `task` (a grounding call asks for symbols rather than words)."""
 
     family: str
     schema: type[BaseModel] | None = None
+    task: TaskKind = "describe"
+    prompt: str = "describe_image"
 
 
 def as_text(description: Description) -> str:
@@ -121,16 +126,17 @@ def describe_first(
     then: tuple[str, Node[StateT]],
     fan_out: FanOut | None = None,
     finish: Node[StateT] | None = None,
+    again: Callable[[StateT, Ctx], bool] | None = None,
 ) -> Graph:
     """START -> describe each panel, each in its own context (or nothing, when reused) -> `then`
-    (once, or once per `fan_out` Send) [-> `finish`] -> END."""
+    (once, or once per `fan_out` Send; repeated while `again` says so) [-> `finish`] -> END."""
 
     async def describe(state: StateT, runtime: Ctx) -> StateT:
         item = runtime.context
         panel = item.panel(state["panel"])
-        text = item.prompts.fill(describer.family, "describe_image")
+        text = item.prompts.fill(describer.family, describer.prompt)
         reply = await ask(
-            item, "describer", text, [panel_source(item, panel)], task="describe",
+            item, "describer", text, [panel_source(item, panel)], task=describer.task,
             conversation=f"image {panel.ref}", schema=describer.schema,
         )  # fmt: skip
         if describer.schema is None:
@@ -158,7 +164,15 @@ def describe_first(
         graph.add_edge("described", name)
     else:
         graph.add_conditional_edges("described", fan_out, [name])
-    graph.add_edge(name, "finish" if finish else END)
+    after = "finish" if finish else END
+    if again is None:
+        graph.add_edge(name, after)
+    else:
+
+        def repeat(state: StateT, runtime: Ctx) -> str:
+            return name if again(state, runtime) else after
+
+        graph.add_conditional_edges(name, repeat, [name, after])
     if finish:
         graph.add_edge("finish", END)
     return graph.compile()

@@ -1,0 +1,114 @@
+"""program-search and program-synthesis: panels grounded by the perception agent (offline), rules
+proposed by a stand-in OpenAI-protocol server scripted turn by turn, on classic problem 1 (empty
+panels on the left) with panels 5 and 11 held out."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from datasets_io.store import STORE_FILE, ResultsStore
+from graphs.answer import Answer
+from graphs.registry import get_strategy
+from tests.cli import run_bongard
+from tests.standins.protocols import OpenAIChat
+from tests.standins.server import StandInServer
+
+CONTEXT = 10
+"""Classic problem 1's context panels with panels 5 and 11 held out."""
+LEFT = [f"left-{n}" for n in range(5)]
+
+
+def turns_of(body: dict[str, Any]) -> int:
+    return sum(message["role"] == "user" for message in body["messages"])
+
+
+def scripted(*programs: str) -> Callable[[Any], str]:
+    """A proposer that answers its n-th turn with the n-th program."""
+    return lambda body: json.dumps({"words": "scripted", "program": programs[turns_of(body) - 1]})
+
+
+def synthesis(
+    shared_data: Path, home: Path, proposer: Callable[[Any], str], *options: str
+) -> tuple[Answer, list[dict[str, Any]]]:
+    with StandInServer(OpenAIChat(), responder=proposer) as server:
+        ran = run_bongard(
+            "run", "--strategy", "program-synthesis", "--describer", "perception", "--reasoner",
+            f"openai-compatible:m@{server.url}/v1", "--dataset", "bongard-classic", "--problems", "1",
+            "-O", "holdout_test=true", *options, "--data-dir", shared_data, "--home", home,
+        )  # fmt: skip
+        bodies = [request.body for request in server.model_requests()]
+    assert ran.returncode == 0, ran.stderr
+    store = ResultsStore(home / STORE_FILE)
+    [(_, _, answer)] = store.answer_records(store.resolve_run("latest"))
+    return answer, bodies
+
+
+def last_question(body: dict[str, Any]) -> str:
+    content = body["messages"][-1]["content"]
+    return content if isinstance(content, str) else "".join(part["text"] for part in content)
+
+
+def test_a_proposer_right_on_its_second_turn_stops_there_after_feedback_naming_the_misplaced_panels(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    answer, bodies = synthesis(shared_data, tmp_path, scripted("figures > 100", "figures < 1", "true"))
+    assert [turns_of(body) for body in bodies] == [1, 2]  # one conversation; no third turn
+    first, second = bodies
+    assert all(part.get("type") != "image_url" for m in first["messages"] if isinstance(m["content"], list)
+               for part in m["content"])  # fmt: skip
+    assert "LEFT panels:\nleft-0: {" in last_question(first) and '"figures": 0.0' in last_question(first)
+    assert [m["role"] for m in second["messages"]] == ["user", "assistant", "user"]
+    feedback = last_question(second)
+    assert "Your program `figures > 100` was run on the 10 panels" in feedback
+    assert "It puts left-0, left-1, left-2, left-3 and left-4 on the wrong side" in feedback
+    assert answer.correct is True and answer.details["program"] == "figures < 1"
+    assert (answer.details["context_correct"], answer.details["context_panels"]) == (CONTEXT, CONTEXT)
+    assert [p["wrong"] for p in answer.details["proposals"]] == [LEFT, []]
+
+
+def test_an_unreadable_program_is_told_why_and_the_best_of_the_turns_decides(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    answer, bodies = synthesis(
+        shared_data, tmp_path, scripted("__import__('os')", "size > 2", "figures > 100"), "-S", "turns=3"
+    )
+    assert [turns_of(body) for body in bodies] == [1, 2, 3]
+    assert "Your program could not be run: not a rule of the language" in last_question(bodies[1])
+    assert "Your program could not be run: unknown symbol(s) size" in last_question(bodies[2])
+    assert answer.details["program"] == "figures > 100" and answer.correct is False  # the only runnable one
+    assert [p["error"] is None for p in answer.details["proposals"]] == [False, False, True]
+
+
+def test_a_proposer_that_never_writes_a_program_leaves_the_tests_undecided(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    answer, bodies = synthesis(
+        shared_data, tmp_path, lambda body: "I think it is emptiness.", "-S", "turns=2"
+    )
+    assert len(bodies) == 2
+    assert answer.correct is False and answer.parse_status == "failed"
+    assert answer.sides == {"left-test-5": None, "right-test-5": None}
+
+
+@pytest.mark.parametrize("strategy", ["program-search", "program-synthesis"])
+def test_offline_the_perception_agent_grounds_and_finds_the_rule_of_problem_1(
+    strategy: str, shared_data: Path, tmp_path: Path
+) -> None:
+    ran = run_bongard(
+        "run", "--strategy", strategy, "--model", "perception", "--dataset", "bongard-classic",
+        "--problems", "1", "-O", "holdout_test=true", "--data-dir", shared_data, "--home", tmp_path,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    store = ResultsStore(tmp_path / STORE_FILE)
+    [(_, _, answer)] = store.answer_records(store.resolve_run("latest"))
+    assert answer.correct is True and answer.details["context_correct"] == CONTEXT
+    assert answer.details["program"] and answer.details["misplaced"] == []
+    summary = store.summary(store.resolve_run("latest"))
+    grounding = CONTEXT + 2
+    assert summary.calls == grounding + (1 if strategy == "program-synthesis" else 0)
+    assert get_strategy(strategy).card is not None
