@@ -88,7 +88,10 @@ def short_spec(spec: str, limit: int = SHORT_SPEC_CHARS) -> str:
 
 
 def model_label(agents: dict[str, str]) -> str:
-    """The model column of a run: its one agent spec, or `role=spec` per role when they differ."""
+    """The model column of a run: its one agent spec, or `role=spec` per role when they differ ("no
+    model" for a run that calls none, a mixture of stored runs)."""
+    if not agents:
+        return "no model"
     if len(set(agents.values())) == 1:
         return next(iter(agents.values()))
     return " + ".join(f"{role}={spec}" for role, spec in sorted(agents.items()))

@@ -99,6 +99,24 @@ class Reused:
     agent: str
 
 
+WHOLE_ANSWERS = "*"
+"""A `reuses` key: the option names stored runs, comma-separated, whose whole answers are reused
+(a mixture's members): `Reused.value` is the list of their `MemberAnswer`s for the problem."""
+
+
+@dataclass(frozen=True)
+class MemberAnswer:
+    """What a member run answered on a problem, and what its calls cost (None: a price unknown)."""
+
+    run: str
+    label: str
+    """`strategy · model`."""
+    sides: dict[str, Any]
+    correct: bool | None
+    text: str
+    cost_usd: float | None
+
+
 OptionsT = TypeVar("OptionsT", bound=StrategyOptions)
 
 

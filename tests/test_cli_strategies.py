@@ -23,7 +23,7 @@ def test_strategies_lists_each_with_paper_roles_and_calls() -> None:
     for name in strategy_names():
         info = get_strategy(name)
         row = next(line for line in result.stdout.splitlines() if line.startswith(f"│ {name} "))
-        assert info.section.split(",")[0] in row and info.roles[0] in row
+        assert info.section.split(",")[0] in row and all(role in row for role in info.roles[:1])
 
 
 STRATEGIES_PAGE = Path(__file__).resolve().parent.parent / "docs" / "strategies.md"

@@ -409,10 +409,13 @@ class NewRun:
     def config(self) -> RunConfig:
         from agents.registry import read_agent_config
         from datasets_io.sampling import SampleSpec
+        from graphs.registry import get_strategy
         from graphs.runs.runner import RunConfig, parse_selection
 
         strategy, dataset = self.strategy, self.dataset
-        if strategy is None or dataset is None or not (self.model or (self.describer and self.reasoner)):
+        calls_none = strategy is not None and not get_strategy(strategy).roles  # a mixture reads runs
+        named = self.model or (self.describer and self.reasoner)
+        if strategy is None or dataset is None or not (named or calls_none):
             raise typer.BadParameter(
                 "give --strategy, --model (or --describer and --reasoner) and --dataset, "
                 "or no options at all for the embedded default run",
@@ -831,6 +834,12 @@ def compare(
         console.print("\ncontamination check (published set vs fresh problems of the same kind):")
         for contrast in found:
             console.print(f"  {escape(contrast.line())}", highlight=False)
+    from graphs.reports.mixtures import mixture_rows
+
+    if mixtures := mixture_rows(store, selection.run_ids):  # beside the best member and the oracle
+        console.print("\nmixtures (members' stored answers combined; costs are the members' calls):")
+        for row in mixtures:
+            console.print(f"  {escape(row.line())}", highlight=False)
     probes = [r for r in selection.run_ids if store.run_config(r)["strategy"] == PROBE_STRATEGY]
     if probes:  # Task 2 as the paper reports it, beside the table's solved (neither criterion)
         from datasets_io.probe_report import probe_criteria

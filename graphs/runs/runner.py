@@ -36,13 +36,23 @@ from datasets_io.images import natural_key
 from datasets_io.problem import BongardProblem
 from datasets_io.records import CallTrace
 from datasets_io.render import Variant
+from datasets_io.run_compatibility import model_label
 from datasets_io.sampling import SampleSpec, draw
 from datasets_io.store import ResultsStore, StoreError
 from datasets_io.workspace import workspace_home
 from graphs.answer import Answer
 from graphs.kept import KeptResults
 from graphs.nodes import SolveRuntime, keeping_paid_calls
-from graphs.registry import DatasetContext, PaperProtocol, Reused, StrategyError, StrategyInfo, get_strategy
+from graphs.registry import (
+    WHOLE_ANSWERS,
+    DatasetContext,
+    MemberAnswer,
+    PaperProtocol,
+    Reused,
+    StrategyError,
+    StrategyInfo,
+    get_strategy,
+)
 from graphs.runs.checkpoints import Checkpoints, checkpointed_trace, item_thread, open_checkpoints
 from graphs.runs.provenance import dataset_fingerprint, session_record, toolkit_version
 from graphs.solve import solve
@@ -179,8 +189,14 @@ class Runner:
         self.reused = {
             option: self._reusable(option, key, role, config.strategy_options[option])
             for option, (key, role) in self.info.reuses.items()
-            if option in config.strategy_options
+            if option in config.strategy_options and key != WHOLE_ANSWERS
         }
+        self.members = {
+            option: {run: self._member_answers(run) for run in config.strategy_options[option].split(",")}
+            for option, (key, _) in self.info.reuses.items()
+            if option in config.strategy_options and key == WHOLE_ANSWERS
+        }
+        """Per option naming member runs: each run's answers, by (problem, attempt)."""
 
     def _reusable(self, option: str, key: str, role: str, run: str) -> dict[tuple[str, int], Reused]:
         """`key` of every answer of the earlier run `run`, by (problem, attempt), and who wrote it."""
@@ -196,10 +212,39 @@ class Runner:
             raise StrategyError(f"-S {option}={run}: run {run_id} holds no answers with {key!r} to reuse")
         return found
 
+    def _member_answers(self, run: str) -> dict[tuple[str, int], MemberAnswer]:
+        """A member run's answers as a mixture reads them: what it answered and what that cost."""
+        run_id = self.store.resolve_run(run)
+        config = self.store.run_config(run_id)
+        label = f"{config['strategy']} · {model_label(config['agents'])}"
+        return {
+            (problem, attempt): MemberAnswer(
+                run=run_id,
+                label=label,
+                sides=dict(answer.sides or {}),
+                correct=answer.correct,
+                text=answer.text,
+                cost_usd=answer.cost_usd,
+            )
+            for problem, attempt, answer in self.store.answer_records(run_id)
+        }
+
     def reused_for(self, problem: BongardProblem | ProblemSummary, attempt: int) -> dict[str, Reused]:
         """Each earlier run's result for this problem (its attempt's, else its first), by the
-        option that named the run; passed beside the options, which keep the run's id."""
+        option that named the run; passed beside the options, which keep the run's id. An option
+        naming member runs gets every member's answer, in the order named."""
         reused: dict[str, Reused] = {}
+        for option, tables in self.members.items():
+            answers = []
+            for run_id, table in tables.items():
+                member = table.get((problem.key, attempt)) or table.get((problem.key, 0))
+                if member is None:
+                    raise StrategyError(
+                        f"-S {option}: member run {run_id} has no answer for {problem.key} "
+                        "(run it there first)"
+                    )
+                answers.append(member)
+            reused[option] = Reused(answers, ",".join(tables), "members")
         for option, found in self.reused.items():
             value = found.get((problem.key, attempt)) or found.get((problem.key, 0))
             if value is None:
@@ -522,7 +567,10 @@ def start_run(config: RunConfig, store: ResultsStore, home: Path | None = None) 
     config = config.model_copy(update={"agent_params": merged, "paper_decoding": paper})
     config = config.model_copy(update={"decoding_dropped": check_config(config)})
     reuses = info.reuses
-    pinned = {k: store.resolve_run(v) if k in reuses else v for k, v in config.strategy_options.items()}
+    pinned = {
+        k: ",".join(store.resolve_run(run) for run in v.split(",")) if k in reuses else v
+        for k, v in config.strategy_options.items()
+    }
     config = config.model_copy(update={"strategy_options": pinned})  # `latest` must not move on resume
     if config.sample is not None and config.problems is not None:
         raise StrategyError("--sample draws from the whole dataset: give --problems or --sample, not both")
