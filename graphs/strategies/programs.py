@@ -251,8 +251,9 @@ program_strategy = family_strategy(family=FAMILY, needs_test_panels=True, prepar
 @program_strategy(
     "program-search",
     paper=VLP,
-    section="Sec. 3 (grounding, program search, decision); the enumerative search over threshold rules "
-    "of measured symbols stands in for VLP's probabilistic grammar over VLM-proposed symbols",
+    section="the method: symbol grounding, program search, the best program applied; the enumerative "
+    "search over threshold rules of measured symbols stands in for VLP's heap search of a probabilistic "
+    "grammar over VLM-proposed symbols",
     roles=("describer",),
     calls="1 grounding call per context and test panel, each in its own context; the search makes none",
     count=lambda shape: shape.context + shape.tests,
@@ -268,8 +269,8 @@ def program_search() -> Graph:
 @program_strategy(
     "program-synthesis",
     paper=SYNTHESIS,
-    section="VLP Sec. 3 (grounding, decision); Langenfeld et al. (a model writes the rule's program); "
-    "the rule language and the feedback loop are this toolkit's, beyond both papers",
+    section="VLP's grounding, its decision, Langenfeld et al.'s program written by a model; the rule "
+    "language and the feedback loop are this toolkit's, beyond both papers",
     roles=("describer", "reasoner"),
     calls="1 grounding call per context and test panel, each in its own context, then up to -S turns=N "
     "(default 3) text-only turns of one conversation, stopping at a program that separates the sides",
