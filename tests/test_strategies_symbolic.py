@@ -10,7 +10,9 @@ from typing import Any
 import pytest
 
 from datasets_io.catalog import open_dataset
+from datasets_io.intervals import wilson
 from datasets_io.store import STORE_FILE, ResultsStore
+from graphs.answer import Answer
 from graphs.registry import get_strategy
 from tests.cli import run_bongard
 from tests.standins.protocols import OpenAIChat
@@ -123,3 +125,29 @@ def test_without_programs_the_perception_agents_descriptions_stand_for_the_image
     assert (summary.done, summary.failed, summary.calls) == (1, 0, 10 + 2 * 2)
     [(_, _, answer)] = store.answer_records(store.resolve_run("latest"))
     assert answer.details["symbols"] == "descriptions" and answer.details["describer"] == "perception"
+
+
+def test_compare_puts_one_model_from_pixels_beside_it_from_symbols(shared_data: Path, tmp_path: Path) -> None:
+    """Constructed runs of one model on classic problems 1-10: 1 solved from pixels, 10 from symbols."""
+    store = ResultsStore(tmp_path / STORE_FILE)
+    runs = []
+    for strategy, solved in (("direct-rule-learning", 1), ("symbolic-rule-learning", 10)):
+        config = {"strategy": strategy, "dataset": "bongard-classic", "data_dir": str(shared_data),
+                  "agents": {"reasoner": "m"}, "attempts": 1}  # fmt: skip
+        run_id = store.create_run(config, "test")
+        for number in range(1, 11):
+            answer = Answer(strategy=strategy, problem=f"bongard-classic/{number}", text="",
+                            expected={"sides": {}}, correct=number <= solved)  # fmt: skip
+            store.save_item(run_id, f"bongard-classic/{number}", 0, answer, None)
+        store.release_run(run_id, finished=True)
+        runs.append(run_id)
+    compared = run_bongard("compare", *runs, "--out", tmp_path / "report", "--home", tmp_path)
+    assert compared.returncode == 0, compared.stderr
+    said = " ".join(compared.stdout.split())
+    (p_low, p_high), (s_low, s_high) = (wilson(k, 10) for k in (1, 10))
+    assert "pixels vs symbols (the same query task, the same model and problems):" in said
+    assert (
+        f"m on bongard-classic: pixels (direct-rule-learning) 0.100 [{p_low:.3f}, {p_high:.3f}] (n 10), "
+        f"symbols (symbolic-rule-learning) 1.000 [{s_low:.3f}, {s_high:.3f}] (n 10); gain +0.900, "
+        "the intervals do not overlap"
+    ) in said

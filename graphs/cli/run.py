@@ -834,6 +834,12 @@ def compare(
         console.print("\ncontamination check (published set vs fresh problems of the same kind):")
         for contrast in found:
             console.print(f"  {escape(contrast.line())}", highlight=False)
+    from graphs.reports.symbols import pixels_and_symbols
+
+    if paired := pixels_and_symbols(table):  # one model from images and from symbols
+        console.print("\npixels vs symbols (the same query task, the same model and problems):")
+        for pair in paired:
+            console.print(f"  {escape(pair.line())}", highlight=False)
     from graphs.reports.mixtures import mixture_rows
 
     if mixtures := mixture_rows(store, selection.run_ids):  # beside the best member and the oracle

@@ -16,6 +16,7 @@ import pandas as pd
 from datasets_io.logo_generation import read_manifest
 from datasets_io.store import ResultsStore
 from graphs.reports.analyses import run_dataset
+from graphs.reports.rates import Rate, overlap_words
 
 
 @dataclass(frozen=True)
@@ -24,29 +25,18 @@ class Contrast:
     model: str
     published: str
     fresh: str
-    published_accuracy: tuple[float, float, float, int]
-    """Accuracy, its interval's low and high, and n."""
-    fresh_accuracy: tuple[float, float, float, int]
+    published_accuracy: Rate
+    fresh_accuracy: Rate
 
     @property
     def drop(self) -> float:
-        return round(self.published_accuracy[0] - self.fresh_accuracy[0], 3)
-
-    @property
-    def apart(self) -> bool:
-        """Whether the intervals do not overlap: the published set's lies wholly above or below."""
-        (_, low, high, _), (_, fresh_low, fresh_high, _) = self.published_accuracy, self.fresh_accuracy
-        return low > fresh_high or high < fresh_low
+        return round(self.published_accuracy.accuracy - self.fresh_accuracy.accuracy, 3)
 
     def line(self) -> str:
-        def rate(figures: tuple[float, float, float, int]) -> str:
-            value, low, high, n = figures
-            return f"{value:.3f} [{low:.3f}, {high:.3f}] (n {n})"
-
-        verdict = "the intervals do not overlap" if self.apart else "the intervals overlap"
+        verdict = overlap_words(self.published_accuracy, self.fresh_accuracy)
         return (
-            f"{self.strategy} · {self.model}: published {self.published} {rate(self.published_accuracy)}, "
-            f"fresh {self.fresh} {rate(self.fresh_accuracy)}; drop {self.drop:+.3f}, {verdict}"
+            f"{self.strategy} · {self.model}: published {self.published} {self.published_accuracy.text()}, "
+            f"fresh {self.fresh} {self.fresh_accuracy.text()}; drop {self.drop:+.3f}, {verdict}"
         )
 
 
@@ -73,12 +63,8 @@ def contrasts(store: ResultsStore, run_ids: list[str], table: pd.DataFrame) -> l
                             str(model),
                             str(old["dataset"]),
                             str(new["dataset"]),
-                            _rate(old),
-                            _rate(new),
+                            Rate.of(old),
+                            Rate.of(new),
                         )
                     )
     return found
-
-
-def _rate(row: pd.Series) -> tuple[float, float, float, int]:
-    return float(row["accuracy"]), float(row["accuracy_low"]), float(row["accuracy_high"]), int(row["n"])
