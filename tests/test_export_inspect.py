@@ -147,3 +147,23 @@ def test_no_images_leaves_the_prompts_text_only(tmp_path: Path, shared_data: Pat
     for sample in read_eval_log(str(out / f"{run_id}.eval")).samples or []:
         content = sample.messages[0].content
         assert isinstance(content, list) and [block.type for block in content] == ["text"]
+
+
+def test_the_eval_writer_flushes_on_the_way_and_json_holds_the_same_samples(
+    tmp_path: Path, shared_data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """inspect's recorder compares each sample with every one buffered, so the writer flushes every
+    `FLUSH_EVERY` samples (here every one); the json log holds the same samples in one document."""
+    from datasets_io.store import STORE_FILE, ResultsStore
+    from graphs.reports import inspect_export
+
+    run_id = perception_run(tmp_path, shared_data, "descriptive")
+    store = ResultsStore(tmp_path / STORE_FILE)
+    monkeypatch.setattr(inspect_export, "FLUSH_EVERY", 1)
+    eval_path = inspect_export.export_run(store, run_id, tmp_path / "eval", images=False)
+    json_path = inspect_export.export_run(store, run_id, tmp_path / "json", images=False, log_format="json")
+    assert (eval_path.suffix, json_path.suffix) == (".eval", ".json")
+    written, whole = read_eval_log(str(eval_path)), read_eval_log(str(json_path))
+    assert [s.id for s in written.samples or []] == [s.id for s in whole.samples or []] == [1, 2]
+    assert [len(s.messages) for s in written.samples or []] == [len(s.messages) for s in whole.samples or []]
+    assert written.status == whole.status == "success"

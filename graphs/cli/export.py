@@ -17,6 +17,11 @@ class ExportFormat(StrEnum):
     inspect = "inspect"
 
 
+class LogFormat(StrEnum):
+    eval = "eval"
+    json = "json"
+
+
 def export(
     run_id: Annotated[str, typer.Argument(metavar="RUN", help="A run id or `latest`.")],
     export_format: Annotated[
@@ -36,11 +41,19 @@ def export(
             "--no-images for runs of thousands).",
         ),
     ] = True,
+    log_format: Annotated[
+        LogFormat,
+        typer.Option(
+            "--log-format",
+            help="inspect's log format: eval (a zip, inspect's default) or json (one document, written "
+            "about 9x faster: 1 s against 9 s at 5,000 problems).",
+        ),
+    ] = LogFormat.eval,
     home: HomeOption = None,
 ) -> None:
     """Write a run as another tool's log: every item, its calls, answer, target and score."""
     from graphs.reports.inspect_export import export_run
 
     store = open_reader(home)
-    path = export_run(store, store.resolve_run(run_id), out, images=images)
+    path = export_run(store, store.resolve_run(run_id), out, images=images, log_format=log_format.value)
     console.print(f"{path} (open it with `inspect view --log-dir {out}`)", highlight=False)

@@ -20,11 +20,14 @@ needed only here (extra `inspect`).
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from datetime import UTC, datetime
+from functools import cached_property, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -43,6 +46,7 @@ if TYPE_CHECKING:
 
     from datasets_io.problem import BongardProblem
     from datasets_io.records import Answer, CallTrace
+    from judges.verdict import Verdict
 
 INSPECT_STOP_REASONS: dict[str, Literal["max_tokens", "content_filter"]] = {
     "cut off": "max_tokens", "blocked": "content_filter", "refused": "content_filter",
@@ -65,16 +69,45 @@ def _iso(timestamp: float | None) -> str:
     return datetime.fromtimestamp(timestamp or 0, UTC).isoformat()
 
 
-def export_run(store: ResultsStore, run_id: str, out: Path, *, images: bool = True) -> Path:
-    """Write `out/<run>.eval` and return its path; without `images`, prompts carry only their text."""
+LOG_FORMATS = ("eval", "json")
+"""inspect's two log formats: `.eval` (a zip, one member per sample) and `.json` (one document)."""
+FLUSH_EVERY = 500
+"""Samples buffered before the `.eval` writer flushes them: inspect's recorder compares each new sample
+with every buffered one, so a log of 5,000 written in one buffer took 34 s, in buffers of 500 9 s."""
+
+
+def export_run(
+    store: ResultsStore, run_id: str, out: Path, *, images: bool = True, log_format: str = "eval"
+) -> Path:
+    """Write `out/<run>.<eval|json>` and return its path; without `images`, prompts carry only their text."""
     try:
         from inspect_ai.log import write_eval_log
     except ImportError:
         raise MissingInspect("exporting to inspect needs inspect_ai: pip install -e '.[inspect]'") from None
     out.mkdir(parents=True, exist_ok=True)
-    path = out / f"{run_id}.eval"
-    write_eval_log(eval_log(store, run_id, images=images), path)
+    path = out / f"{run_id}.{log_format}"
+    log = eval_log(store, run_id, images=images)
+    if log_format == "json":
+        write_eval_log(log, path, format="json")
+    else:
+        asyncio.run(_write_eval(log, path))
     return path
+
+
+async def _write_eval(log: EvalLog, path: Path) -> None:
+    """The `.eval` log through inspect's recorder, as `write_eval_log` writes it (each sample
+    condensed, then buffered), flushing every `FLUSH_EVERY` samples."""
+    from inspect_ai.log import condense_sample
+    from inspect_ai.log._recorders.eval import EvalRecorder  # flushing on the way is not public
+
+    recorder = EvalRecorder(str(path.parent))
+    await recorder.log_init(log.eval, str(path), clean=True)
+    await recorder.log_start(log.eval, log.plan)
+    for number, sample in enumerate(log.samples or [], 1):
+        await recorder.log_sample(log.eval, condense_sample(sample))
+        if number % FLUSH_EVERY == 0:
+            await recorder.flush(log.eval)
+    await recorder.log_finish(log.eval, log.status, log.stats, log.results, log.reductions, log.error)
 
 
 def eval_log(store: ResultsStore, run_id: str, *, images: bool = True) -> EvalLog:
@@ -96,16 +129,20 @@ def eval_log(store: ResultsStore, run_id: str, *, images: bool = True) -> EvalLo
     dataset = run_dataset(store, run_id)
     answers = {(p, a): answer for p, a, answer in store.answer_records(run_id)}
     errors = store.item_errors(run_id)
+    judged = bool(store.judgings(run_id))
     samples, calls = [], []
     variant = config.get("variant", "plain")
+    drawn_as: Variant = variant if variant in VARIANTS else "plain"
     rows = items_frame(store, [run_id]).itertuples(index=False)
     for row in sorted(rows, key=lambda row: (natural_key(str(row.problem)), int(row.attempt))):
         item = (str(row.problem), int(row.attempt))
-        trace = store.item_calls(run_id, *item)
+        answer = answers.get(item)
+        trace = answer.trace if answer is not None else store.item_calls(run_id, *item)
         calls += trace
-        problem = dataset.load(item[0].split("/", 1)[1])  # the dataset's own id, as the run stored it
-        drawn = SampleImages(problem, variant if variant in VARIANTS else "plain", drawn=images)
-        samples.append(_sample(store, run_id, row, trace, answers.get(item), errors.get(item), drawn))
+        own_id = item[0].split("/", 1)[1]  # the dataset's own id, as the run stored it
+        drawn = SampleImages(partial(dataset.load, own_id), drawn_as, drawn=images)
+        decision = store.item_decision(run_id, *item) if judged and row.scored else None
+        samples.append(_sample(row, trace, answer, errors.get(item), drawn, decision))
     rows = comparison_table(problems_frame(store, [run_id], DEFAULT_COUNTING)).to_dict("records")
     row = rows[0] if rows else {"n": 0, "problems": 0} | dict.fromkeys(UNSOLVED_COLUMNS.values(), 0)
     metrics = {"solved": EvalMetric(name="solved", value=row["solved"] if row["n"] else float("nan"))}
@@ -152,29 +189,29 @@ def eval_log(store: ResultsStore, run_id: str, *, images: bool = True) -> EvalLo
 
 
 def _sample(
-    store: ResultsStore,
-    run_id: str,
     row: Any,
     calls: list[CallTrace],
     answer: Answer | None,
     error: str | None,
     images: SampleImages,
+    decision: tuple[bool, list[Verdict]] | None,
 ) -> EvalSample:
-    """One item as a sample; `row` is its `items_frame` row (status, solved, scored)."""
+    """One item as a sample; `row` is its `items_frame` row (status, solved, scored), `decision` the
+    latest judging's on it (None unjudged)."""
     from inspect_ai.log import EvalError, EvalSample
     from inspect_ai.model import ModelOutput
     from inspect_ai.scorer import Score
 
     problem, attempt = str(row.problem), int(row.attempt)
-    concept = images.problem.concept
     messages, events = _conversations(calls, images)
     expected = answer.expected if answer is not None else {}
-    target = f"Left: {concept.left} / Right: {concept.stated_right}" if concept is not None else ""
     if expected.get("sides"):
         target = json.dumps(expected["sides"])
+    else:
+        concept = images.problem.concept
+        target = f"Left: {concept.left} / Right: {concept.stated_right}" if concept is not None else ""
     scores = {}
     if row.scored and row.status != "failed":
-        decision = store.item_decision(run_id, problem, attempt)
         explanation = "; ".join(f"{v.judge}: {v.label}" for v in decision[1]) if decision else None
         scores["solved"] = Score(value="C" if row.solved else "I", answer=answer.text if answer else None,
                                  explanation=explanation)  # fmt: skip
@@ -216,10 +253,15 @@ def sample_id(problem: str) -> int | str:
 class SampleImages:
     """The images of one problem as its calls sent them, drawn once each, as data URLs."""
 
-    def __init__(self, problem: BongardProblem, variant: Variant, *, drawn: bool = True) -> None:
-        """`drawn`: False leaves every image out (`bongard export --no-images`)."""
-        self.problem, self.variant, self.drawn = problem, variant, drawn
+    def __init__(self, load: Callable[[], BongardProblem], variant: Variant, *, drawn: bool = True) -> None:
+        """`load` reads the problem when first needed (an image to draw, a concept for the target);
+        `drawn`: False leaves every image out (`bongard export --no-images`)."""
+        self._load, self.variant, self.drawn = load, variant, drawn
         self._drawn: dict[tuple[str, ...], str] = {}
+
+    @cached_property
+    def problem(self) -> BongardProblem:
+        return self._load()
 
     def url(self, refs: list[str]) -> str:
         """The image a call sent for these panels: the sheet where it holds several, else the panel."""
