@@ -11,12 +11,15 @@ from typing import Any
 
 import pytest
 
+from datasets_io.catalog import open_dataset
 from datasets_io.store import STORE_FILE, ResultsStore
 from graphs.answer import Answer
 from graphs.registry import get_strategy
 from tests.cli import run_bongard
 from tests.standins.protocols import OpenAIChat
+from tests.standins.schema_replies import output_schema
 from tests.standins.server import StandInServer
+from tests.test_protocol_requests import sent_images
 
 CONTEXT = 10
 """Classic problem 1's context panels with panels 5 and 11 held out."""
@@ -50,7 +53,7 @@ def synthesis(
 
 def last_question(body: dict[str, Any]) -> str:
     content = body["messages"][-1]["content"]
-    return content if isinstance(content, str) else "".join(part["text"] for part in content)
+    return content if isinstance(content, str) else "".join(part.get("text", "") for part in content)
 
 
 def test_a_proposer_right_on_its_second_turn_stops_there_after_feedback_naming_the_misplaced_panels(
@@ -112,3 +115,40 @@ def test_offline_the_perception_agent_grounds_and_finds_the_rule_of_problem_1(
     grounding = CONTEXT + 2
     assert summary.calls == grounding + (1 if strategy == "program-synthesis" else 0)
     assert get_strategy(strategy).card is not None
+
+
+def test_vlp_grounding_proposes_a_vocabulary_then_asks_each_panel_about_every_symbol(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    """-S grounding=vocabulary: one call with the 10 context images proposes objects, properties and
+    actions (the stand-in VLM: 'Figure', 'dot', 'Filled!'), named as symbols of the language; each
+    panel is then asked about every one; the search finds the rule over them."""
+    problem = open_dataset("bongard-classic", shared_data, {"holdout_test": "true"}).problem("1")
+    left = {panel.path.read_bytes() for panel in [*problem.left, *problem.test_left]}
+
+    def vlm(body: Any) -> str:
+        if "objects" in (output_schema(body) or {}).get("properties", {}):
+            return json.dumps({"objects": ["Figure", "dot"], "properties": ["Filled!"], "actions": []})
+        [image] = sent_images(body)
+        symbols = {"object_figure": 0 if image in left else 1, "object_dot": 0, "property_filled": 0}
+        return json.dumps({"symbols": symbols})
+
+    with StandInServer(OpenAIChat(), responder=vlm) as server:
+        ran = run_bongard(
+            "run", "--strategy", "program-search", "--model", f"openai-compatible:m@{server.url}/v1",
+            "--dataset", "bongard-classic", "--problems", "1", "-O", "holdout_test=true", "-S",
+            "grounding=vocabulary", "--data-dir", shared_data, "--home", tmp_path,
+        )  # fmt: skip
+        bodies = [request.body for request in server.model_requests()]
+    assert ran.returncode == 0, ran.stderr
+    proposing = [b for b in bodies if "objects" in (output_schema(b) or {}).get("properties", {})]
+    assert (
+        len(proposing) == 1 and len(sent_images(proposing[0])) == CONTEXT and len(bodies) == 1 + CONTEXT + 2
+    )
+    asked = last_question(next(b for b in bodies if b not in proposing))
+    assert "- object_figure (Figure: how many of them the image shows)" in asked
+    assert "- property_filled (Filled!: 1 if something in the image has this property, else 0)" in asked
+    store = ResultsStore(tmp_path / STORE_FILE)
+    [(_, _, answer)] = store.answer_records(store.resolve_run("latest"))
+    assert answer.correct is True and answer.details["program"] == "object_figure <= 0.5"
+    assert get_strategy("program-search").calls_for(problem, {"grounding": "vocabulary"}) == 1 + CONTEXT + 2

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, NotRequired, TypedDict, TypeVar, cast
 
@@ -19,7 +19,7 @@ from langgraph.types import Send
 from pydantic import BaseModel
 
 from agents.call import TaskKind
-from graphs.nodes import Ctx, FanOut, Item, Node, SolveState, ask, graph_of, panel_source, send_each
+from graphs.nodes import Ctx, FanOut, Item, Node, SolveState, ask, graph_of, panel_source, send_each, traced
 from graphs.registry import Graph, Preparation, StrategyError
 
 Description = str | dict[str, Any]
@@ -49,6 +49,9 @@ class DescribedState(SolveState, total=False):
     panel: str
     """A describe branch's panel ref."""
     descriptions: Annotated[list[PanelDescription], operator.add]
+    describe_with: dict[str, Any]
+    """What a step before the describing gives the describer's question (a proposed vocabulary): a key
+    of this state, since each describe branch sees only the keys its state type names."""
 
 
 StateT = TypeVar("StateT", bound=DescribedState)
@@ -63,6 +66,13 @@ class Describer:
     schema: type[BaseModel] | None = None
     task: TaskKind = "describe"
     prompt: str = "describe_image"
+    question: Callable[[Item[Any], Mapping[str, Any]], str] | None = None
+    """The prompt written from the item and the state instead (a vocabulary proposed before)."""
+
+    def text(self, item: Item[Any], state: Mapping[str, Any]) -> str:
+        if self.question is not None:
+            return self.question(item, state)
+        return item.prompts.fill(self.family, self.prompt)
 
 
 def as_text(description: Description) -> str:
@@ -127,14 +137,15 @@ def describe_first(
     fan_out: FanOut | None = None,
     finish: Node[StateT] | None = None,
     again: Callable[[StateT, Ctx], bool] | None = None,
+    first: tuple[str, Node[StateT]] | None = None,
 ) -> Graph:
-    """START -> describe each panel, each in its own context (or nothing, when reused) -> `then`
-    (once, or once per `fan_out` Send; repeated while `again` says so) [-> `finish`] -> END."""
+    """START [-> `first`] -> describe each panel, each in its own context (or nothing, when reused)
+    -> `then` (once, or once per `fan_out` Send; repeated while `again` says so) [-> `finish`] -> END."""
 
     async def describe(state: StateT, runtime: Ctx) -> StateT:
         item = runtime.context
         panel = item.panel(state["panel"])
-        text = item.prompts.fill(describer.family, describer.prompt)
+        text = describer.text(item, state)
         reply = await ask(
             item, "describer", text, [panel_source(item, panel)], task=describer.task,
             conversation=f"image {panel.ref}", schema=describer.schema,
@@ -158,7 +169,12 @@ def describe_first(
         then,
         *([("finish", finish)] if finish else []),
     )
-    graph.add_conditional_edges(START, _describe_or_skip, ["describe", "described"])
+    if first is None:
+        graph.add_conditional_edges(START, _describe_or_skip, ["describe", "described"])
+    else:
+        graph.add_node(first[0], cast(Any, traced(first[1])))
+        graph.add_edge(START, first[0])
+        graph.add_conditional_edges(first[0], _describe_or_skip, ["describe", "described"])
     graph.add_edge("describe", "described")
     if fan_out is None:
         graph.add_edge("described", name)

@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import json
 import operator
-from typing import Annotated, Any, TypedDict
+import re
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal, TypedDict
 
 from langchain_core.messages import AIMessage
 from pydantic import BaseModel, Field
@@ -39,7 +41,7 @@ from graphs.blocks.describe_first import (
     describe_inputs,
     descriptions_of,
 )
-from graphs.nodes import Conversation, Ctx, Item, user_message
+from graphs.nodes import Conversation, Ctx, Item, ask, panel_sources, user_message
 from graphs.programs.language import RuleError, parse_rule
 from graphs.programs.search import Panel, Scored, score, search
 from graphs.registry import Graph, Preparation, StrategyOptions, family_strategy
@@ -77,24 +79,97 @@ class ProgramInputs(DescribeInputs):
     tests: list[str]
     turns: int
     """Proposals at most (program-synthesis)."""
+    grounding: str
+
+
+class SymbolVocabulary(BaseModel):
+    """What a rule about the task could mention (VLP's symbol grounding)."""
+
+    objects: list[str]
+    properties: list[str]
+    actions: list[str]
 
 
 class ProgramState(DescribedState, total=False):
     proposals: Annotated[list[Proposal], operator.add]
 
 
-class SynthesisOptions(StrategyOptions):
+class GroundingOptions(StrategyOptions):
+    grounding: Literal["measured", "vocabulary"] = Field(
+        default="measured",
+        description="measured: the grounder measures each panel in names of its own (the perception agent's "
+        "columns); vocabulary: VLP's way, a call with the context images proposes objects, properties and "
+        "actions, then each panel is asked about every one",
+    )
+
+
+class SynthesisOptions(GroundingOptions):
     turns: int = Field(
         default=3, ge=1, le=10, description="proposals at most, each after the last one's feedback"
     )
 
 
-def _prepare(given: Preparation[StrategyOptions]) -> ProgramInputs:
+def _prepare(given: Preparation[GroundingOptions]) -> ProgramInputs:
     problem = given.problem
     refs = [panel.ref for panel in problem.context_panels + problem.test_panels]
     turns = given.options.turns if isinstance(given.options, SynthesisOptions) else 0
     tests = [panel.ref for panel in problem.test_panels]
-    return {"tests": tests, "turns": turns, **describe_inputs(given, refs)}
+    return {
+        "tests": tests,
+        "turns": turns,
+        "grounding": given.options.grounding,
+        **describe_inputs(given, refs),
+    }
+
+
+# --- grounding ------------------------------------------------------------------------------------
+
+MOST_SYMBOLS = 8
+"""Objects, properties and actions each, at most, in a proposed vocabulary."""
+KINDS = {
+    "objects": ("object", "how many of them the image shows"),
+    "properties": ("property", "1 if something in the image has this property, else 0"),
+    "actions": ("action", "1 if this is going on in the image, else 0"),
+}
+
+
+def symbol_name(kind: str, word: str) -> str | None:
+    """`cake` among the objects -> `object_cake`: a name of the rule language, or None if nothing is left."""
+    cleaned = re.sub(r"[^a-z0-9]+", "_", word.lower()).strip("_")
+    return f"{KINDS[kind][0]}_{cleaned}" if cleaned else None
+
+
+async def _propose_symbols(state: ProgramState, runtime: Ctx[ProgramInputs]) -> ProgramState:
+    """VLP's symbol grounding: one call with the context images proposes the vocabulary (only where
+    panels are to be grounded the vocabulary way)."""
+    item = runtime.context
+    if item.inputs["grounding"] != "vocabulary" or not item.inputs["described"]:
+        return {}
+    problem = item.problem
+    text = item.prompts.fill(
+        FAMILY, "propose_symbols", count=len(problem.context_panels), positives=len(problem.left),
+        negatives=len(problem.right), most=MOST_SYMBOLS,
+    )  # fmt: skip
+    reply = await ask(
+        item, "describer", text, panel_sources(item, problem.context_panels), task="propose",
+        conversation="vocabulary", schema=SymbolVocabulary,
+    )  # fmt: skip
+    proposed = reply.parsed or {}
+    vocabulary: dict[str, str] = {}
+    for kind, (_, question) in KINDS.items():
+        for word in list(proposed.get(kind, []))[:MOST_SYMBOLS]:
+            name = symbol_name(kind, str(word))
+            if name is not None:
+                vocabulary.setdefault(name, f"{word}: {question}")
+    return {"describe_with": {"vocabulary": vocabulary}}
+
+
+def _grounding_question(item: Item[Any], state: Mapping[str, Any]) -> str:
+    vocabulary = state.get("describe_with", {}).get("vocabulary")  # symbol name -> what is asked
+    if not vocabulary:
+        return item.prompts.fill(FAMILY, GROUNDER_PROMPT)
+    listed = "\n".join(f"- {name} ({asked})" for name, asked in vocabulary.items())
+    return item.prompts.fill(FAMILY, "ground_with_vocabulary", symbols=listed)
 
 
 def _symbols(found: Any) -> dict[str, float]:
@@ -111,12 +186,14 @@ class Grounded(TypedDict):
 
 
 def _grounded(item: Item[ProgramInputs], state: ProgramState) -> Grounded:
-    """The context panels as the rule sees them, the test panels' symbols, and the vocabulary: every
-    symbol a context panel has, in the order they first appear."""
+    """The context panels as the rule sees them, the test panels' symbols, and the vocabulary: the
+    proposed one (grounding=vocabulary, with what each symbol asks), else every symbol a context
+    panel has, in the order they first appear."""
     found = descriptions_of(item, state)["panels"]
     panels = {p.ref: Panel(p.side, _symbols(found.get(p.ref))) for p in item.problem.context_panels}
-    vocabulary = list(dict.fromkeys(name for panel in panels.values() for name in panel.symbols))
-    phrases: dict[str, str] = {}
+    proposed: dict[str, str] = state.get("describe_with", {}).get("vocabulary", {})
+    vocabulary = list(proposed) or list(dict.fromkeys(n for panel in panels.values() for n in panel.symbols))
+    phrases: dict[str, str] = dict(proposed)
     for described in found.values():
         if isinstance(described, dict) and isinstance(described.get("phrases"), dict):
             phrases |= {str(k): str(v) for k, v in described["phrases"].items()}
@@ -244,7 +321,8 @@ async def _decide(state: ProgramState, runtime: Ctx[ProgramInputs]) -> ProgramSt
     return {"answer": _answer(item, grounded, best, words=words, proposals=kept)}
 
 
-GROUNDER = Describer(FAMILY, GroundedPanel, task="ground", prompt=GROUNDER_PROMPT)
+GROUNDER = Describer(FAMILY, GroundedPanel, task="ground", question=_grounding_question)
+FIRST = ("vocabulary", _propose_symbols)
 program_strategy = family_strategy(family=FAMILY, needs_test_panels=True, prepare=_prepare)
 
 
@@ -256,14 +334,16 @@ program_strategy = family_strategy(family=FAMILY, needs_test_panels=True, prepar
     "grammar over VLM-proposed symbols",
     roles=("describer",),
     calls="1 grounding call per context and test panel, each in its own context; the search makes none",
-    count=lambda shape: shape.context + shape.tests,
-    images="1 panel per grounding call",
+    count=lambda shape: shape.context + shape.tests + (shape.options.grounding == "vocabulary"),
+    images="1 panel per grounding call; with -S grounding=vocabulary first 1 call with the 12 context "
+    "images proposing the symbols",
     contexts="none shared: each panel grounded afresh",
     attempts="1 run; VLP reports accuracy over the test images of each task",
     scoring="both test panels on their sides by the rule found on the context panels (true: left)",
+    options=GroundingOptions,
 )
 def program_search() -> Graph:
-    return describe_first(ProgramState, GROUNDER, ("search", _search))
+    return describe_first(ProgramState, GROUNDER, ("search", _search), first=FIRST)
 
 
 @program_strategy(
@@ -274,8 +354,11 @@ def program_search() -> Graph:
     roles=("describer", "reasoner"),
     calls="1 grounding call per context and test panel, each in its own context, then up to -S turns=N "
     "(default 3) text-only turns of one conversation, stopping at a program that separates the sides",
-    count=lambda shape: shape.context + shape.tests + shape.options.turns,
-    images="1 panel per grounding call; none in the synthesis conversation",
+    count=lambda shape: (
+        shape.context + shape.tests + shape.options.turns + (shape.options.grounding == "vocabulary")
+    ),
+    images="1 panel per grounding call (with -S grounding=vocabulary first 1 call with the 12 context "
+    "images proposing the symbols); none in the synthesis conversation",
     contexts="each panel grounded afresh; the proposals one conversation, each feedback turn naming the "
     "context panels the last program misplaced",
     attempts="1 run",
@@ -283,4 +366,6 @@ def program_search() -> Graph:
     options=SynthesisOptions,
 )
 def program_synthesis() -> Graph:
-    return describe_first(ProgramState, GROUNDER, ("propose", _propose), finish=_decide, again=_again)
+    return describe_first(
+        ProgramState, GROUNDER, ("propose", _propose), finish=_decide, again=_again, first=FIRST
+    )
