@@ -41,6 +41,7 @@ def member_run(store: ResultsStore, model: str, shared_data: Path) -> str:
 
 
 def mix(home: Path, shared_data: Path, members: list[str], *options: str) -> Any:
+    """A mixture of `members` over problems 1-4 unless `options` name others (the last --problems wins)."""
     return run_bongard(
         "run", "--strategy", "mixture", "--dataset", DATASET, "--problems", "1-4", "-O", "holdout_test=true",
         "-S", f"members={','.join(members)}", *options, "--data-dir", shared_data, "--home", home,
@@ -92,13 +93,37 @@ def test_a_cascade_consults_the_dear_member_only_where_the_cheap_ones_differ_and
     assert capped[f"{DATASET}/2"].sides == {"left-test-5": None, "right-test-5": None}  # a and b tie
 
 
-def test_a_member_without_the_problem_fails_the_item_naming_the_member(
+def test_without_completing_a_member_lacking_the_problem_fails_the_item_naming_it(
     shared_data: Path, tmp_path: Path
 ) -> None:
     store = ResultsStore(tmp_path / STORE_FILE)
     members = [member_run(store, model, shared_data) for model in ("a", "b")]
-    ran = run_bongard(
-        "run", "--strategy", "mixture", "--dataset", DATASET, "--problems", "5", "-O", "holdout_test=true",
-        "-S", f"members={','.join(members)}", "--data-dir", shared_data, "--home", tmp_path,
-    )  # fmt: skip
+    ran = mix(tmp_path, shared_data, members, "--problems", "5", "-S", "complete=false")
     assert f"member run {members[0]} has no answer for {DATASET}/5 (run it there first)" in ran.stderr
+    completing = mix(tmp_path, shared_data, members, "--problems", "5")  # model 'a' cannot be run
+    assert completing.returncode == 2
+    assert completing.stderr.startswith(f"error: running member {members[0]} on the 1 problem(s) it lacks: ")
+    assert "-S complete=false fails them instead" in completing.stderr
+
+
+def test_a_member_is_run_only_on_the_problems_its_run_lacks(shared_data: Path, tmp_path: Path) -> None:
+    """Two perception members stored on problems 1-2; a mixture over 1-3 runs each on problem 3 alone,
+    as a new run of its settings joined to it (`RUN+RUN`), and combines all three problems."""
+    members = []
+    for strategy in ("images-to-sides", "program-search"):
+        ran = run_bongard(
+            "run", "--strategy", strategy, "--model", "perception", "--dataset", DATASET, "--problems", "1-2",
+            "-O", "holdout_test=true", "--data-dir", shared_data, "--home", tmp_path,
+        )  # fmt: skip
+        assert ran.returncode == 0, ran.stderr
+        members.append(ResultsStore(tmp_path / STORE_FILE).resolve_run("latest"))
+    assert mix(tmp_path, shared_data, members, "--problems", "1-3").returncode == 0
+    store = ResultsStore(tmp_path / STORE_FILE)
+    mixture = store.resolve_run("latest")
+    options = store.run_config(mixture)["strategy_options"]
+    joined = [member.split("+") for member in options["members"].split(",")]
+    assert [runs[0] for runs in joined] == members and all(len(runs) == 2 for runs in joined)
+    filled = [store.summary(runs[1]) for runs in joined]
+    assert [(s.done, s.calls) for s in filled] == [(1, 1), (1, 12)]  # problem 3 alone, each member's calls
+    assert [s.config["problems"] for s in filled] == [["3"], ["3"]]
+    assert (store.summary(mixture).done, store.summary(mixture).calls) == (3, 0)

@@ -31,7 +31,7 @@ from agents.managed import AgentCallError, ManagedAgent
 from agents.prompt_library import PromptLibrary
 from agents.registry import CACHE_FILE, check_agent, resolve_agent, shared_params
 from datasets_io.catalog import Dataset, ProblemSummary, ScanResult, default_data_dir, open_dataset
-from datasets_io.errors import DatasetError
+from datasets_io.errors import BongardError, DatasetError
 from datasets_io.images import natural_key
 from datasets_io.problem import BongardProblem
 from datasets_io.records import CallTrace
@@ -212,22 +212,21 @@ class Runner:
             raise StrategyError(f"-S {option}={run}: run {run_id} holds no answers with {key!r} to reuse")
         return found
 
-    def _member_answers(self, run: str) -> dict[tuple[str, int], MemberAnswer]:
-        """A member run's answers as a mixture reads them: what it answered and what that cost."""
-        run_id = self.store.resolve_run(run)
-        config = self.store.run_config(run_id)
-        label = f"{config['strategy']} · {model_label(config['agents'])}"
-        return {
-            (problem, attempt): MemberAnswer(
-                run=run_id,
-                label=label,
-                sides=dict(answer.sides or {}),
-                correct=answer.correct,
-                text=answer.text,
-                cost_usd=answer.cost_usd,
-            )
-            for problem, attempt, answer in self.store.answer_records(run_id)
-        }
+    def _member_answers(self, runs: str) -> dict[tuple[str, int], MemberAnswer]:
+        """A member's answers as a mixture reads them (its runs joined with `+`, a later one's
+        answer standing for an earlier one's): what it answered and what that cost."""
+        found: dict[tuple[str, int], MemberAnswer] = {}
+        label = ""
+        for run in runs.split("+"):
+            run_id = self.store.resolve_run(run)
+            config = self.store.run_config(run_id)
+            label = label or f"{config['strategy']} · {model_label(config['agents'])}"
+            for problem, attempt, answer in self.store.answer_records(run_id):
+                found[(problem, attempt)] = MemberAnswer(
+                    run=run_id, label=label, sides=dict(answer.sides or {}), correct=answer.correct,
+                    text=answer.text, cost_usd=answer.cost_usd,
+                )  # fmt: skip
+        return found
 
     def reused_for(self, problem: BongardProblem | ProblemSummary, attempt: int) -> dict[str, Reused]:
         """Each earlier run's result for this problem (its attempt's, else its first), by the
@@ -567,16 +566,48 @@ def start_run(config: RunConfig, store: ResultsStore, home: Path | None = None) 
     config = config.model_copy(update={"agent_params": merged, "paper_decoding": paper})
     config = config.model_copy(update={"decoding_dropped": check_config(config)})
     reuses = info.reuses
-    pinned = {
-        k: ",".join(store.resolve_run(run) for run in v.split(",")) if k in reuses else v
-        for k, v in config.strategy_options.items()
-    }
+    pinned = {k: _pinned_runs(store, v) if k in reuses else v for k, v in config.strategy_options.items()}
     config = config.model_copy(update={"strategy_options": pinned})  # `latest` must not move on resume
     if config.sample is not None and config.problems is not None:
         raise StrategyError("--sample draws from the whole dataset: give --problems or --sample, not both")
     runner = Runner(config, store, home)  # a sample is drawn here; the run stores the drawn ids
+    if runner.members and config.strategy_options.get("complete", "true") != "false":
+        runner = Runner(_completed_members(runner, store, home), store, home)
     runner.check_files()
     return store.create_run(runner.config.model_dump(mode="json"), toolkit_version() or "unknown"), runner
+
+
+def _pinned_runs(store: ResultsStore, runs: str) -> str:
+    """Run names (`latest`, an alias; several with `,`, one member's runs joined with `+`) as ids."""
+    return ",".join(
+        "+".join(store.resolve_run(one) for one in member.split("+")) for member in runs.split(",")
+    )
+
+
+def _completed_members(runner: Runner, store: ResultsStore, home: Path | None) -> RunConfig:
+    """Each member whose runs lack some of the mixture's problems is run on those, as a new run of
+    its first run's settings (so it pays only for what is missing), named beside it (`RUN+RUN`)."""
+    options = dict(runner.config.strategy_options)
+    for option, tables in runner.members.items():
+        named = []
+        for member, table in tables.items():
+            answered = {problem for problem, _ in table}
+            missing = [problem.id for problem in runner.problems if problem.key not in answered]
+            if missing:
+                settings = RunConfig.model_validate(store.run_config(member.split("+")[0]))
+                filling = settings.model_copy(update={"problems": missing, "sample": None, "excluded": []})
+                try:
+                    filled, filler = start_run(filling, store, home)
+                except (BongardError, ValueError) as error:
+                    raise StrategyError(
+                        f"running member {member} on the {len(missing)} problem(s) it lacks: {error} "
+                        "(-S complete=false fails them instead)"
+                    ) from None
+                asyncio.run(filler.run(filled))
+                member = f"{member}+{filled}"
+            named.append(member)
+        options[option] = ",".join(named)
+    return runner.config.model_copy(update={"strategy_options": options})
 
 
 def resume_run(

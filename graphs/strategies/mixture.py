@@ -42,7 +42,15 @@ PAPER = "Małkiński et al., ICML 2025 (Bongard case study)"
 
 
 class MixtureOptions(StrategyOptions):
-    members: str = Field(description="stored runs, comma-separated, whose answers are combined")
+    members: str = Field(
+        description="stored runs, comma-separated, whose answers are combined (one member's several runs "
+        "joined with +)"
+    )
+    complete: bool = Field(
+        default=True,
+        description="run a member on the problems its runs lack, as a new run of its settings (paying only "
+        "for those); false fails those problems instead",
+    )
     rule: Literal["vote", "cascade"] = Field(
         default="vote", description="vote: the majority side per test panel; cascade: members in order "
         "until two agree"
