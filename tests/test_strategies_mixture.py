@@ -74,6 +74,16 @@ def test_a_vote_over_stored_runs_pays_nothing_and_compares_with_the_best_member_
     )
     assert f"best member images-to-sides · c {interval(4, 4)}, $0.4000 ($0.1000 per solved)" in said
     assert f"any member {interval(4, 4)}, $0.5200 ($0.1300 per solved)" in said
+    from starlette.testclient import TestClient
+
+    from graphs.view.app import create_app
+
+    with TestClient(create_app(tmp_path / STORE_FILE), base_url="http://127.0.0.1") as client:
+        shown = client.get("/compare?" + "&".join(f"runs={run}" for run in [*members, mixture])).text
+    assert (
+        "<h3>Mixtures (members&#39; stored answers combined; costs are the members&#39; calls)</h3>" in shown
+    )
+    assert f"best member images-to-sides · c {interval(4, 4)}" in shown
 
 
 def test_a_cascade_consults_the_dear_member_only_where_the_cheap_ones_differ_and_keeps_to_its_cap(

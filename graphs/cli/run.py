@@ -828,24 +828,12 @@ def compare(
         console.print(f"the runs compared have no stored item yet: nothing to tabulate or plot ({out})")
         return
     console.print(markdown(table))
-    from graphs.reports.contamination import contrasts
+    from graphs.reports.side_by_side import side_by_side_lines
 
-    if found := contrasts(store, selection.run_ids, table):  # a published set beside a fresh one
-        console.print("\ncontamination check (published set vs fresh problems of the same kind):")
-        for contrast in found:
-            console.print(f"  {escape(contrast.line())}", highlight=False)
-    from graphs.reports.symbols import pixels_and_symbols
-
-    if paired := pixels_and_symbols(table):  # one model from images and from symbols
-        console.print("\npixels vs symbols (the same query task, the same model and problems):")
-        for pair in paired:
-            console.print(f"  {escape(pair.line())}", highlight=False)
-    from graphs.reports.mixtures import mixture_rows
-
-    if mixtures := mixture_rows(store, selection.run_ids):  # beside the best member and the oracle
-        console.print("\nmixtures (members' stored answers combined; costs are the members' calls):")
-        for row in mixtures:
-            console.print(f"  {escape(row.line())}", highlight=False)
+    for heading, lines in side_by_side_lines(store, selection.run_ids, table):
+        console.print(f"\n{heading}:")
+        for line in lines:
+            console.print(f"  {escape(line)}", highlight=False)
     probes = [r for r in selection.run_ids if store.run_config(r)["strategy"] == PROBE_STRATEGY]
     if probes:  # Task 2 as the paper reports it, beside the table's solved (neither criterion)
         from datasets_io.probe_report import probe_criteria

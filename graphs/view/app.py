@@ -114,9 +114,9 @@ class Viewer:
         self.reports: dict[str, list[ResultRow]] = {}
         self.incomplete: dict[str, list[str]] = {}
         """Per report: the incomplete runs it counts, said above its table."""
-        self.contrasts: dict[str, list[str]] = {}
-        """Per report: its published sets beside fresh problems of the same kind (the contamination
-        check `bongard compare` prints)."""
+        self.contrasts: dict[str, list[tuple[str, list[str]]]] = {}
+        """Per report: the lines `bongard compare` prints under its table, by heading (published sets
+        beside fresh problems, pixels beside symbols, mixtures beside their members)."""
         self._images: OrderedDict[tuple[str, ...], bytes] = OrderedDict()
         self._datasets: dict[str, Dataset] = {}
         self._caching = threading.Lock()
@@ -442,11 +442,11 @@ def compare_page(request: Request) -> Response:
 
                 # chosen by hand, so counted, but never as complete; never a mixed row
                 viewer.incomplete[key] = select_runs(store, chosen, include_incomplete=True).incomplete
-                from graphs.reports.contamination import contrasts
+                from graphs.reports.side_by_side import side_by_side_lines
 
                 table = write_report(store, chosen, viewer.cache_dir / key)
                 viewer.reports[key] = result_rows(table)
-                viewer.contrasts[key] = [contrast.line() for contrast in contrasts(store, chosen, table)]
+                viewer.contrasts[key] = side_by_side_lines(store, chosen, table)
                 while len(viewer.reports) > REPORTS_KEPT:  # the oldest report goes, folder and all
                     oldest = next(iter(viewer.reports))
                     del viewer.reports[oldest]
@@ -462,7 +462,7 @@ def compare_page(request: Request) -> Response:
     )
     side_by_side = (
         {run_id: item_rows(store, run_id, problem) for run_id in chosen} if problem is not None else {}
-    )
+    )  # the chosen runs' items of one problem
     context |= {
         "key": key,
         "table": viewer.reports[key],

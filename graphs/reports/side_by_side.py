@@ -1,0 +1,32 @@
+"""The lines printed under a comparison table, by heading: what the runs compared hold side by side."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from datasets_io.store import ResultsStore
+from graphs.reports.contamination import contrasts
+from graphs.reports.mixtures import mixture_rows
+from graphs.reports.symbols import pixels_and_symbols
+
+Section = tuple[str, list[str]]
+
+
+def side_by_side_lines(store: ResultsStore, run_ids: list[str], table: pd.DataFrame) -> list[Section]:
+    """Published sets beside fresh problems, pixels beside symbols, mixtures beside their members:
+    each heading with its lines, the headings with none left out."""
+    sections: list[Section] = [
+        (
+            "contamination check (published set vs fresh problems of the same kind)",
+            [contrast.line() for contrast in contrasts(store, run_ids, table)],
+        ),
+        (
+            "pixels vs symbols (the same query task, the same model and problems)",
+            [pair.line() for pair in pixels_and_symbols(table)],
+        ),
+        (
+            "mixtures (members' stored answers combined; costs are the members' calls)",
+            [row.line() for row in mixture_rows(store, run_ids)],
+        ),
+    ]
+    return [(heading, lines) for heading, lines in sections if lines]
