@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from datasets_io.errors import BongardError
+from datasets_io.loaders.logo import IMAGES_PER_SIDE
 
 SHAPES_FILE = "human_designed_shapes.tsv"
 ATTRIBUTES_FILE = "human_designed_shapes_attributes.tsv"
-IMAGES_PER_SIDE = 7
 PAIR_MINIMUM = 10
 """Shapes the authors' abstract sampler needs in each combination of a pair's two attributes."""
 

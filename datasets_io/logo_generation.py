@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from datasets_io.errors import BongardError
-from datasets_io.loaders.logo import TYPE_NAMES
+from datasets_io.loaders.logo import IMAGES_PER_SIDE, TYPE_NAMES
 from datasets_io.logo_concepts import (
     ShapeTables,
     ShapeTablesError,
@@ -56,7 +56,6 @@ from datasets_io.logo_concepts import (
 GENERATOR = "bongard"
 GENERATOR_VERSION = "0.0.2"
 INSTALL = f"pip install --no-deps {GENERATOR}=={GENERATOR_VERSION}"
-IMAGES_PER_SIDE = 7
 IMAGE_SIDE_PX = 512
 MAX_PAINT_TRIALS = 300
 """Placements tried per image before the last one is kept (the authors' bound)."""

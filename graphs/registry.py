@@ -113,7 +113,6 @@ class MemberAnswer:
     """`strategy · model`."""
     sides: dict[str, Any]
     correct: bool | None
-    text: str
     cost_usd: float | None
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import csv
 import re
 from collections.abc import Mapping
-from functools import cache, cached_property
+from functools import cached_property
 from pathlib import Path
 from typing import cast
 
@@ -324,9 +324,18 @@ class LogoLoader(DatasetLoader):
     def programs_path(self, kind: str) -> Path:
         return self.root / kind / f"{kind}_action_programs.json"
 
-    @cache  # noqa: B019 (one loader per dataset, kept for the run)
+    @cached_property
+    def _program_tables(self) -> dict[str, dict[str, object]]:
+        """Each type's action programs by task, read when a problem of that type first needs them
+        (a malformed file of one type leaves the others' problems usable)."""
+        return {}
+
     def _programs(self, kind: str) -> dict[str, object]:
-        """A type's action programs by task, if the dataset has them."""
+        if kind not in self._program_tables:
+            self._program_tables[kind] = self._read_programs(kind)
+        return self._program_tables[kind]
+
+    def _read_programs(self, kind: str) -> dict[str, object]:
         path = self.programs_path(kind)
         if not path.is_file():
             return {}

@@ -29,6 +29,7 @@ from graphs.blocks.describe_first import (
     DescribeInputs,
     Describer,
     Description,
+    as_text,
     describe_first,
     describe_inputs,
     described_details,
@@ -111,28 +112,24 @@ def _listing(texts: list[str]) -> str:
     return "\n".join(f"{number}. {text}" for number, text in enumerate(texts, 1))
 
 
-def _as_line(found: Any) -> str:
-    return found if isinstance(found, str) else json.dumps(found, ensure_ascii=False)
-
-
 async def _reason(state: SymbolicState, runtime: Ctx[SymbolicInputs]) -> SymbolicState:
     """Text only: both sides' symbols and the query's -> the rule and the query's class."""
     item, ref = runtime.context, state["query"]
     problem: BongardProblem = item.problem
     panels = descriptions_of(item, state)["panels"]
-    left = _listing([_as_line(panels[p.ref]) for p in problem.left])
-    right = _listing([_as_line(panels[p.ref]) for p in problem.right])
+    left = _listing([as_text(panels[p.ref]) for p in problem.left])
+    right = _listing([as_text(panels[p.ref]) for p in problem.right])
     counts = {"positives": len(problem.left), "negatives": len(problem.right)}
     symbols = item.inputs["symbols"]
     if symbols == "descriptions":
         text = item.prompts.fill(
             PARADIGMS_FAMILY, "reason_over_descriptions", positive_descriptions=left,
-            negative_descriptions=right, query_description=_as_line(panels[ref]), **counts,
+            negative_descriptions=right, query_description=as_text(panels[ref]), **counts,
         )  # fmt: skip
     else:
         text = item.prompts.fill(
             FAMILY, PROGRAM_PROMPTS[symbols], positive_programs=left, negative_programs=right,
-            query_program=_as_line(panels[ref]), **counts,
+            query_program=as_text(panels[ref]), **counts,
         )  # fmt: skip
     reply = await ask(
         item, "reasoner", text, task="classify", conversation=f"query {ref}", schema=QueryVerdict,
