@@ -10,6 +10,8 @@ import io
 import re
 import tarfile
 import zipfile
+from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 
 from PIL import Image
@@ -29,6 +31,9 @@ SIDE_ORIGINS = ((9, 9), (1312, 9))
 """Top-left corner of the left and the right side's first panel on a sheet (the geometry of the
 Wonderland repository's `utils/crop_images.py`)."""
 HOI_SPLIT_FILES = "bongard_hoi_*.json"
+OPENWORLD_IMAGE = re.compile(r"(?:^|/)images/([0-9]{4})/([^/\\]+)$")
+"""A Bongard-OpenWorld image inside the authors' backup: `images/<uid>/<file>` at any depth, kept as
+`images/<uid>/<file>`, the path its records name."""
 
 
 def panel_boxes() -> list[tuple[int, int, int, int]]:
@@ -84,3 +89,34 @@ def unpack_hoi_annotations(archive: Path, dataset: Path) -> None:
         raise ValueError(f"{archive.name} is not a readable tar archive: {error}") from None
     if not any(dataset.rglob(HOI_SPLIT_FILES)):
         raise ValueError(f"{archive.name} holds no {HOI_SPLIT_FILES} split file")
+
+
+def unpack_openworld_images(archive: Path, dataset: Path) -> None:
+    """The authors' image backup (a zip or a tar) kept as `images/<uid>/<file>`, the layout the
+    records' `imageFiles` name; every other member is left out, so none can land elsewhere."""
+    count = 0
+    for name, data in _archive_files(archive):
+        if (found := OPENWORLD_IMAGE.search(name)) and found[2] not in (".", ".."):
+            place = dataset / "images" / found[1] / found[2]
+            place.parent.mkdir(parents=True, exist_ok=True)
+            place.write_bytes(data())
+            count += 1
+    if count == 0:
+        raise ValueError(f"{archive.name} holds no image under images/<uid>/")
+
+
+def _archive_files(archive: Path) -> Iterator[tuple[str, Callable[[], bytes]]]:
+    """(member name, its bytes on demand) of each regular file of a zip or a tar archive."""
+    if zipfile.is_zipfile(archive):
+        with zipfile.ZipFile(archive) as opened:
+            for info in opened.infolist():
+                if not info.is_dir():
+                    yield info.filename, partial(opened.read, info)
+        return
+    try:
+        with tarfile.open(archive) as opened:
+            for member in opened:
+                if member.isfile() and (handle := opened.extractfile(member)) is not None:
+                    yield member.name, handle.read
+    except tarfile.TarError as error:
+        raise ValueError(f"{archive.name} is neither a zip nor a readable tar archive: {error}") from None

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import httpx
 
-from datasets_io.archives import unpack_hoi_annotations, unpack_wonderland_sheets
+from datasets_io.archives import unpack_hoi_annotations, unpack_openworld_images, unpack_wonderland_sheets
 from datasets_io.fetching import MIRROR_ENV, DownloadError, fetch, mirrored, sha256_of
 from datasets_io.recorded_checksums import RecordedChecksums
 
@@ -33,6 +33,10 @@ PARALLEL = 8
 TIMEOUT_S = 60.0
 ARCHIVES = ".archives"
 """Where a staging folder keeps fetched archives until they are unpacked."""
+OPENWORLD_BACKUP = "1aXr3ihVq0mtzbl6ZNJMogYEyEY-WALNr"
+"""The Google Drive file of Bongard-OpenWorld's image backup, linked from the authors' README (GitHub
+and Hugging Face) for when the crawled URLs have gone; `confirm=t` skips Drive's page for files too
+large to scan."""
 Progress = Callable[[int, int], None]
 """`progress(done, total)` after each file or archive."""
 __all__ = ["MIRROR_ENV", "SOURCES", "Archive", "DownloadError", "Downloaded", "RepositoryFiles", "Source"]
@@ -152,14 +156,22 @@ SOURCES = {
     "bongard-openworld": Source(
         "bongard-openworld",
         "code Apache-2.0, data CC BY-NC-SA 4.0",
-        "Wu et al., ICLR 2024: the problem records (610 train, 200 validation, 200 test); the "
-        "images are crawled from the web and not part of any release: put them in images/<uid>/ (the "
-        "authors' crawl script or their backup), and delete them after benchmarking, as the authors ask",
+        "Wu et al., ICLR 2024: the problem records (610 train, 200 validation, 200 test) and the "
+        "images as the authors backed them up (their README's Google Drive file), kept in images/<uid>/; "
+        "the images were crawled from Google Images and are owned by neither the authors nor this "
+        "toolkit: the authors ask that they be deleted once benchmarking is done",
         files=RepositoryFiles(
             "joyjayng/Bongard-OpenWorld",
             "1d46d9dc50da90eb616ec42d0351902db06b2715",
             "assets/data/bongard-ow",
             "bongard-openworld",
+        ),
+        archives=(
+            Archive(
+                f"https://drive.usercontent.google.com/download?id={OPENWORLD_BACKUP}&export=download&confirm=t",
+                "bongard-openworld-images",
+                unpack_openworld_images,
+            ),
         ),
     ),
     "bongard-hoi": Source(

@@ -12,6 +12,9 @@ from datasets_io.errors import BongardError
 
 MIRROR_ENV = "BONGARD_DOWNLOAD_MIRROR"
 CHUNK_BYTES = 1 << 20
+WEB_PAGE_REASONS = "a host's quota, sign-in or confirmation page; try again later"
+"""No dataset file is a web page: a host that answers one (Google Drive past its download quota, a
+sign-in wall) has not served the file, and its bytes must not be taken, or recorded, as the file."""
 
 
 class DownloadError(BongardError, RuntimeError):
@@ -40,6 +43,8 @@ def fetch(client: httpx.Client, url: str, path: Path, sha: str | None) -> str:
         with client.stream("GET", url) as response:
             if response.status_code != 200:
                 raise DownloadError(f"{url} answered HTTP {response.status_code}")
+            if response.headers.get("content-type", "").startswith("text/html"):
+                raise DownloadError(f"{url} answered a web page, not the file ({WEB_PAGE_REASONS})")
             with part.open("wb") as handle:
                 for chunk in response.iter_bytes():
                     handle.write(chunk)

@@ -28,6 +28,7 @@ from datasets_io.problem import Concept
 from datasets_io.store import STORE_FILE, ResultsStore
 from tests.cli import run_bongard
 from tests.hoi_releases import make_record, write_split
+from tests.openworld_releases import github_release
 from tests.standins.protocols import RawFileHost
 from tests.standins.server import StandInServer
 
@@ -233,6 +234,49 @@ def test_hoi_annotations_unpack_as_published_and_an_archive_escaping_its_folder_
     assert escaping.returncode == 2 and not (tmp_path / "other" / "bongard-hoi").exists()
     assert not (tmp_path / "other" / "outside.txt").exists()
     assert "could not be unpacked" in escaping.stderr and "run the same command again" in escaping.stderr
+
+
+OPENWORLD = SOURCES["bongard-openworld"]
+BACKUP = OPENWORLD.archives[0]
+
+
+def images_backup(upstream: Path, path: Path) -> Path:
+    """The authors' image backup: `images/<uid>/<file>` one folder down, with a stray member and one
+    that names a folder above its own."""
+    with zipfile.ZipFile(path, "w") as backup:
+        for image in sorted((upstream / "images").rglob("*.jpg")):
+            backup.write(image, f"bongard-ow/{image.relative_to(upstream).as_posix()}")
+        backup.writestr("__MACOSX/._notes", b"x")
+        backup.writestr("../../escaped/images/0000/outside.jpg", b"x")
+    return path
+
+
+def test_openworld_records_and_the_authors_image_backup_load_and_a_quota_page_is_not_taken(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    upstream = tmp_path / "upstream"
+    github_release(upstream)
+    splits = {path.name: sha256_of(path) for path in upstream.glob("bongard_ow_*.json")}
+    monkeypatch.setattr(RepositoryFiles, "manifest", lambda self: splits)
+    backup = images_backup(upstream, tmp_path / "backup.zip")
+    assert OPENWORLD.files is not None
+    host = RawFileHost({served(OPENWORLD.files.url("")): upstream, served(BACKUP.url): backup})
+    checksums = tmp_path / "home" / "download-checksums.json"
+    with StandInServer(host) as server:
+        host.web_pages = {backup.name}  # Drive past its quota: a page, not the file
+        with pytest.raises(DownloadError, match="answered a web page, not the file") as quota:
+            download("bongard-openworld", tmp_path / "data", server.url, checksums=checksums)
+        assert "nothing was written" in str(quota.value) and not checksums.exists()
+        host.web_pages = set()
+        done = download("bongard-openworld", tmp_path / "data", server.url, checksums=checksums)
+    assert done.recorded == [BACKUP.url] and "drive.usercontent.google.com" in BACKUP.url
+    dataset = open_dataset("bongard-openworld", tmp_path / "data")
+    assert sorted(dataset.problem_ids()) == ["0000", "0001", "0002", "0008", "0013"]
+    problem = dataset.problem("0008")
+    for panel in problem.left + problem.right + problem.test_panels:
+        assert panel.path.read_bytes() == (upstream / panel.path.relative_to(done.path)).read_bytes()
+    assert not (tmp_path / "escaped").exists() and not (done.path / "__MACOSX").exists()
+    assert (done.path / "images" / "0000" / "outside.jpg").read_bytes() == b"x"  # kept inside, by its uid
 
 
 def test_every_shipped_manifest_names_relative_files_with_a_sha256() -> None:

@@ -403,6 +403,9 @@ class RawFileHost:
         }
         self.corrupt: set[str] = set()
         self.cut: set[str] = set()
+        self.web_pages: set[str] = set()
+        """Files answered with a web page instead (`text/html`, status 200), as Google Drive answers a
+        file past its download quota."""
 
     def _file(self, path: str) -> tuple[str, Path] | None:
         path = path.partition("?")[0]
@@ -425,6 +428,9 @@ class RawFileHost:
         found = self._file(path)
         assert found is not None
         relative, file = found
+        if relative in self.web_pages:
+            page = b"<!DOCTYPE html><html><title>Quota exceeded</title><p>Too many downloads.</p></html>"
+            return Reply([page], content_type="text/html; charset=utf-8")
         data = file.read_bytes()
         if relative in self.corrupt:
             data = bytes([data[0] ^ 0xFF]) + data[1:]
