@@ -25,7 +25,8 @@ from pathlib import Path
 import httpx
 
 from datasets_io.archives import unpack_hoi_annotations, unpack_openworld_images, unpack_wonderland_sheets
-from datasets_io.fetching import MIRROR_ENV, DownloadError, fetch, mirrored, sha256_of
+from datasets_io.fetching import MIRROR_ENV, DownloadError, Expected, fetch, mirrored
+from datasets_io.hub import HubCollection, HubFile
 from datasets_io.recorded_checksums import RecordedChecksums
 
 RAW_HOST = "https://raw.githubusercontent.com"
@@ -94,15 +95,13 @@ class Source:
     terms: str
     files: RepositoryFiles | None = None
     archives: tuple[Archive, ...] = ()
+    hub: HubCollection | None = None
 
     def described(self) -> str:
         parts = [self.files.described()] if self.files else []
         parts += [archive.described() for archive in self.archives]
+        parts += [self.hub.described()] if self.hub else []
         return f"{self.name}: {'; '.join(parts)}; licence {self.licence}; {self.terms}"
-
-    def count(self) -> int:
-        """Files and archives a download fetches."""
-        return (len(self.files.manifest()) if self.files else 0) + len(self.archives)
 
 
 @dataclass
@@ -110,6 +109,10 @@ class Downloaded:
     path: Path
     recorded: list[str] = field(default_factory=list)
     """URLs whose SHA-256 was recorded by this download, their source publishing none."""
+    pinned: list[str] = field(default_factory=list)
+    """Hub datasets with the commit their main branch had at the first download (`ID at commit C`)."""
+    count: int = 0
+    """Files and archives checked."""
 
 
 SOURCES = {
@@ -174,6 +177,15 @@ SOURCES = {
             ),
         ),
     ),
+    "bongard-rwr-plus": Source(
+        "bongard-rwr-plus",
+        "CC BY 4.0, with the authors' note that it is not meant for high-stakes human assessment "
+        "(standardized testing, admissions, employment screening, cognitive evaluation)",
+        "Pawlonka, Małkiński & Mańdziuk, ICLR 2026: the dataset variants of the authors' Hugging Face "
+        "collection, each in a folder of its name; read one as -d bongard-rwr-plus:DIR/bongard-rwr-plus/"
+        "VARIANT (labels.csv is read in the variant's folder, else the one above it)",
+        hub=HubCollection("bongard-rwr-plus/bongard-rwr-plus-68d2e8b4d1337884f132b2e7"),
+    ),
     "bongard-hoi": Source(
         "bongard-hoi",
         "the dataset is Caltech's; the code's NVIDIA Source Code License allows non-commercial research "
@@ -218,18 +230,23 @@ def download(
     staging = to / f".{name}.partial"
     staging.mkdir(parents=True, exist_ok=True)
     recorded = RecordedChecksums(checksums or to / ".download-checksums.json")
-    jobs = _missing(found, staging, recorded)
-    total = found.count()
-    done = total - len(jobs)
-    if progress:
-        progress(done, total)
     with (
         httpx.Client(timeout=TIMEOUT_S, follow_redirects=True) as client,
         ThreadPoolExecutor(PARALLEL) as pool,
     ):
+        try:
+            hub_files, pinned = found.hub.files(client, mirror, recorded) if found.hub else ([], [])
+        except DownloadError as error:
+            raise DownloadError(f"{name}: {error}; nothing was written to {target}") from None
+        wanted = _wanted(found, staging, recorded, hub_files)
+        jobs = _missing(wanted)
+        total = len(wanted)
+        done = total - len(jobs)
+        if progress:
+            progress(done, total)
         futures = {
-            pool.submit(fetch, client, mirrored(url, mirror), path, sha): (url, sha)
-            for url, path, sha in jobs
+            pool.submit(fetch, client, mirrored(url, mirror), path, expected): (url, expected)
+            for url, path, expected in jobs
         }
         try:
             for future in as_completed(futures):
@@ -243,30 +260,42 @@ def download(
         except DownloadError as error:
             for pending in futures:
                 pending.cancel()
-            kept = total - len(_missing(found, staging, recorded))
+            kept = total - len(_missing(_wanted(found, staging, recorded, hub_files)))
             raise DownloadError(
                 f"{name}: {error}; nothing was written to {target}; {kept} of {total} files are "
                 f"kept in {staging}: run the same command again to fetch the rest"
             ) from None
     _unpack(found, staging)
     staging.rename(target)
-    return Downloaded(target, recorded.new)
+    archives = {archive.url for archive in found.archives}
+    return Downloaded(target, [url for url in recorded.new if url in archives], pinned, total)
 
 
-def _missing(found: Source, staging: Path, recorded: RecordedChecksums) -> list[tuple[str, Path, str | None]]:
-    """(url, place, expected SHA-256 or None where none is known yet) of each part not yet checked."""
-    wanted: list[tuple[str, Path, str | None]] = []
+Wanted = list[tuple[str, Path, Expected | None]]
+"""(url, place, the digest it must have, or None where none is known yet) of each part."""
+
+
+def _wanted(found: Source, staging: Path, recorded: RecordedChecksums, hub_files: list[HubFile]) -> Wanted:
+    wanted: Wanted = []
     if found.files:
         wanted += [
-            (found.files.url(path), staging / path, sha) for path, sha in found.files.manifest().items()
+            (found.files.url(path), staging / path, Expected("sha256", sha))
+            for path, sha in found.files.manifest().items()
         ]
     for archive in found.archives:
-        expected = recorded.get(archive.url)
-        wanted.append((archive.url, staging / ARCHIVES / archive.file_name, expected))
+        sha = recorded.get(archive.url)
+        place = staging / ARCHIVES / archive.file_name
+        wanted.append((archive.url, place, Expected("sha256", sha) if sha else None))
+    wanted += [(file.url, staging / file.relative, file.expected) for file in hub_files]
+    return wanted
+
+
+def _missing(wanted: Wanted) -> Wanted:
+    """The parts not yet fetched and checked."""
     return [
-        (url, path, sha)
-        for url, path, sha in wanted
-        if not (path.is_file() and sha and sha256_of(path) == sha)
+        (url, path, expected)
+        for url, path, expected in wanted
+        if not (path.is_file() and expected and expected.matches(path))
     ]
 
 

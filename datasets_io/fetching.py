@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import httpx
 
@@ -35,8 +37,33 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
-def fetch(client: httpx.Client, url: str, path: Path, sha: str | None) -> str:
-    """`url` saved at `path` once its SHA-256 equals `sha` (any, where `sha` is None); returns it."""
+def git_blob_id(path: Path) -> str:
+    digest = hashlib.sha1(f"blob {path.stat().st_size}\0".encode(), usedforsecurity=False)
+    with path.open("rb") as handle:
+        while chunk := handle.read(CHUNK_BYTES):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class Expected:
+    """A digest a fetched file must have: a SHA-256, or a git blob id (SHA-1 of `blob SIZE\\0BYTES`)."""
+
+    kind: Literal["sha256", "git-blob"]
+    digest: str
+
+    def matches(self, path: Path, sha256: str | None = None) -> bool:
+        """Whether `path` has this digest (`sha256`: its SHA-256, where already computed)."""
+        if self.kind == "git-blob":
+            return git_blob_id(path) == self.digest
+        return (sha256 or sha256_of(path)) == self.digest
+
+    def named(self) -> str:
+        return "SHA-256" if self.kind == "sha256" else "git blob id"
+
+
+def fetch(client: httpx.Client, url: str, path: Path, expected: Expected | None) -> str:
+    """`url` saved at `path` once it has the `expected` digest (any, where None); returns its SHA-256."""
     part = path.with_name(path.name + ".part")
     part.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -52,8 +79,12 @@ def fetch(client: httpx.Client, url: str, path: Path, sha: str | None) -> str:
         part.unlink(missing_ok=True)
         raise DownloadError(f"{url}: {type(error).__name__}: {error or 'the connection closed'}") from None
     got = sha256_of(part)
-    if sha is not None and got != sha:
+    if expected is not None and not expected.matches(part, got):
+        seen = got if expected.kind == "sha256" else git_blob_id(part)
         part.unlink()
-        raise DownloadError(f"{url} does not match its SHA-256 (expected {sha[:16]}..., got {got[:16]}...)")
+        raise DownloadError(
+            f"{url} does not match its {expected.named()} "
+            f"(expected {expected.digest[:16]}..., got {seen[:16]}...)"
+        )
     part.replace(path)
     return got

@@ -29,6 +29,8 @@ from datasets_io.store import STORE_FILE, ResultsStore
 from tests.cli import run_bongard
 from tests.hoi_releases import make_record, write_split
 from tests.openworld_releases import github_release
+from tests.rwr_plus_releases import LABELS, UPSTREAM_IDS, upstream_folders, upstream_manifest, write_labels
+from tests.standins.hub import HubHost
 from tests.standins.protocols import RawFileHost
 from tests.standins.server import StandInServer
 
@@ -279,9 +281,84 @@ def test_openworld_records_and_the_authors_image_backup_load_and_a_quota_page_is
     assert (done.path / "images" / "0000" / "outside.jpg").read_bytes() == b"x"  # kept inside, by its uid
 
 
+RWR_PLUS = SOURCES["bongard-rwr-plus"]
+
+
+def test_rwr_plus_comes_from_its_hub_collection_pinned_checked_and_loadable(
+    bare_clone: Path, tmp_path: Path
+) -> None:
+    """The Hub's dataset names in the collection are not known here: these two are made up, one in the
+    manifest layout (with its labels) and one in the folders layout the authors' scripts write."""
+    assert RWR_PLUS.hub is not None
+    manifest_variant, folders_variant = tmp_path / "hub" / "manifest", tmp_path / "hub" / "folders"
+    upstream_manifest(manifest_variant)
+    write_labels(manifest_variant / "labels.csv", LABELS)
+    upstream_folders(folders_variant, [1, 2])
+    write_labels(folders_variant / "labels.csv", LABELS)
+    host = HubHost(
+        RWR_PLUS.hub.slug,
+        {
+            "bongard-rwr-plus/RWR-Plus-Made-Up": manifest_variant,
+            "bongard-rwr-plus/RWR-Plus-Folders": folders_variant,
+        },
+    )
+    home = tmp_path / "home"
+    with StandInServer(host) as server:
+
+        def fetch_into(to: Path) -> CompletedProcess[str]:
+            args = (
+                "datasets",
+                "download",
+                "bongard-rwr-plus",
+                "--to",
+                to,
+                "--home",
+                home,
+                "--mirror",
+                server.url,
+            )
+            return run_bongard(*args, cwd=bare_clone)
+
+        host.corrupt = {"bongard-rwr-plus/RWR-Plus-Made-Up/images/10.png"}  # an LFS file
+        broken = fetch_into(tmp_path / "data")
+        assert broken.returncode == 2 and "does not match its SHA-256" in broken.stderr
+        assert (
+            "nothing was written" in broken.stderr and not (tmp_path / "data" / "bongard-rwr-plus").exists()
+        )
+        host.corrupt = {"bongard-rwr-plus/RWR-Plus-Folders/results.csv"}  # a small file: its git blob id
+        broken = fetch_into(tmp_path / "data")
+        assert broken.returncode == 2 and "does not match its git blob id" in broken.stderr
+        fetched_before = len(server.requests)
+        host.corrupt = set()
+        fetched = fetch_into(tmp_path / "data")
+        assert fetched.returncode == 0, fetched.stderr
+        said = " ".join(fetched.stdout.split())
+        assert "huggingface.co/collections/bongard-rwr-plus/" in said and "CC BY 4.0" in said
+        assert "high-stakes" in said and "the commit its main branch had at the first download" in said
+        resumed = [r.path for r in server.requests[fetched_before:] if "/resolve/" in r.path]
+        assert [path.rsplit("/", 1)[-1] for path in resumed] == ["results.csv"]  # the rest were kept
+        # a later download fetches the pinned commit, without asking where main is now
+        asked = len(server.requests)
+        again = fetch_into(tmp_path / "again")
+        assert again.returncode == 0, again.stderr
+        later = [r.path for r in server.requests[asked:]]
+    assert not any(path.endswith("/revision/main") for path in later)
+    assert any(f"/tree/{host.commits['bongard-rwr-plus/RWR-Plus-Folders']}?" in path for path in later)
+    root = tmp_path / "data" / "bongard-rwr-plus"
+    made_up = open_dataset(f"bongard-rwr-plus:{root / 'RWR-Plus-Made-Up'}")
+    assert made_up.problem_ids() == [str(number) for number in UPSTREAM_IDS]
+    problem = made_up.problem("1001")
+    assert problem.concept == Concept(left="Circles", right="Squares")
+    for panel in problem.left + problem.right:
+        relative = panel.path.relative_to(root / "RWR-Plus-Made-Up")
+        assert panel.path.read_bytes() == (manifest_variant / relative).read_bytes()
+    assert open_dataset(f"bongard-rwr-plus:{root / 'RWR-Plus-Folders'}").problem_ids() == ["1", "2"]
+    assert not (root / "RWR-Plus-Made-Up" / ".gitattributes").exists()
+
+
 def test_every_shipped_manifest_names_relative_files_with_a_sha256() -> None:
     for found in SOURCES.values():
-        assert found.files or found.archives, found.name
+        assert found.files or found.archives or found.hub, found.name
         for relative, sha in (found.files.manifest() if found.files else {}).items():
             assert len(sha) == 64 and int(sha, 16) >= 0, (found.name, relative)
             assert not relative.startswith("/") and ".." not in relative.split("/"), (found.name, relative)

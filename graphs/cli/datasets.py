@@ -140,7 +140,8 @@ def download(
         str,
         typer.Argument(
             metavar="NAME",
-            help="bongard-classic, bongard-rwr, bongard-wonderland, bongard-openworld or bongard-hoi.",
+            help="bongard-classic, bongard-rwr, bongard-wonderland, bongard-openworld, bongard-rwr-plus "
+            "or bongard-hoi.",
         ),
     ],
     to: Annotated[

@@ -43,6 +43,11 @@ def fetch_dataset(name: str, to: Path, home: Path | None, mirror: str | None = N
             "and later downloads are checked against it",
             highlight=False,
         )
-    count = found.count()
-    console.print(f"{name}: {count} file{'' if count == 1 else 's'} checked, in {done.path}")
+    for dataset in done.pinned:
+        console.print(
+            f"{escape(dataset)}: the commit its main branch had at the first download (recorded in "
+            f"{checksums}); every download fetches that commit",
+            highlight=False,
+        )
+    console.print(f"{name}: {done.count} file{'' if done.count == 1 else 's'} checked, in {done.path}")
     return done.path

@@ -60,6 +60,7 @@ class Reply:
     chunks: list[bytes]
     status: int = 200
     content_type: str = "application/json"
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 class WireProtocol(Protocol):
@@ -182,7 +183,7 @@ class StandInServer:
                     finish = server.finisher(index) if server.finisher else server.finish_reason
                     reply = server.protocol.reply(self.path, body, text, finish)
                     cut = fault is not None and fault.drop == "mid-reply"
-                    self._send(reply.status, {}, reply.chunks, reply.content_type, cut=cut)
+                    self._send(reply.status, reply.headers, reply.chunks, reply.content_type, cut=cut)
                 finally:
                     with server._lock:
                         server.in_flight -= 1
