@@ -37,6 +37,9 @@ class ModelFamily:
     """Keys never to send, whatever their value."""
     one_of: tuple[str, ...] = ()
     """Keys of which at most one may be sent."""
+    orders_properties: bool = False
+    """Keeps a structured answer's keys in the schema's order only when told (`propertyOrdering`), so
+    a reasoning field meant to come before the answer may come after it."""
     source: str = ""
     """Where the provider documents the rule."""
 
@@ -50,6 +53,8 @@ class ModelFamily:
             parts.append(f"takes no {' or '.join(self.refuses)}")
         if self.one_of:
             parts.append(f"takes {' or '.join(self.one_of)}, not both")
+        if self.orders_properties:
+            parts.append("keeps a structured answer's keys in order only as propertyOrdering lists them")
         return "; ".join(parts)
 
 
@@ -74,6 +79,13 @@ FAMILIES = (
         r"claude-(opus|sonnet|haiku)-(4-[5-9]|4\.[5-9]|[5-9](-\d+)?)(-\d{8})?|claude-[5-9].*",
         one_of=("temperature", "top_p"),
         source="Anthropic Messages API: temperature and top_p cannot both be set for these models",
+    ),
+    ModelFamily(
+        "Gemini 2.0 and earlier",
+        ("gemini",),
+        r"gemini-(1\.\d+|2\.0)(-.*)?",
+        orders_properties=True,
+        source="Gemini API, structured output: models before 2.5 keep keys in order as propertyOrdering says",
     ),
 )
 

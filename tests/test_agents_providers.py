@@ -356,6 +356,22 @@ def test_gemini_structured_output_uses_a_response_schema(gemini: Setup) -> None:
     assert set(schema["properties"]) == {"left", "right"}
 
 
+@pytest.mark.parametrize(("model", "ordered"), [("gemini-2.0-flash", True), ("gemini-2.5-flash", False)])
+def test_gemini_2_0_is_told_the_order_of_a_structured_answers_keys(
+    gemini: Setup, model: str, ordered: bool
+) -> None:
+    """Models before 2.5 keep keys in the schema's order only as `propertyOrdering` lists them."""
+    gemini.server.responder = lambda body: json.dumps(ANSWER)
+    agent = resolve_agent(f"gemini:{model}", {"base_url": gemini.server.url}, retry_policy=FAST_RETRIES)
+    reply = ask(agent, "Solve.", call=CallSpec(task="answer", output_schema=Rule))
+    assert reply.parsed == ANSWER
+    [request] = gemini.requests()
+    assert f"/models/{model}:generateContent" in request.path
+    schema = request.body["generationConfig"]["responseJsonSchema"]
+    assert list(schema["properties"]) == ["left", "right"]
+    assert schema.get("propertyOrdering") == (["left", "right"] if ordered else None)
+
+
 def test_a_response_schema_outside_geminis_schema_message_is_refused_as_the_api_refuses_it(
     standin: StandIn,
 ) -> None:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+from functools import cache
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
 from agents.images import ImageLimits
 from agents.limits import RateLimits
+from agents.model_families import family_of
 from agents.provider import AgentParams, Provider
 
 KEY_ENV = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
@@ -32,9 +34,40 @@ def build(model: str, params: AgentParams) -> BaseChatModel:
         "google_api_key": key,
     }
     chosen = {k: v for k, v in settings.items() if v is not None}
+    family = family_of("gemini", model)
+    chat = _ordered_chat() if family is not None and family.orders_properties else ChatGoogleGenerativeAI
     # temperature None when none is set: the integration's own default (0.7) would go out as if the
     # run had chosen it, where the protocol says "each API's defaults"
-    return ChatGoogleGenerativeAI(**{**chosen, "temperature": params.temperature})
+    return chat(**{**chosen, "temperature": params.temperature})
+
+
+def with_property_ordering(schema: Any) -> Any:
+    """`schema` with each object's `propertyOrdering` set to its properties in their written order."""
+    if isinstance(schema, list):
+        return [with_property_ordering(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    ordered = {key: with_property_ordering(value) for key, value in schema.items()}
+    if isinstance(properties := schema.get("properties"), dict):
+        ordered["properties"] = {name: with_property_ordering(value) for name, value in properties.items()}
+        ordered["propertyOrdering"] = list(properties)
+    for key in ("$defs", "definitions"):
+        if isinstance(definitions := schema.get(key), dict):
+            ordered[key] = {name: with_property_ordering(value) for name, value in definitions.items()}
+    return ordered
+
+
+@cache
+def _ordered_chat() -> type[BaseChatModel]:
+    """The integration's chat model, sending `propertyOrdering` with every schema (Gemini 2.0 and
+    earlier keep keys in order only when told; the integration sends none)."""
+    from langchain_google_genai import ChatGoogleGenerativeAI
+
+    class OrderedGemini(ChatGoogleGenerativeAI):
+        def with_structured_output(self, schema: Any, *args: Any, **kwargs: Any) -> Any:
+            return super().with_structured_output(with_property_ordering(schema), *args, **kwargs)
+
+    return OrderedGemini
 
 
 PROVIDER = Provider(
