@@ -114,6 +114,8 @@ class MemberAnswer:
     sides: dict[str, Any]
     correct: bool | None
     cost_usd: float | None
+    text: str = ""
+    """The answer as the judges read it (a stated rule), for mixtures of free-form answers."""
 
 
 OptionsT = TypeVar("OptionsT", bound=StrategyOptions)

@@ -224,7 +224,7 @@ class Runner:
             for problem, attempt, answer in self.store.answer_records(run_id):
                 found[(problem, attempt)] = MemberAnswer(
                     run=run_id, label=label, sides=dict(answer.sides or {}), correct=answer.correct,
-                    cost_usd=answer.cost_usd,
+                    cost_usd=answer.cost_usd, text=answer.text,
                 )  # fmt: skip
         return found
 

@@ -41,7 +41,9 @@ from graphs.registry import (
 PAPER = "Małkiński et al., ICML 2025 (Bongard case study)"
 
 
-class MixtureOptions(StrategyOptions):
+class MembersOptions(StrategyOptions):
+    """The member runs of a mixture, and whether missing answers are paid for."""
+
     members: str = Field(
         description="stored runs, comma-separated, whose answers are combined (one member's several runs "
         "joined with +)"
@@ -51,6 +53,9 @@ class MixtureOptions(StrategyOptions):
         description="run a member on the problems its runs lack, as a new run of its settings (paying only "
         "for those); false fails those problems instead",
     )
+
+
+class MixtureOptions(MembersOptions):
     rule: Literal["vote", "cascade"] = Field(
         default="vote", description="vote: the majority side per test panel; cascade: members in order "
         "until two agree"
