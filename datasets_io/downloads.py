@@ -3,8 +3,10 @@
 A dataset is made of parts: files of a public repository at one commit, fetched one by one from
 GitHub's raw file host and each checked against the SHA-256 this toolkit ships for it
 (`data/downloads/NAME.json`, computed from the upstream files at that commit), and published
-archives (OSF, Zenodo), which publish no checksum we could compute, each checked against the SHA-256
-recorded at its first download (said so then). Everything gathers in a staging
+archives (OSF, Zenodo, Google Drive), which publish no checksum we could compute, each checked against
+the SHA-256 recorded at its first download (said so then), and the datasets of a Hugging Face
+collection (`datasets_io.hub`: each pinned to a commit at its first download, every file checked
+against the digest the Hub lists). Everything gathers in a staging
 folder beside the target, archives are unpacked there, and the folder is renamed into place only
 when every part is there and checked: a cut, a refused connection or a wrong checksum leaves no
 half-written dataset, and running the same download again keeps what was checked and fetches the
