@@ -32,10 +32,9 @@ from graphs.registry import (
     Graph,
     MemberAnswer,
     Preparation,
-    ProtocolCard,
     StrategyError,
     StrategyOptions,
-    strategy,
+    family_strategy,
 )
 
 PAPER = "Małkiński et al., ICML 2025 (Bongard case study)"
@@ -155,25 +154,28 @@ async def _combine(state: SolveState, runtime: Ctx[MixtureInputs]) -> SolveState
     return {"answer": answer}
 
 
-@strategy(
-    "mixture",
+reads_members = family_strategy(
     family="mixture",
     paper=PAPER,
-    section="Sec. 4, the ensemble it leaves to future work: members' stored answers combined by vote or "
-    "by a cascade with a cost cap (beyond the paper)",
     roles=(),
     calls="none: the members' stored answers are read, not asked again",
     count=lambda shape: 0,
-    card=ProtocolCard(
-        images="none: no call",
-        contexts="none: no call",
-        attempts="each member run's own; the mixture combines attempt by attempt (else the member's first)",
-        scoring="the combined sides of the test panels against the truth, as the members' own settings score",
-    ),
+    reuses={"members": (WHOLE_ANSWERS, "")},
+    card={"attempts": "each member run's own; combined attempt by attempt (else the member's first)"},
+)
+"""`@strategy` for a mixture: no call of its own, its members' stored answers read (`-S members=`)."""
+
+
+@reads_members(
+    "mixture",
+    section="Sec. 4, the ensemble it leaves to future work: members' stored answers combined by vote or "
+    "by a cascade with a cost cap (beyond the paper)",
+    images="none: no call",
+    contexts="none: no call",
+    scoring="the combined sides of the test panels against the truth, as the members' own settings score",
     options=MixtureOptions,
     prepare=_prepare,
     needs_test_panels=True,
-    reuses={"members": (WHOLE_ANSWERS, "")},
 )
 def mixture() -> Graph:
     return linear_graph(SolveState, ("combine", _combine))

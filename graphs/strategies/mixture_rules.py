@@ -17,15 +17,12 @@ from typing import TypedDict
 from graphs.answer import AnswerParts, parse_rules
 from graphs.nodes import Ctx, SolveState, linear_graph
 from graphs.registry import (
-    WHOLE_ANSWERS,
     Graph,
     MemberAnswer,
     Preparation,
-    ProtocolCard,
     StrategyError,
-    strategy,
 )
-from graphs.strategies.mixture import PAPER, MembersOptions
+from graphs.strategies.mixture import MembersOptions, reads_members
 
 
 class RuleMixtureInputs(TypedDict):
@@ -87,25 +84,16 @@ async def _choose(state: SolveState, runtime: Ctx[RuleMixtureInputs]) -> SolveSt
     return {"answer": answer}
 
 
-@strategy(
+@reads_members(
     "mixture-rules",
-    family="mixture",
-    paper=PAPER,
     section="Sec. 4, the ensemble it leaves to future work: members' stated rules combined by agreement, "
     "without a judge (beyond the paper)",
-    roles=(),
-    calls="none: the members' stored answers are read, not asked again",
-    count=lambda shape: 0,
+    images="none: no call",
+    contexts="none: no call",
     judged=True,
-    card=ProtocolCard(
-        images="none: no call",
-        contexts="none: no call",
-        attempts="each member run's own; combined attempt by attempt (else the member's first)",
-        scoring="free-form: the chosen rule is judged as the members' would be (bongard judge)",
-    ),
+    scoring="free-form: the chosen rule is judged as the members' would be (bongard judge)",
     options=MembersOptions,
     prepare=_prepare,
-    reuses={"members": (WHOLE_ANSWERS, "")},
 )
 def mixture_rules() -> Graph:
     return linear_graph(SolveState, ("choose", _choose))
