@@ -11,7 +11,6 @@ Costs are the members' calls (a mixture makes none); unknown where a price was.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from datasets_io.intervals import wilson
 from datasets_io.store import ResultsStore
@@ -55,82 +54,85 @@ def _total(costs: list[float | None]) -> float | None:
     return None if None in costs else round(sum(c or 0.0 for c in costs), 6)
 
 
+@dataclass(frozen=True)
+class Outcome:
+    """One problem of a mixture: whether it solved it, what the calls it used cost, and each member's
+    (label, solved, cost)."""
+
+    solved: bool
+    cost_usd: float | None
+    members: list[tuple[str, bool, float | None]]
+
+
 def mixture_rows(store: ResultsStore, run_ids: list[str]) -> list[MixtureRow]:
     """One row per mixture run among `run_ids` (of classification answers, or of stated rules once it
     and its members are judged)."""
     rows = []
     for run_id in run_ids:
         config = store.run_config(run_id)
-        if config["strategy"] == "mixture-rules":
-            rows += _judged_row(store, run_id, config)
+        if config["strategy"] == "mixture":
+            outcomes = _voted(store, run_id)
+            rule = f"{config['strategy_options'].get('rule', 'vote')} of"
+        elif config["strategy"] == "mixture-rules":
+            outcomes = _judged(store, run_id)
+            rule = "agreement of"
+        else:
             continue
-        if config["strategy"] != "mixture":
-            continue
-        answers = [answer for _, _, answer in store.answer_records(run_id)]
-        if not answers:
-            continue
-        members = [member["label"] for member in answers[0].details["members"]]
-        solved_by = {label: 0 for label in members}
-        costs: dict[str, list[float | None]] = {label: [] for label in members}
-        consulted_costs: list[float | None] = []
-        oracle = 0
-        for answer in answers:
-            stored = answer.details["members"]
-            for member in stored:
-                solved_by[member["label"]] += bool(member["correct"])
-                costs[member["label"]].append(member["cost_usd"])
-            oracle += any(member["correct"] for member in stored)
-            consulted_costs.append(answer.details["members_cost_usd"])
-        best = max(members, key=lambda label: solved_by[label])  # the first named among equals
-        n = len(answers)
-        rule = f"{config['strategy_options'].get('rule', 'vote')} of {len(members)}"
-        rows.append(
-            MixtureRow(
-                run=run_id,
-                rule=rule,
-                dataset=str(config["dataset"]),
-                mixture=Tally("mixture", sum(bool(a.correct) for a in answers), n, _total(consulted_costs)),
-                best=Tally(best, solved_by[best], n, _total(costs[best])),
-                oracle=Tally("any member", oracle, n, _total([c for label in members for c in costs[label]])),
-            )
-        )
+        if outcomes:
+            rows.append(_row(run_id, rule, str(config["dataset"]), outcomes))
     return rows
 
 
-def _judged_row(store: ResultsStore, run_id: str, config: dict[str, Any]) -> list[MixtureRow]:
-    """A mixture of stated rules: solved is what the latest judging of each run decided (the mixture's
-    and each member's on the same problem); no row until all of them are judged there."""
-    records = list(store.answer_records(run_id))
-    if not records:
-        return []
-    members = [member["label"] for member in records[0][2].details["members"]]
+def _row(run_id: str, rule: str, dataset: str, outcomes: list[Outcome]) -> MixtureRow:
+    """The mixture, its best member (most solved, the first named among equals) and the oracle."""
+    members = [label for label, _, _ in outcomes[0].members]
     solved_by = dict.fromkeys(members, 0)
     costs: dict[str, list[float | None]] = {label: [] for label in members}
-    mixture = oracle = 0
-    for problem, attempt, answer in records:
+    for outcome in outcomes:
+        for label, solved, cost in outcome.members:
+            solved_by[label] += solved
+            costs[label].append(cost)
+    best = max(members, key=lambda label: solved_by[label])
+    n = len(outcomes)
+    oracle = sum(any(solved for _, solved, _ in outcome.members) for outcome in outcomes)
+    return MixtureRow(
+        run=run_id,
+        rule=f"{rule} {len(members)}",
+        dataset=dataset,
+        mixture=Tally("mixture", sum(o.solved for o in outcomes), n, _total([o.cost_usd for o in outcomes])),
+        best=Tally(best, solved_by[best], n, _total(costs[best])),
+        oracle=Tally("any member", oracle, n, _total([c for label in members for c in costs[label]])),
+    )
+
+
+def _voted(store: ResultsStore, run_id: str) -> list[Outcome]:
+    """A mixture of classification answers: each member's answer scored as it was stored; the
+    mixture's cost is what the members it consulted cost."""
+    return [
+        Outcome(
+            bool(answer.correct),
+            answer.details["members_cost_usd"],
+            [(m["label"], bool(m["correct"]), m["cost_usd"]) for m in answer.details["members"]],
+        )
+        for _, _, answer in store.answer_records(run_id)
+    ]
+
+
+def _judged(store: ResultsStore, run_id: str) -> list[Outcome]:
+    """A mixture of stated rules: solved is what the latest judging of each run decided (the
+    mixture's and each member's on the same problem), every member's cost its own; none until all of
+    them are judged there."""
+    outcomes = []
+    for problem, attempt, answer in store.answer_records(run_id):
         decided = store.item_decision(run_id, problem, attempt)
         stored = answer.details["members"]
         verdicts = [_member_decision(store, member["run"], problem, attempt) for member in stored]
         if decided is None or None in verdicts:
             return []
-        mixture += decided[0]
-        for member, ok in zip(stored, verdicts, strict=True):
-            solved_by[member["label"]] += bool(ok)
-            costs[member["label"]].append(member.get("cost_usd"))
-        oracle += any(verdicts)
-    n = len(records)
-    every = _total([cost for label in members for cost in costs[label]])
-    best = max(members, key=lambda label: solved_by[label])
-    return [
-        MixtureRow(
-            run=run_id,
-            rule=f"agreement of {len(members)}",
-            dataset=str(config["dataset"]),
-            mixture=Tally("mixture", mixture, n, every),
-            best=Tally(best, solved_by[best], n, _total(costs[best])),
-            oracle=Tally("any member", oracle, n, every),
-        )
-    ]
+        costs = [member.get("cost_usd") for member in stored]
+        members = [(m["label"], bool(ok), cost) for m, ok, cost in zip(stored, verdicts, costs, strict=True)]
+        outcomes.append(Outcome(decided[0], _total(costs), members))
+    return outcomes
 
 
 def _member_decision(store: ResultsStore, run: str, problem: str, attempt: int) -> bool | None:
