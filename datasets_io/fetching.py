@@ -62,22 +62,31 @@ class Expected:
         return "SHA-256" if self.kind == "sha256" else "git blob id"
 
 
+def check_answer(url: str, response: httpx.Response) -> None:
+    """A `DownloadError` unless `response` is what was asked for: HTTP 200, and no web page in its place."""
+    if response.status_code != 200:
+        raise DownloadError(f"{url} answered HTTP {response.status_code}")
+    if response.headers.get("content-type", "").startswith("text/html"):
+        raise DownloadError(f"{url} answered a web page, not the file ({WEB_PAGE_REASONS})")
+
+
+def unreachable(url: str, error: httpx.HTTPError) -> DownloadError:
+    return DownloadError(f"{url}: {type(error).__name__}: {error or 'the connection closed'}")
+
+
 def fetch(client: httpx.Client, url: str, path: Path, expected: Expected | None) -> str:
     """`url` saved at `path` once it has the `expected` digest (any, where None); returns its SHA-256."""
     part = path.with_name(path.name + ".part")
     part.parent.mkdir(parents=True, exist_ok=True)
     try:
         with client.stream("GET", url) as response:
-            if response.status_code != 200:
-                raise DownloadError(f"{url} answered HTTP {response.status_code}")
-            if response.headers.get("content-type", "").startswith("text/html"):
-                raise DownloadError(f"{url} answered a web page, not the file ({WEB_PAGE_REASONS})")
+            check_answer(url, response)
             with part.open("wb") as handle:
                 for chunk in response.iter_bytes():
                     handle.write(chunk)
     except httpx.HTTPError as error:
         part.unlink(missing_ok=True)
-        raise DownloadError(f"{url}: {type(error).__name__}: {error or 'the connection closed'}") from None
+        raise unreachable(url, error) from None
     got = sha256_of(part)
     if expected is not None and not expected.matches(part, got):
         seen = got if expected.kind == "sha256" else git_blob_id(part)

@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 
-from datasets_io.fetching import DownloadError, Expected, mirrored
+from datasets_io.fetching import DownloadError, Expected, check_answer, mirrored, unreachable
 from datasets_io.recorded_checksums import RecordedChecksums
 
 HUB = "https://huggingface.co"
@@ -75,10 +75,7 @@ def _listed(client: httpx.Client, mirror: str | None, dataset: str, commit: str)
     page: str | None = mirrored(f"{HUB}/api/datasets/{dataset}/tree/{commit}?recursive=true", mirror)
     while page is not None:
         response = _get(client, page)
-        try:
-            entries = response.json()
-        except ValueError:
-            raise DownloadError(f"{page} answered no JSON") from None
+        entries = _decoded(page, response, list)
         for entry in entries:
             path = str(entry.get("path", ""))
             if entry.get("type") != "file" or path in SKIPPED:
@@ -98,17 +95,22 @@ def _get(client: httpx.Client, url: str) -> httpx.Response:
     try:
         response = client.get(url)
     except httpx.HTTPError as error:
-        raise DownloadError(f"{url}: {type(error).__name__}: {error or 'the connection closed'}") from None
-    if response.status_code != 200:
-        raise DownloadError(f"{url} answered HTTP {response.status_code}")
+        raise unreachable(url, error) from None
+    check_answer(url, response)
     return response
 
 
 def _json(client: httpx.Client, url: str) -> dict[str, Any]:
+    answer: dict[str, Any] = _decoded(url, _get(client, url), dict)
+    return answer
+
+
+def _decoded(url: str, response: httpx.Response, kind: type) -> Any:
+    """The reply's JSON, refused in one line unless it is a `kind` (an object, a list)."""
     try:
-        answer = _get(client, url).json()
+        answer = response.json()
     except ValueError:
         raise DownloadError(f"{url} answered no JSON") from None
-    if not isinstance(answer, dict):
-        raise DownloadError(f"{url} answered {type(answer).__name__}, not a JSON object")
+    if not isinstance(answer, kind):
+        raise DownloadError(f"{url} answered a JSON {type(answer).__name__}, not a {kind.__name__}")
     return answer
