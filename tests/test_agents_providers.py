@@ -372,6 +372,23 @@ def test_gemini_2_0_is_told_the_order_of_a_structured_answers_keys(
     assert schema.get("propertyOrdering") == (["left", "right"] if ordered else None)
 
 
+def test_property_ordering_reaches_every_object_and_reads_a_property_named_properties_as_one() -> None:
+    from agents.providers.gemini import with_property_ordering
+
+    inner = {"type": "object", "properties": {"z": {"type": "string"}, "a": {"type": "string"}}}
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {"reason": {"type": "string"}, "properties": inner},
+        "$defs": {"properties": inner},
+        "items": [inner],
+    }
+    ordered = with_property_ordering(schema)
+    assert ordered["propertyOrdering"] == ["reason", "properties"]
+    for nested in (ordered["properties"]["properties"], ordered["$defs"]["properties"], ordered["items"][0]):
+        assert nested["propertyOrdering"] == ["z", "a"]
+    assert "propertyOrdering" not in ordered["$defs"] and schema["properties"]["properties"] is inner
+
+
 def test_a_response_schema_outside_geminis_schema_message_is_refused_as_the_api_refuses_it(
     standin: StandIn,
 ) -> None:

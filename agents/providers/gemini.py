@@ -41,19 +41,24 @@ def build(model: str, params: AgentParams) -> BaseChatModel:
     return chat(**{**chosen, "temperature": params.temperature})
 
 
+SCHEMA_MAPS = ("properties", "$defs", "definitions")
+"""Keys whose value maps names to schemas (not a schema itself)."""
+
+
 def with_property_ordering(schema: Any) -> Any:
     """`schema` with each object's `propertyOrdering` set to its properties in their written order."""
     if isinstance(schema, list):
         return [with_property_ordering(item) for item in schema]
     if not isinstance(schema, dict):
         return schema
-    ordered = {key: with_property_ordering(value) for key, value in schema.items()}
+    ordered = {
+        key: {name: with_property_ordering(value) for name, value in value.items()}
+        if key in SCHEMA_MAPS and isinstance(value, dict)
+        else with_property_ordering(value)
+        for key, value in schema.items()
+    }
     if isinstance(properties := schema.get("properties"), dict):
-        ordered["properties"] = {name: with_property_ordering(value) for name, value in properties.items()}
         ordered["propertyOrdering"] = list(properties)
-    for key in ("$defs", "definitions"):
-        if isinstance(definitions := schema.get(key), dict):
-            ordered[key] = {name: with_property_ordering(value) for name, value in definitions.items()}
     return ordered
 
 
