@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 import pytest
 
 from graphs.programs.language import MAX_CHARACTERS, MAX_DEPTH, RuleError, parse_rule, symbols_of
-from graphs.programs.search import Panel, score, search
+from graphs.programs.search import Panel, score, search, vlp_weight
 
 VOCABULARY = ["figures", "closed_figures", "triangles", "circles", "holes"]
 
@@ -94,3 +94,16 @@ def test_without_a_separating_rule_the_search_keeps_the_most_accurate_and_names_
     found = search(noisy, VOCABULARY)
     assert str(found.rule) == "figures <= 3" and found.wrong == ("left-5",) and found.correct == 11
     assert score(parse_rule("figures > 3", VOCABULARY), noisy).correct == 1
+
+
+def test_vlp_ranking_prefers_the_rule_whose_symbols_are_likelier_under_its_weights() -> None:
+    """Two pairs separate the sides; `x` holds on 3 right panels, `y` and `z` on 2 each, so VLP's
+    naive_weighted weights are 6/9, 6/8 and 6/8 and `y and z` (0.5625) beats `x and z` (0.5), which
+    the simplest ranking keeps for coming first in the vocabulary (equal margins)."""
+    right = [(0, 1, 0), (1, 0, 0), (0, 0, 1), (1, 1, 0), (0, 0, 1), (1, 0, 0)]
+    both = panels([{"x": 1, "y": 1, "z": 1}] * 6, [{"x": x, "y": y, "z": z} for x, y, z in right])
+    assert str(search(both, ["x", "y", "z"]).rule) == "x > 0.5 and z > 0.5"
+    found = search(both, ["x", "y", "z"], "vlp")
+    assert found.separates and str(found.rule) == "y > 0.5 and z > 0.5"
+    assert vlp_weight(6, 3, 6, 6) == 6 / 9 and vlp_weight(0, 4, 6, 6) == 0.01
+    assert str(search(panels([{"x": 1}] * 6, [{"x": 0}] * 6), ["x"], "vlp").rule) == "x > 0.5"

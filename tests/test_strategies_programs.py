@@ -117,6 +117,25 @@ def test_offline_the_perception_agent_grounds_and_finds_the_rule_of_problem_1(
     assert get_strategy(strategy).card is not None
 
 
+def test_vlp_ranking_is_an_option_of_the_search_recorded_with_its_answer(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    def run(strategy: str) -> Any:
+        return run_bongard(
+            "run", "--strategy", strategy, "--model", "perception", "--dataset", "bongard-classic",
+            "--problems", "1", "-O", "holdout_test=true", "-S", "ranking=vlp", "--data-dir", shared_data,
+            "--home", tmp_path,
+        )  # fmt: skip
+
+    ran = run("program-search")
+    assert ran.returncode == 0, ran.stderr
+    store = ResultsStore(tmp_path / STORE_FILE)
+    [(_, _, answer)] = store.answer_records(store.resolve_run("latest"))
+    assert answer.correct is True and answer.details["ranking"] == "vlp"
+    refused = run("program-synthesis")  # it asks a model for rules; nothing to rank
+    assert refused.returncode == 2 and "ranking" in refused.stderr
+
+
 def test_vlp_grounding_proposes_a_vocabulary_then_asks_each_panel_about_every_symbol(
     shared_data: Path, tmp_path: Path
 ) -> None:

@@ -43,7 +43,7 @@ from graphs.blocks.describe_first import (
 )
 from graphs.nodes import Conversation, Ctx, Item, ask, panel_sources, user_message
 from graphs.programs.language import RuleError, parse_rule
-from graphs.programs.search import Panel, Scored, score, search
+from graphs.programs.search import Panel, Ranking, Scored, score, search
 from graphs.registry import Graph, Preparation, StrategyOptions, family_strategy
 
 FAMILY = prompt_family("programs", "graphs")
@@ -79,6 +79,8 @@ class ProgramInputs(DescribeInputs):
     tests: list[str]
     turns: int
     """Proposals at most (program-synthesis)."""
+    ranking: Ranking
+    """How program-search orders rules as accurate."""
     grounding: str
 
 
@@ -103,6 +105,14 @@ class GroundingOptions(StrategyOptions):
     )
 
 
+class SearchOptions(GroundingOptions):
+    ranking: Ranking = Field(
+        default="simplest",
+        description="among rules as accurate on the context panels, simplest: fewest conditions, widest "
+        "margin; vlp: most probable under VLP's symbol weights (its naive_weighted grammar)",
+    )
+
+
 class SynthesisOptions(GroundingOptions):
     turns: int = Field(
         default=3, ge=1, le=10, description="proposals at most, each after the last one's feedback"
@@ -113,10 +123,12 @@ def _prepare(given: Preparation[GroundingOptions]) -> ProgramInputs:
     problem = given.problem
     refs = [panel.ref for panel in problem.context_panels + problem.test_panels]
     turns = given.options.turns if isinstance(given.options, SynthesisOptions) else 0
+    ranking = given.options.ranking if isinstance(given.options, SearchOptions) else "simplest"
     tests = [panel.ref for panel in problem.test_panels]
     return {
         "tests": tests,
         "turns": turns,
+        "ranking": ranking,
         "grounding": given.options.grounding,
         **describe_inputs(given, refs),
     }
@@ -234,8 +246,9 @@ def _answer(
 async def _search(state: ProgramState, runtime: Ctx[ProgramInputs]) -> ProgramState:
     item = runtime.context
     grounded = _grounded(item, state)
-    found = search(grounded["panels"], grounded["vocabulary"])
-    return {"answer": _answer(item, grounded, found, search="enumerative")}
+    ranking = item.inputs["ranking"]
+    found = search(grounded["panels"], grounded["vocabulary"], ranking)
+    return {"answer": _answer(item, grounded, found, search="enumerative", ranking=ranking)}
 
 
 # --- program-synthesis ----------------------------------------------------------------------------
@@ -329,9 +342,9 @@ program_strategy = family_strategy(family=FAMILY, needs_test_panels=True, prepar
 @program_strategy(
     "program-search",
     paper=VLP,
-    section="the method: symbol grounding, program search, the best program applied; the enumerative "
-    "search over threshold rules of measured symbols stands in for VLP's heap search of a probabilistic "
-    "grammar over VLM-proposed symbols",
+    section="the method: symbol grounding, program search, the best program applied; an exhaustive "
+    "search of rules of one or two threshold conditions over the grounded symbols, ranked by accuracy, "
+    "then (-S ranking=vlp) by VLP's naive_weighted probability, as its heap search finds them",
     roles=("describer",),
     calls="1 grounding call per context and test panel, each in its own context; the search makes none",
     count=lambda shape: shape.context + shape.tests + (shape.options.grounding == "vocabulary"),
@@ -340,7 +353,7 @@ program_strategy = family_strategy(family=FAMILY, needs_test_panels=True, prepar
     contexts="none shared: each panel grounded afresh",
     attempts="1 run; VLP reports accuracy over the test images of each task",
     scoring="both test panels on their sides by the rule found on the context panels (true: left)",
-    options=GroundingOptions,
+    options=SearchOptions,
 )
 def program_search() -> Graph:
     return describe_first(ProgramState, GROUNDER, ("search", _search), first=FIRST)
