@@ -58,7 +58,7 @@ def runs_frame(store: ResultsStore, run_ids: list[str]) -> pd.DataFrame:
     rows = []
     for run_id in run_ids:
         config = store.run_config(run_id)
-        model = model_label(config["agents"])
+        model = model_label(config)
         rows.append(
             {"run_id": run_id, "strategy": config["strategy"], "model": model, "dataset": config["dataset"]}
         )

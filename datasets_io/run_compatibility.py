@@ -10,11 +10,13 @@ is left out unless asked for, and the reader is told how to finish it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 from datasets_io.errors import BongardError
-from datasets_io.store import RESUME_HINT, ResultsStore
+from datasets_io.store import RESUME_HINT, RUN_ID, ResultsStore
 
 PROTOCOL_SETTINGS = (
     "dataset_options",
@@ -87,11 +89,15 @@ def short_spec(spec: str, limit: int = SHORT_SPEC_CHARS) -> str:
     return shown if len(shown) <= limit else shown[: limit - 1] + "…"
 
 
-def model_label(agents: dict[str, str]) -> str:
-    """The model column of a run: its one agent spec, or `role=spec` per role when they differ ("no
-    model" for a run that calls none, a mixture of stored runs)."""
+def model_label(config: Mapping[str, Any]) -> str:
+    """The model column of a run: its one agent spec, or `role=spec` per role when they differ. A run
+    that calls none (a mixture of stored runs) is "no model", with the strategy options it was given
+    other than those naming stored runs, so mixtures of the same runs by other rules are rows apart."""
+    agents: dict[str, str] = config["agents"]
     if not agents:
-        return "no model"
+        options = config.get("strategy_options") or {}
+        given = [f"{key}={value}" for key, value in sorted(options.items()) if not RUN_ID.search(str(value))]
+        return "no model" + (f" ({', '.join(given)})" if given else "")
     if len(set(agents.values())) == 1:
         return next(iter(agents.values()))
     return " + ".join(f"{role}={spec}" for role, spec in sorted(agents.items()))
@@ -101,7 +107,7 @@ def _rows(store: ResultsStore, run_ids: list[str]) -> dict[str, list[str]]:
     rows: dict[str, list[str]] = {}
     for run_id in run_ids:
         config = store.run_config(run_id)
-        key = f"{config['strategy']} x {model_label(config['agents'])} x {config['dataset']}"
+        key = f"{config['strategy']} x {model_label(config)} x {config['dataset']}"
         rows.setdefault(key, []).append(run_id)
     return rows
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import socket
 import sqlite3
 import threading
@@ -208,6 +209,11 @@ SOLVED_ITEMS = f"""SELECT COUNT(*) FROM items i WHERE i.run_id = :run_id AND i.s
     AND {ITEM_SOLVED}"""
 SCORED_ITEMS = f"""SELECT COUNT(*) FROM items i WHERE i.run_id = :run_id AND i.status = 'done'
     AND {ITEM_SCORED}"""
+
+
+RUN_ID_PREFIX = "run-%Y%m%d-%H%M%S-"
+RUN_ID = re.compile(r"run-[0-9]{8}-[0-9]{6}-[0-9a-f]{6}")
+"""A stored run's id: its creation time and six hex digits."""
 
 
 @dataclass(frozen=True)
@@ -441,7 +447,7 @@ class ResultsStore:
             return int(db.execute("PRAGMA data_version").fetchone()[0])
 
     def create_run(self, config: dict[str, Any], toolkit_version: str) -> str:
-        run_id = time.strftime("run-%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+        run_id = time.strftime(RUN_ID_PREFIX) + uuid.uuid4().hex[:6]
         with self.transaction() as db:
             db.execute(
                 "INSERT INTO runs (id, created_at, toolkit_version, config) VALUES (?, ?, ?, ?)",

@@ -3,6 +3,7 @@ and 11 held out) with known answers and costs, combined by vote and by a cascade
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +102,24 @@ def test_a_cascade_consults_the_dear_member_only_where_the_cheap_ones_differ_and
     capped = {p: a for p, _, a in store.answer_records(store.resolve_run("latest"))}
     assert [capped[f"{DATASET}/{n}"].correct for n in range(1, 5)] == [True, False, False, False]
     assert capped[f"{DATASET}/2"].sides == {"left-test-5": None, "right-test-5": None}  # a and b tie
+
+
+def test_mixtures_of_the_same_runs_by_other_rules_are_rows_apart_in_one_compare(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    store = ResultsStore(tmp_path / STORE_FILE)
+    members = [member_run(store, model, shared_data) for model in ("a", "b", "c")]
+    mixtures = []
+    for options in ((), ("-S", "rule=cascade")):
+        assert mix(tmp_path, shared_data, members, *options).returncode == 0
+        mixtures.append(store.resolve_run("latest"))
+    compared = run_bongard("compare", *members, *mixtures, "--out", tmp_path / "report", "--home", tmp_path)
+    assert compared.returncode == 0, compared.stderr
+    said = " ".join(compared.stdout.split())
+    assert f"{mixtures[0]} (vote of 3) on {DATASET}: mixture {interval(3, 4)}" in said
+    assert f"{mixtures[1]} (cascade of 3) on {DATASET}: mixture {interval(3, 4)}" in said
+    assert re.search(r"\| mixture +\| no model +\| bongard-classic", compared.stdout)  # the vote: defaults
+    assert re.search(r"\| mixture +\| no model \(rule=cascade\) +\| bongard-classic", compared.stdout)
 
 
 def test_without_completing_a_member_lacking_the_problem_fails_the_item_naming_it(

@@ -540,9 +540,7 @@ def _result_table(store: ResultsStore, run_id: str) -> Table:
     config = store.run_config(run_id)
     probes = config["strategy"] == PROBE_STRATEGY  # its "test images" are the panels
     images = PANEL_ACCURACY if probes else IMAGE_ACCURACY
-    title = (
-        f"result of {run_id}: {config['strategy']} · {model_label(config['agents'])} · {config['dataset']}"
-    )
+    title = f"result of {run_id}: {config['strategy']} · {model_label(config)} · {config['dataset']}"
     table = Table(title=escape(title), caption=f"{RESULT_CAPTION}; {images[1]}", caption_justify="left")
     for key, header in RESULT_COLUMNS.items():
         table.add_column(images[0] if key == "image_accuracy" else header)

@@ -160,7 +160,7 @@ def eval_log(store: ResultsStore, run_id: str, *, images: bool = True) -> EvalLo
             task=f"bongard/{config['strategy']}",
             task_args=config.get("strategy_options", {}),
             dataset=EvalDataset(name=config["dataset"], samples=row["problems"]),
-            model=model_label(config["agents"]),
+            model=model_label(config),
             model_roles=_model_roles(config["agents"], store.judgings(run_id)),
             config=EvalConfig(epochs=int(config.get("attempts", 1))),
             packages=sessions[-1]["packages"] if sessions else {},

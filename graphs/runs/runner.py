@@ -220,7 +220,7 @@ class Runner:
         for run in runs.split("+"):
             run_id = self.store.resolve_run(run)
             config = self.store.run_config(run_id)
-            label = label or f"{config['strategy']} · {model_label(config['agents'])}"
+            label = label or f"{config['strategy']} · {model_label(config)}"
             for problem, attempt, answer in self.store.answer_records(run_id):
                 found[(problem, attempt)] = MemberAnswer(
                     run=run_id, label=label, sides=dict(answer.sides or {}), correct=answer.correct,
