@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -97,6 +98,24 @@ def items_frame(
     return frame[frame["run_id"].isin(run_ids)].reset_index(drop=True)
 
 
+COSTS = ("cost_usd", "judge_cost_usd")
+COST_AGGREGATES = {column: (column, "sum") for column in COSTS} | {
+    f"{column}_unknown": (f"{column}_unknown", "max") for column in COSTS
+}
+"""A group's costs summed, and whether any of them was unknown (`_with_cost_flags`)."""
+
+
+def _with_cost_flags(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.assign(**{f"{column}_unknown": frame[column].isna() for column in COSTS})
+
+
+def _costs_or_unknown(grouped: pd.DataFrame) -> pd.DataFrame:
+    """A group's cost is unknown (NaN) where any of its parts' was, never the sum of the known ones."""
+    for column in COSTS:
+        grouped[column] = grouped[column].astype(float).mask(grouped.pop(f"{column}_unknown"))
+    return grouped
+
+
 def problems_frame(
     store: ResultsStore, run_ids: list[str], counting: Counting = DEFAULT_COUNTING
 ) -> pd.DataFrame:
@@ -111,14 +130,12 @@ def problems_frame(
         failed=items["status"] == "failed",
         **{column: items["outcome"] == word for word, column in UNSOLVED_COLUMNS.items()},
     )
-    grouped = items.groupby(["run_id", "problem"]).agg(
+    grouped = _costs_or_unknown(_with_cost_flags(items).groupby(["run_id", "problem"]).agg(
         attempts=("attempt", "count"), solved_attempts=("solved", "sum"), scored=("scored", "min"),
         failed=("failed", "max"),
         tokens=("tokens", "sum"), **{column: (column, "sum") for column in UNSOLVED_COLUMNS.values()},
-        cost_usd=("cost_usd", lambda c: None if c.isna().any() else float(c.sum())),
-        judge_cost_usd=("judge_cost_usd", lambda c: None if c.isna().any() else float(c.sum())),
-        images=("images", "sum"), images_right=("images_right", "sum"),
-    ).reset_index()  # fmt: skip
+        **COST_AGGREGATES, images=("images", "sum"), images_right=("images_right", "sum"),
+    ).reset_index())  # fmt: skip
     grouped["solved"] = [
         counting.aggregate.solved(int(solved), int(attempts)) if scored else 0
         for solved, attempts, scored in zip(
@@ -128,22 +145,24 @@ def problems_frame(
     return grouped.merge(runs_frame(store, run_ids), on="run_id")
 
 
-def comparison_table(problems: pd.DataFrame) -> pd.DataFrame:
-    """Per strategy x model x dataset: problems, `n` of them scored (an unjudged free-form run has
-    none, and so no solved count, never 0), solved, `failed` problems (an attempt failed: outside
-    n), accuracy with its 95% interval, image accuracy with its interval, the attempts unsolved by
-    format errors, refusals, blocks and cut-offs (`UNSOLVED_COLUMNS`, counted apart from wrong
-    answers; all of them count against accuracy),
-    tokens and cost: of solving (failed items' calls included), of judging, and their total, which
-    `cost_per_solved_usd` divides."""
-    table = problems.groupby(["strategy", "model", "dataset"]).agg(
+ROW_KEY = ("strategy", "model", "dataset")
+"""What a row of the comparison table is: runs of one strategy, model and dataset pooled."""
+
+
+def comparison_table(problems: pd.DataFrame, by: Sequence[str] = ROW_KEY) -> pd.DataFrame:
+    """Per strategy x model x dataset (or per `by`: `("run_id", *ROW_KEY)` keeps runs apart):
+    problems, `n` of them scored (an unjudged free-form run has none, and so no solved count, never
+    0), solved, `failed` problems (an attempt failed: outside n), accuracy with its 95% interval,
+    image accuracy with its interval, the attempts unsolved by format errors, refusals, blocks and
+    cut-offs (`UNSOLVED_COLUMNS`, counted apart from wrong answers; all of them count against
+    accuracy), tokens and cost: of solving (failed items' calls included), of judging, and their
+    total, which `cost_per_solved_usd` divides; a cost is unknown where any of its parts' is."""
+    table = _costs_or_unknown(_with_cost_flags(problems).groupby(list(by)).agg(
         problems=("problem", "count"), n=("scored", "sum"), solved=("solved", "sum"),
         failed=("failed", "sum"), **{column: (column, "sum") for column in UNSOLVED_COLUMNS.values()},
-        tokens=("tokens", "sum"),
-        cost_usd=("cost_usd", lambda c: None if c.isna().any() else float(c.sum())),
-        judge_cost_usd=("judge_cost_usd", lambda c: None if c.isna().any() else float(c.sum())),
+        tokens=("tokens", "sum"), **COST_AGGREGATES,
         images=("images", "sum"), images_right=("images_right", "sum"),
-    ).reset_index()  # fmt: skip
+    ).reset_index())  # fmt: skip
     table["solved"] = [
         solved_count(s) if n else None for s, n in zip(table["solved"], table["n"], strict=True)
     ]
@@ -157,9 +176,9 @@ def comparison_table(problems: pd.DataFrame) -> pd.DataFrame:
     of one problem as decided together (`datasets_io.intervals.CLUSTERED_METHOD`)."""
     clustered = {
         row: clustered_wilson(list(group["images_right"]), list(group["images"]))
-        for row, group in problems.groupby(["strategy", "model", "dataset"])
+        for row, group in problems.groupby(list(by))
     }
-    rows = zip(table["strategy"], table["model"], table["dataset"], strict=True)
+    rows = zip(*(table[column] for column in by), strict=True)
     bounds = [clustered.get(row, (None, None)) for row in rows]
     table["image_accuracy_low"] = [low for low, _ in bounds]
     table["image_accuracy_high"] = [high for _, high in bounds]

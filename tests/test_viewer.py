@@ -447,6 +447,45 @@ def test_without_the_view_extra_bongard_view_says_how_to_install_it(monkeypatch:
     assert "pip install 'bongard-agents[view]'" in result.stderr
 
 
+def test_a_large_runs_compare_page_is_paged_and_its_figures_are_drawn_when_first_asked_for(
+    tmp_path: Path,
+) -> None:
+    """450 problems: the problem table shows 200 at a time (the chosen problem's page unless one is
+    asked for), and the page is served before any figure is drawn; the first image draws them all."""
+    from starlette.testclient import TestClient
+
+    from graphs.view.app import PLOTS, create_app
+
+    store = ResultsStore(tmp_path / STORE_FILE)
+    config = {"strategy": "images-to-sides", "dataset": "bongard-classic", "agents": {"reasoner": "m"}}
+    run_id = store.create_run(config, "test")
+    for number in range(1, 451):
+        key = f"bongard-classic/{number}"
+        answer = Answer(strategy="images-to-sides", problem=key, text="", correct=number % 3 == 0)
+        store.save_item(run_id, key, 0, answer, None)
+    store.release_run(run_id, finished=True)
+    cache = tmp_path / "cache"
+    with TestClient(create_app(tmp_path / STORE_FILE, cache), base_url="http://127.0.0.1") as client:
+
+        def page(query: str) -> str:
+            html = client.get(f"/compare?runs={run_id}{query}").text
+            return html.split("<h2>Problems across the runs</h2>")[1].split("</table>")[0]
+
+        first = page("")
+        assert "problems 1-200 of 450, page 1 of 3" in first and first.count("<tr") == 201
+        assert "next</a>" in first and "previous</a>" not in first
+        assert not list(cache.rglob("*.png"))  # the page came without drawing
+        assert "problems 401-450 of 450, page 3 of 3" in page("&page=3")
+        assert "page 3 of 3" in page("&page=99") and "page 1 of 3" in page("&page=x")
+        chosen = page("&problem=bongard-classic/300")
+        assert "page 2 of 3" in chosen and '<tr class="chosen"><td class="nowrap"><a' in chosen
+        html = client.get(f"/compare?runs={run_id}").text
+        [key] = re.findall(r'id="accuracy-plot" src="/compare/([0-9a-f]{16})/accuracy.png"', html)
+        assert client.get(f"/compare/{key}/coverage.png").headers["content-type"] == "image/png"
+        assert sorted(path.name for path in (cache / key).glob("*.png")) == sorted(PLOTS)
+        assert client.get("/compare/0123456789abcdef/accuracy.png").status_code == 404
+
+
 def test_the_compare_page_shows_every_figure_compare_writes() -> None:
     from datasets_io.report_figures import FIGURES
     from graphs.view.app import PLOTS

@@ -61,6 +61,7 @@ from graphs.view.data import (
 )
 
 if TYPE_CHECKING:
+    import pandas as pd
     import uvicorn
 
     from datasets_io.catalog import Dataset
@@ -70,7 +71,7 @@ HOST = "127.0.0.1"
 """The only address the viewer listens on."""
 HERE = Path(__file__).parent
 PLOTS = ("accuracy.png", "coverage.png", "any_vs_best.png", "cost_per_solved.png", "tokens_per_solved.png")
-"""The PNG plots `datasets_io.report.write_report` draws (`report_figures.FIGURES`), in the order the
+"""The PNG plots `datasets_io.report_figures.write_figures` draws, in the order the
 compare page shows them."""
 PANEL_SIDE = 256
 IMAGES_KEPT = 64
@@ -117,6 +118,9 @@ class Viewer:
         self.contrasts: dict[str, list[tuple[str, list[str]]]] = {}
         """Per report: the lines `bongard compare` prints under its table, by heading (published sets
         beside fresh problems, pixels beside symbols, mixtures beside their members)."""
+        self.undrawn: dict[str, tuple[pd.DataFrame, pd.DataFrame]] = {}
+        """Per report whose figures are not drawn yet: its table and problems, drawn when the page's
+        first image is asked for, so the page itself comes without waiting on matplotlib."""
         self._images: OrderedDict[tuple[str, ...], bytes] = OrderedDict()
         self._datasets: dict[str, Dataset] = {}
         self._caching = threading.Lock()
@@ -218,9 +222,23 @@ def panel_url(run_id: str, problem: str, ref: str) -> str:
     return f"/panel/{quote(run_id, safe='')}/{quote(ref, safe='')}/{quote(problem, safe='/')}"
 
 
-def compare_url(run_ids: Sequence[str], problem: str | None = None) -> str:
+def compare_url(run_ids: Sequence[str], problem: str | None = None, page: int | None = None) -> str:
     query = [("runs", run_id) for run_id in run_ids] + ([("problem", problem)] if problem else [])
-    return f"/compare?{urlencode(query)}"
+    return f"/compare?{urlencode(query + ([('page', str(page))] if page else []))}"
+
+
+PROBLEMS_PER_PAGE = 200
+"""Rows of the compare page's problem table at once: a run of thousands is paged, not drawn whole."""
+
+
+def problems_page(names: Sequence[str], asked: str | None, problem: str | None) -> tuple[int, int]:
+    """The page of the problem table to show (the one asked for, else the chosen problem's) and how
+    many there are."""
+    pages = max(1, -(-len(names) // PROBLEMS_PER_PAGE))
+    if asked is not None and asked.isdigit():
+        return min(max(int(asked), 1), pages), pages
+    at = list(names).index(problem) if problem is not None and problem in names else 0
+    return at // PROBLEMS_PER_PAGE + 1, pages
 
 
 def query_url(request: Request, **changes: str | None) -> str:
@@ -436,22 +454,25 @@ def compare_page(request: Request) -> Response:
     try:
         key = fingerprint(store, chosen)
         with viewer.drawing:
-            if key not in viewer.reports or not (viewer.cache_dir / key / PLOTS[0]).is_file():
-                from datasets_io.report import write_report
+            if key not in viewer.reports:
+                from datasets_io.report import comparison_table, problems_frame
                 from datasets_io.run_compatibility import select_runs
 
                 # chosen by hand, so counted, but never as complete; never a mixed row
                 viewer.incomplete[key] = select_runs(store, chosen, include_incomplete=True).incomplete
                 from graphs.reports.side_by_side import side_by_side_lines
 
-                table = write_report(store, chosen, viewer.cache_dir / key)
+                problems = problems_frame(store, chosen)
+                table = comparison_table(problems)
                 viewer.reports[key] = result_rows(table)
+                viewer.undrawn[key] = (table, problems)
                 viewer.contrasts[key] = side_by_side_lines(store, chosen, table)
                 while len(viewer.reports) > REPORTS_KEPT:  # the oldest report goes, folder and all
                     oldest = next(iter(viewer.reports))
                     del viewer.reports[oldest]
                     viewer.incomplete.pop(oldest, None)
                     viewer.contrasts.pop(oldest, None)
+                    viewer.undrawn.pop(oldest, None)
                     shutil.rmtree(viewer.cache_dir / oldest, ignore_errors=True)
         verdicts = problem_verdicts(store, chosen)
     except BongardError as error:
@@ -463,12 +484,21 @@ def compare_page(request: Request) -> Response:
     side_by_side = (
         {run_id: item_rows(store, run_id, problem) for run_id in chosen} if problem is not None else {}
     )  # the chosen runs' items of one problem
+    names = list(verdicts)
+    number, pages = problems_page(names, request.query_params.get("page"), problem)
+    shown = names[(number - 1) * PROBLEMS_PER_PAGE : number * PROBLEMS_PER_PAGE]
     context |= {
         "key": key,
         "table": viewer.reports[key],
         "incomplete": viewer.incomplete.get(key, []),
         "contrasts": viewer.contrasts.get(key, []),
-        "verdicts": verdicts,
+        "verdicts": {name: verdicts[name] for name in shown},
+        "problems": {
+            "page": number,
+            "pages": pages,
+            "total": len(names),
+            "first": (number - 1) * PROBLEMS_PER_PAGE + 1,
+        },
         "problem": problem,
         "side_by_side": side_by_side,
         "sheet_run": next((run_id for run_id, items in side_by_side.items() if items), None),
@@ -481,7 +511,15 @@ def compare_plot(request: Request) -> Response:
     viewer = viewer_of(request)
     key, name = request.path_params["key"], request.path_params["name"]
     path = viewer.cache_dir / key / name
-    if not re.fullmatch(r"[0-9a-f]{16}", key) or name not in PLOTS or not path.is_file():
+    if not re.fullmatch(r"[0-9a-f]{16}", key) or name not in PLOTS:
+        raise HTTPException(404, "no such plot (compare the runs again)")
+    with viewer.drawing:  # the first of a page's images draws them all
+        if (undrawn := viewer.undrawn.pop(key, None)) is not None:
+            from datasets_io.report_figures import write_figures
+
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_figures(*undrawn, path.parent)
+    if not path.is_file():
         raise HTTPException(404, "no such plot (compare the runs again)")
     return FileResponse(path, media_type="image/png")
 

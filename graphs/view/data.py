@@ -180,15 +180,11 @@ class RunRow:
 def run_results(store: ResultsStore, run_ids: Sequence[str]) -> tuple[dict[str, ResultRow], dict[str, str]]:
     """Each run's row of the comparison table (the runs apart, never pooled), and the runs whose
     table could not be made, with why."""
-    from datasets_io.report import comparison_table, problems_frame
+    from datasets_io.report import ROW_KEY, comparison_table, problems_frame
 
     def rows_of(chosen: Sequence[str]) -> dict[str, ResultRow]:
-        problems = problems_frame(store, list(chosen))
-        rows: dict[str, ResultRow] = {}
-        for run_id, group in problems.groupby("run_id"):
-            [row] = result_rows(comparison_table(group))
-            rows[str(run_id)] = row
-        return rows
+        table = comparison_table(problems_frame(store, list(chosen)), by=("run_id", *ROW_KEY))
+        return dict(zip(map(str, table["run_id"]), result_rows(table), strict=True))
 
     if not run_ids:
         return {}, {}
