@@ -63,6 +63,12 @@ class DatasetLoader(ABC):
         """The concept table the dataset's authors keep, if the layout has one (None: it has not)."""
         return None
 
+    def survey_inputs(self) -> list[Path] | None:
+        """Every file outside its root a survey of this dataset reads, so the survey can be kept
+        between runs while none of them and nothing under the root changes
+        (`datasets_io.survey_cache`); None (the default): not known, surveyed afresh each run."""
+        return None
+
     def error(self, reason: str, problem_id: str | None = None, path: Path | None = None) -> DatasetError:
         return DatasetError(reason, dataset=self.name, problem_id=problem_id, path=path)
 

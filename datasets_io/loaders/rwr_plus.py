@@ -111,6 +111,10 @@ class RwrPlusLoader(DatasetLoader):
     def manifest(self) -> Path:
         return self.root / self.options.manifest
 
+    def survey_inputs(self) -> list[Path]:
+        """Its concept table, which may sit beside the dataset folder."""
+        return [self.labels_path]
+
     @property
     def labels_path(self) -> Path:
         """The option's file, else `labels.csv` in the dataset folder, else the one beside it."""

@@ -39,6 +39,7 @@ from datasets_io.render import Variant
 from datasets_io.run_compatibility import model_label
 from datasets_io.sampling import SampleSpec, draw
 from datasets_io.store import ResultsStore, StoreError
+from datasets_io.survey_cache import SURVEYS, cached_survey
 from datasets_io.workspace import workspace_home
 from graphs.answer import Answer
 from graphs.kept import KeptResults
@@ -172,7 +173,9 @@ class Runner:
         self.dataset: Dataset = open_dataset(
             config.dataset, Path(config.data_dir) if config.data_dir else None, config.dataset_options
         )
-        scan = self.dataset.survey()  # summaries: each problem is loaded again as its item starts
+        # summaries, kept between runs while the dataset is unchanged: each problem is loaded again
+        # as its item starts
+        scan = cached_survey(self.dataset, self.home / SURVEYS)
         self.skipped: list[DatasetError] = scan.errors
         labels = self.dataset.label_table() if self.info.reads_label_table else None
         self.context = DatasetContext.of(scan.problems, labels)

@@ -1,0 +1,60 @@
+"""The survey kept between runs: used while nothing it read has changed, made afresh when a problem
+folder is added or the concept table beside the dataset changes, never kept for a loader that cannot
+name what it reads outside its folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from datasets_io.catalog import open_dataset
+from datasets_io.loaders.rwr_plus import RwrPlusLoader
+from datasets_io.problem import BongardProblem, Concept
+from datasets_io.survey_cache import cached_survey
+from tests.rwr_plus_releases import LABELS, upstream_folders, write_labels
+
+
+def test_a_kept_survey_is_used_until_a_problem_or_the_table_beside_the_dataset_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "data" / "bongard-rwr-plus"
+    upstream_folders(root, [1, 2])
+    labels = write_labels(
+        tmp_path / "data" / "labels.csv", LABELS
+    )  # beside the dataset, as upstream keeps it
+    loads: list[str] = []
+    loading = RwrPlusLoader.load_problem
+
+    def counted(self: RwrPlusLoader, problem_id: str) -> BongardProblem:
+        loads.append(problem_id)
+        return loading(self, problem_id)
+
+    monkeypatch.setattr(RwrPlusLoader, "load_problem", counted)
+
+    def survey() -> list[tuple[str, Concept | None]]:
+        dataset = open_dataset("bongard-rwr-plus", tmp_path / "data")
+        return [(p.id, p.concept) for p in cached_survey(dataset, tmp_path / "surveys").problems]
+
+    first = survey()
+    assert first == [
+        ("1", Concept(left="Circles", right="Squares")),
+        ("2", Concept(left="Open figures", right="Closed figures")),
+    ]
+    assert loads == ["1", "2"] and len(list((tmp_path / "surveys").glob("*.json"))) == 1
+    assert survey() == first and loads == ["1", "2"]  # kept: no problem read again
+    (root / "1" / "left" / "0.jpg").write_bytes(b"another image")  # an image's contents: not surveyed
+    assert survey() == first and loads == ["1", "2"]
+    upstream_folders(root, [3])  # a problem added
+    assert [problem_id for problem_id, _ in survey()] == ["1", "2", "3"] and loads[2:] == ["1", "2", "3"]
+    write_labels(labels, [["1", "Dots", "Lines"], *LABELS[1:]])  # the table outside the folder
+    assert survey()[0] == ("1", Concept(left="Dots", right="Lines"))
+
+
+def test_a_loader_that_cannot_name_its_inputs_is_surveyed_afresh_and_nothing_is_kept(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    dataset = open_dataset("bongard-classic", shared_data)
+    assert dataset.loader.survey_inputs() is None  # it reads rules from folders beside its own
+    assert len(cached_survey(dataset, tmp_path / "surveys").problems) == 100
+    assert not (tmp_path / "surveys").exists()
