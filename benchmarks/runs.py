@@ -171,6 +171,8 @@ class Figures:
     startup_cpu_s: float | None = None
     after_cpu_s: float | None = None
     peak_rss_mib: float | None = None
+    launch_to_exit_s: float | None = None
+    """For a child process: from its launch to its exit, start-up and tail included."""
 
     @property
     def cpu_per_call_ms(self) -> float:
@@ -203,6 +205,7 @@ def measured_child(
     before, server_before = len(server.answered()), server.cpu_s()
     samples: list[tuple[float, float]] = []
     finished = threading.Event()
+    launched = time.perf_counter()
     child = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=SDK_ENV)
     spy = None if profile is None else subprocess.Popen(
         [str(BONGARD.with_name("py-spy")), "record", "--pid", str(child.pid), "--format", "raw",
@@ -220,6 +223,7 @@ def measured_child(
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
     _, status, usage = os.wait4(child.pid, 0)
+    exited = time.perf_counter()
     finished.set()
     sampler.join()
     if spy is not None:
@@ -232,6 +236,7 @@ def measured_child(
     return Figures(
         label, calls, last - first, at_last - startup, server.cpu_s() - server_before, in_flight,
         startup_cpu_s=startup, after_cpu_s=total - at_last, peak_rss_mib=usage.ru_maxrss / 1024,
+        launch_to_exit_s=exited - launched,
     )  # fmt: skip
 
 
@@ -297,6 +302,39 @@ async def replay_sdk(server: LatencyServer, bodies: list[dict[str, Any]], concur
         await asyncio.gather(*(one(body) for body in bodies))
 
 
+SDK_SCRIPT = """
+import asyncio, json, sys
+from openai import AsyncOpenAI
+
+async def main(url, bodies, concurrency):
+    slots = asyncio.Semaphore(concurrency)
+    async with AsyncOpenAI(base_url=url, api_key="not-needed", max_retries=0) as client:
+        async def one(body):
+            async with slots:
+                await client.chat.completions.create(**body)
+        await asyncio.gather(*(one(body) for body in bodies))
+
+bodies = [json.loads(line) for line in open(sys.argv[2], encoding="utf-8")]
+asyncio.run(main(sys.argv[1], bodies, int(sys.argv[3])))
+"""
+"""What a researcher writes without the toolkit: the same requests through the `openai` SDK, from a
+fresh interpreter to its exit."""
+
+
+def sdk_script_launch_to_exit(server: LatencyServer, bodies: list[dict[str, Any]], concurrency: int) -> float:
+    """Seconds from launching `SDK_SCRIPT` on the recorded requests to its exit."""
+    with tempfile.NamedTemporaryFile("w", suffix=".jsonl", encoding="utf-8", delete=False) as handle:
+        handle.write("".join(json.dumps(body) + "\n" for body in bodies))
+    try:
+        started = time.perf_counter()
+        subprocess.run(
+            [sys.executable, "-c", SDK_SCRIPT, f"{server.url}/v1", handle.name, str(concurrency)], check=True
+        )
+        return time.perf_counter() - started
+    finally:
+        Path(handle.name).unlink()
+
+
 def speed(server: LatencyServer, problems: int, concurrency: int, home: Path) -> None:
     def args(client: str) -> list[str]:
         return [
@@ -338,6 +376,13 @@ def speed(server: LatencyServer, problems: int, concurrency: int, home: Path) ->
             f"  {label}: {figures.startup_cpu_s:.2f} s of CPU before its first request, "
             f"{figures.after_cpu_s:.2f} s after its last reply (the store, the result table)"
         )
+    script = sdk_script_launch_to_exit(server, bodies, concurrency)
+    assert run.launch_to_exit_s is not None
+    print(
+        f"  launch to exit / ideal: `bongard run` {run.launch_to_exit_s:.2f} s, "
+        f"{run.launch_to_exit_s / ideal:.2f}x; a raw openai SDK script on the same requests {script:.2f} s, "
+        f"{script / ideal:.2f}x (target for `bongard run`: 1.3x)"
+    )
 
 
 def cli_run_args(server: LatencyServer, home: Path, dataset: str, problems: int, *params: str) -> list[str]:
