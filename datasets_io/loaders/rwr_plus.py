@@ -23,12 +23,14 @@ beside the variant folders (`data/<variant>/`) for all of them.
 from __future__ import annotations
 
 import csv
+import os
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
+from datasets_io.images import IMAGE_SUFFIXES
 from datasets_io.label_tables import LabelTable
 from datasets_io.loaders.base import DatasetLoader, LoaderOptions, index_records, numeric_folders, read_json
 from datasets_io.problem import SIDES, BongardProblem, Concept, Panel, Side
@@ -39,8 +41,7 @@ RIGHT_RULE_COLUMN = "Right-side Rule"
 GROUP_COLUMN = "Concept Group"
 LABELS_FILE_NAME = "labels.csv"
 SOURCE_PROBLEMS_PER_BLOCK = 1000
-"""Where a problem carries the path of a sheet shipped with the dataset (`-O sheet=shipped`)."""
-IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp", ".gif", ".bmp")
+"""Problems per source block: a problem's row of `labels.csv` is its number modulo this, less one."""
 
 Layout = Literal["auto", "manifest", "folders"]
 
@@ -247,10 +248,12 @@ class RwrPlusLoader(DatasetLoader):
         if not folder.is_dir():
             raise self.error(f"missing folder {folder.name}/", problem_id, folder)
         numbered: dict[int, list[Path]] = {}
-        for path in folder.iterdir():
-            stem, suffix = path.stem, path.suffix.lower()
-            if path.is_file() and suffix in IMAGE_SUFFIXES and stem.isascii() and stem.isdigit():
-                numbered.setdefault(int(stem), []).append(path)
+        with os.scandir(folder) as entries:  # a listing's file types, without a stat per image
+            for entry in entries:
+                stem, dot, suffix = entry.name.rpartition(".")
+                if (dot and f".{suffix.lower()}" in IMAGE_SUFFIXES and stem.isascii() and stem.isdigit()
+                        and entry.is_file()):  # fmt: skip
+                    numbered.setdefault(int(stem), []).append(folder / entry.name)
         twin = min((number for number, paths in numbered.items() if len(paths) > 1), default=None)
         if twin is not None:
             names = ", ".join(sorted(path.name for path in numbered[twin]))
