@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from pydantic import JsonValue, ValidationError
 
@@ -214,6 +214,15 @@ def open_dataset(
             f"bad option for format {format_name}: {describe_validation_error(error)}", dataset=name
         ) from None
     return Dataset(loader_type(name, root, loader_options), format_name)
+
+
+def open_run_dataset(config: Mapping[str, Any]) -> Dataset:
+    """The dataset a stored run was made on (its config's `dataset`, `data_dir` and
+    `dataset_options`), opened with the run's own settings."""
+    data_dir = config.get("data_dir")
+    return open_dataset(
+        str(config["dataset"]), Path(data_dir) if data_dir else None, config.get("dataset_options") or {}
+    )
 
 
 def detect_format(root: Path) -> str:

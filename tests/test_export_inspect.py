@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import zipfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -108,6 +109,10 @@ def test_the_log_carries_each_calls_images_events_and_roles_in_problem_number_or
         assert event.output.completion == sample.messages[1].text
     first = samples[2].messages[0].content[1]
     assert isinstance(first, ContentImage)
+    with zipfile.ZipFile(tmp_path / "logs" / f"{run_id}.eval") as log_zip:
+        written = log_zip.read("samples/10_epoch_1.json").decode()
+    # each image is written once, as an attachment, though the prompt and the model event both show it
+    assert written.count("data:image/png;base64,") == 3 and written.count("attachment://") == 6
     sheet = Image.open(io.BytesIO(base64.b64decode(first.image.split(",")[1])))
     expected = render_sheet(ten, max_side=EXPORT_IMAGE_SIDE)
     assert sheet.size == expected.size and sheet.convert("RGB").tobytes() == expected.convert("RGB").tobytes()

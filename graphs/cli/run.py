@@ -749,14 +749,14 @@ def judge(
     another process is still writing is refused (`latest` skips it).
     `-M` parameters reach every agent judge whose provider takes them (a base_url, a temperature
     over the judges' 0, limits), as `bongard run`'s reach its agents."""
-    from graphs.reports.analyses import run_dataset
+    from datasets_io.catalog import open_run_dataset
     from graphs.runs.judging import judge_run
 
     store = open_store(home)
     resolved = store.resolve_run(run_id, resumable=True)  # never a run another process is writing
     if resolved != (newest := store.resolve_run(run_id)):
         console.print(f"judging {resolved}: {newest}, the latest, is being run by another process")
-    dataset = run_dataset(store, resolved)
+    dataset = open_run_dataset(store.run_config(resolved))
     from agents.registry import read_agent_config
 
     config = read_agent_config(agent_config) if agent_config else None

@@ -73,9 +73,9 @@ def show(
     rows = items[items["problem"] == key].sort_values("attempt")
     if rows.empty:
         raise typer.BadParameter(f"run {resolved} has no item for problem {key}", param_hint="PROBLEM")
-    from graphs.reports.analyses import run_dataset
+    from datasets_io.catalog import open_run_dataset
 
-    shown = run_dataset(store, resolved).problem(key.split("/", 1)[1])
+    shown = open_run_dataset(store.run_config(resolved)).problem(key.split("/", 1)[1])
     concept = shown.concept
     if concept is not None:
         console.print(escape(f"true concept: Left: {concept.left} / Right: {concept.stated_right}"))

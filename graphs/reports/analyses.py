@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pandas as pd
 
-from datasets_io.catalog import Dataset, open_dataset
+from datasets_io.catalog import Dataset, open_run_dataset
 from datasets_io.counting import DEFAULT_COUNTING, Counting, solved_count
 from datasets_io.intervals import wilson
 from datasets_io.probe_report import panel_hits, problems_meeting
@@ -24,7 +23,6 @@ from datasets_io.task2 import CRITERION_WORDS, ProbeCriterion
 from datasets_io.task_types import TASKS, TaskTypes
 from datasets_io.wonderland_categories import wonderland_category
 from graphs.registry import StrategyError, get_strategy
-from graphs.runs.runner import RunConfig
 from judges.metrics import METRICS, MetricScore, concept_metrics
 
 
@@ -72,14 +70,6 @@ def task_types_of_runs(
     return TypesAnalysis(TaskTypes(t1, t2, t3), title, warnings)
 
 
-def run_dataset(store: ResultsStore, run_id: str) -> Dataset:
-    """The dataset a stored run was made on, opened with the run's own settings."""
-    config = RunConfig.model_validate(store.run_config(run_id))
-    return open_dataset(
-        config.dataset, Path(config.data_dir) if config.data_dir else None, config.dataset_options
-    )
-
-
 @dataclass
 class RunMetrics:
     scores: list[MetricScore]
@@ -93,7 +83,7 @@ def concept_generation_metrics(
     store: ResultsStore, run_id: str, metrics: tuple[str, ...] = METRICS
 ) -> RunMetrics:
     """Text metrics of a run's generated rules against the true ones, side by side (Bongard-RWR+ CG)."""
-    dataset = run_dataset(store, run_id)
+    dataset = open_run_dataset(store.run_config(run_id))
     references: list[str] = []
     candidates: list[str] = []
     skipped = 0
@@ -132,7 +122,7 @@ def accuracy_by(
     as `key` gives it); problems without one count as `unknown`. Accuracy is solved / n, the problems
     scored (failed ones outside n, counted apart), with its 95% Wilson interval, as the run table's."""
     problems = problems_frame(store, run_ids, counting)
-    datasets = {run_id: run_dataset(store, run_id) for run_id in run_ids}
+    datasets = {run_id: open_run_dataset(store.run_config(run_id)) for run_id in run_ids}
     keys = [
         key(dataset_name, datasets[run_id], problem.split("/", 1)[1]) or UNKNOWN_GROUP
         for run_id, dataset_name, problem in zip(

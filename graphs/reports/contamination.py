@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from datasets_io.catalog import open_run_dataset
 from datasets_io.logo_generation import read_manifest
 from datasets_io.store import ResultsStore
-from graphs.reports.analyses import run_dataset
 from graphs.reports.rates import Rate, overlap_words
 
 
@@ -44,7 +44,7 @@ def contrasts(store: ResultsStore, run_ids: list[str], table: pd.DataFrame) -> l
     """Each strategy x model the runs hold on both a published and a generated set of one loader."""
     kinds: dict[str, tuple[str, bool]] = {}
     for run_id in run_ids:
-        dataset = run_dataset(store, run_id)
+        dataset = open_run_dataset(store.run_config(run_id))
         kinds[str(store.run_config(run_id)["dataset"])] = (
             dataset.format_name,
             read_manifest(dataset.root) is not None,

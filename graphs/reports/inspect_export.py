@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import hashlib
 import json
 import re
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from functools import cached_property, partial
 from pathlib import Path
@@ -57,6 +59,8 @@ STATUS = {"complete": "success", "failed": "error", "interrupted": "cancelled", 
 """Our run status -> inspect's eval status."""
 DIGITS = re.compile(r"\d+")
 SAMPLE_ID_DIGITS = 6
+ATTACHMENT = "attachment://"
+"""How inspect's logs refer to a sample's attachment (`read_eval_log(..., resolve_attachments=True)`)."""
 EXPORT_IMAGE_SIDE = 512
 """Longest side of an image in an exported log: enough to read a sheet, a log of thousands stays small."""
 
@@ -73,7 +77,12 @@ LOG_FORMATS = ("eval", "json")
 """inspect's two log formats: `.eval` (a zip, one member per sample) and `.json` (one document)."""
 FLUSH_EVERY = 500
 """Samples buffered before the `.eval` writer flushes them: inspect's recorder compares each new sample
-with every buffered one, so a log of 5,000 written in one buffer took 34 s, in buffers of 500 9 s."""
+with every buffered one, so a log of 5,000 written in one buffer took 34 s; each flush copies the log
+so far (with single-threaded zstd: 2.3 s in buffers of 500, 2.7 s of 250, 2.9 s of 1,000)."""
+ZSTD_THREADS = 0
+"""Threads of the zstd compressor inspect makes for each member of a `.eval` zip: its own 12 start a
+thread pool per member, 0.6 ms each on a 2-core machine (3 s of 5,000 samples) for members of a few
+kB, which one thread compresses in 0.02 ms."""
 
 
 def export_run(
@@ -95,19 +104,37 @@ def export_run(
 
 
 async def _write_eval(log: EvalLog, path: Path) -> None:
-    """The `.eval` log through inspect's recorder, as `write_eval_log` writes it (each sample
-    condensed, then buffered), flushing every `FLUSH_EVERY` samples."""
-    from inspect_ai.log import condense_sample
+    """The `.eval` log through inspect's recorder, flushing every `FLUSH_EVERY` samples. Samples go
+    in as built: their images are attachments already (`SampleImages`), which is what inspect's
+    `condense_sample` would make of them (2 s of 5,000 samples spent walking every message)."""
     from inspect_ai.log._recorders.eval import EvalRecorder  # flushing on the way is not public
 
     recorder = EvalRecorder(str(path.parent))
-    await recorder.log_init(log.eval, str(path), clean=True)
-    await recorder.log_start(log.eval, log.plan)
-    for number, sample in enumerate(log.samples or [], 1):
-        await recorder.log_sample(log.eval, condense_sample(sample))
-        if number % FLUSH_EVERY == 0:
-            await recorder.flush(log.eval)
-    await recorder.log_finish(log.eval, log.status, log.stats, log.results, log.reductions, log.error)
+    with _zstd_threads(ZSTD_THREADS):
+        await recorder.log_init(log.eval, str(path), clean=True)
+        await recorder.log_start(log.eval, log.plan)
+        for number, sample in enumerate(log.samples or [], 1):
+            await recorder.log_sample(log.eval, sample)
+            if number % FLUSH_EVERY == 0:
+                await recorder.flush(log.eval)
+        await recorder.log_finish(log.eval, log.status, log.stats, log.results, log.reductions, log.error)
+
+
+@contextmanager
+def _zstd_threads(threads: int) -> Iterator[None]:
+    """Inspect's zstd thread count set for the block (a private constant, read at each member: left
+    alone where a later inspect no longer has it)."""
+    from inspect_ai._util import zipfile as inspect_zipfile
+
+    if not hasattr(inspect_zipfile, "_ZSTD_THREADS"):
+        yield
+        return
+    before = inspect_zipfile._ZSTD_THREADS
+    inspect_zipfile._ZSTD_THREADS = threads
+    try:
+        yield
+    finally:
+        inspect_zipfile._ZSTD_THREADS = before
 
 
 def eval_log(store: ResultsStore, run_id: str, *, images: bool = True) -> EvalLog:
@@ -122,11 +149,11 @@ def eval_log(store: ResultsStore, run_id: str, *, images: bool = True) -> EvalLo
         EvalStats,
     )
 
-    from graphs.reports.analyses import run_dataset
+    from datasets_io.catalog import open_run_dataset
 
     summary = store.summary(run_id)
     config = summary.config
-    dataset = run_dataset(store, run_id)
+    dataset = open_run_dataset(config)
     answers = {(p, a): answer for p, a, answer in store.answer_records(run_id)}
     errors = store.item_errors(run_id)
     judged = bool(store.judgings(run_id))
@@ -230,6 +257,7 @@ def _sample(
         scores=scores,
         model_usage=_usage(calls),
         role_usage=_usage(calls, by_role=True),
+        attachments=images.attachments,
         metadata={
             "problem": problem,
             "attempt": attempt,
@@ -251,20 +279,24 @@ def sample_id(problem: str) -> int | str:
 
 
 class SampleImages:
-    """The images of one problem as its calls sent them, drawn once each, as data URLs."""
+    """The images of one problem as its calls sent them, drawn once each, kept as the sample's
+    attachments (each data URL once, however many messages and events show it)."""
 
     def __init__(self, load: Callable[[], BongardProblem], variant: Variant, *, drawn: bool = True) -> None:
         """`load` reads the problem when first needed (an image to draw, a concept for the target);
         `drawn`: False leaves every image out (`bongard export --no-images`)."""
         self._load, self.variant, self.drawn = load, variant, drawn
         self._drawn: dict[tuple[str, ...], str] = {}
+        self.attachments: dict[str, str] = {}
+        """Attachment key -> data URL, as inspect's `EvalSample.attachments` holds them."""
 
     @cached_property
     def problem(self) -> BongardProblem:
         return self._load()
 
     def url(self, refs: list[str]) -> str:
-        """The image a call sent for these panels: the sheet where it holds several, else the panel."""
+        """The image a call sent for these panels (the sheet where it holds several, else the panel),
+        as a reference to the sample's attachment (`attachment://KEY`)."""
         from datasets_io.render import panel_image, png_bytes, render_sheet
 
         key = tuple(refs)
@@ -276,7 +308,10 @@ class SampleImages:
                     next(p for p in self.problem.all_panels if p.ref == refs[0]), self.variant
                 )
                 image.thumbnail((EXPORT_IMAGE_SIDE, EXPORT_IMAGE_SIDE))
-            self._drawn[key] = "data:image/png;base64," + base64.b64encode(png_bytes(image)).decode("ascii")
+            data = png_bytes(image)
+            name = hashlib.md5(data, usedforsecurity=False).hexdigest()
+            self.attachments[name] = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+            self._drawn[key] = ATTACHMENT + name
         return self._drawn[key]
 
 

@@ -52,7 +52,6 @@ from graphs.view.data import (
     fingerprint,
     item_rows,
     judging_stats,
-    open_run_dataset,
     problem_attempts,
     problem_verdicts,
     result_rows,
@@ -167,6 +166,8 @@ class Viewer:
         with self._caching:
             dataset = self._datasets.get(name)
         if dataset is None:
+            from datasets_io.catalog import open_run_dataset  # the loaders, on the first image or problem
+
             dataset = open_run_dataset(config)
             with self._caching:
                 self._datasets[name] = dataset

@@ -16,7 +16,6 @@ import time
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
 from datasets_io.counting import unscored_text
@@ -42,7 +41,6 @@ from datasets_io.store import (
 if TYPE_CHECKING:
     import pandas as pd
 
-    from datasets_io.catalog import Dataset
 
 ItemVerdict = Literal["solved", "wrong", "unjudged", "failed"]
 Shown = Literal["all", "solved", "unsolved", "wrong", "stopped", "unjudged", "failed"]
@@ -520,14 +518,3 @@ def verdict_counts(rows: Sequence[ItemRow]) -> dict[str, int]:
     return {show: sum(row.shown(show) for row in rows) for show in SHOWN} | {
         note: sum(row.note == note for row in rows) for note in ("format error", *STOPPED_OUTCOMES)
     }
-
-
-def open_run_dataset(config: Mapping[str, Any]) -> Dataset:
-    """The dataset a stored run was made on, opened with the run's own settings, as
-    `graphs.reports.analyses.run_dataset` opens it (without loading the runner and LangGraph)."""
-    from datasets_io.catalog import open_dataset
-
-    data_dir = config.get("data_dir")
-    return open_dataset(
-        str(config["dataset"]), Path(data_dir) if data_dir else None, config.get("dataset_options") or {}
-    )
