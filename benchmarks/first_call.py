@@ -67,11 +67,11 @@ def main() -> None:
             for label in ("a workspace new to the dataset", "the same workspace again"):
                 seconds = until_first_call(run(), server)
                 print(_line(label, seconds))
-            until_first_call(run(), server, stop_after=STOPPED_AFTER)
+            until_first_call(run(), server, stop_after=min(STOPPED_AFTER, options.problems // 2))
             seconds = until_first_call(
                 [str(BONGARD), "run", "--resume", "latest", "--home", str(home)], server
             )
-            print(_line(f"--resume after {STOPPED_AFTER} items", seconds))
+            print(_line(f"--resume after {min(STOPPED_AFTER, options.problems // 2)} items", seconds))
 
 
 if __name__ == "__main__":

@@ -49,6 +49,16 @@ def test_a_kept_survey_is_used_until_a_problem_or_the_table_beside_the_dataset_c
     assert [problem_id for problem_id, _ in survey()] == ["1", "2", "3"] and loads[2:] == ["1", "2", "3"]
     write_labels(labels, [["1", "Dots", "Lines"], *LABELS[1:]])  # the table outside the folder
     assert survey()[0] == ("1", Concept(left="Dots", right="Lines"))
+    read = len(loads)
+    notes = root / "2" / "left" / "notes.txt"
+    notes.write_text("drawn by hand")  # a file beside the images: its folder's mtime moves
+    survey()
+    assert len(loads) == read + 3
+    survey()
+    assert len(loads) == read + 3  # kept again, checked by a stat of each folder and file
+    notes.write_text("drawn by hand, twice")  # edited in place: its folder's mtime stays, its own moves
+    survey()
+    assert len(loads) == read + 6
 
 
 def test_a_loader_that_cannot_name_its_inputs_is_surveyed_afresh_and_nothing_is_kept(
