@@ -5,6 +5,7 @@ the process itself is the point (`run_bongard_process`: kills, start-up, exit co
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import subprocess
 import sys
@@ -44,6 +45,7 @@ def run_bongard(
             code = leaving.code if isinstance(leaving.code, int) else (0 if leaving.code is None else 1)
         finally:
             sys.argv = saved_argv
+            gc.unfreeze()  # main() leaves its heap to a process exit; this process goes on
         sys.stdout.flush()
         sys.stderr.flush()
         stdout, stderr = out.getvalue().decode(), err.getvalue().decode()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import shlex
 import time
@@ -282,6 +283,7 @@ def run(
         done = store.summary(run_id).done  # the store is still readable when it cannot be written
         console.print(f"resume with `{_resume_command(run_id, home)}` once the cause is fixed")
         raise typer.Exit(EXIT_NOT_ALL_DONE if done else EXIT_NONE_DONE) from None
+    gc.freeze()  # what the run leaves lasts to the exit (`main`): the tail's imports walked it, 0.5 s
     summary = store.summary(run_id)
     _print_summary(summary, home)
     if summary.config["strategy"] == PROBE_STRATEGY and summary.done:
