@@ -84,7 +84,8 @@ def test_the_log_carries_each_calls_images_events_and_roles_in_problem_number_or
 
     from datasets_io.catalog import open_dataset
     from datasets_io.render import render_sheet
-    from graphs.reports.inspect_export import EXPORT_IMAGE_SIDE
+    from datasets_io.store import STORE_FILE, ResultsStore
+    from graphs.reports.inspect_export import EXPORT_IMAGE_SIDE, export_run
 
     config = RunConfig(
         strategy="images-to-sides", dataset="bongard-classic", data_dir=str(shared_data),
@@ -113,6 +114,10 @@ def test_the_log_carries_each_calls_images_events_and_roles_in_problem_number_or
         written = log_zip.read("samples/10_epoch_1.json").decode()
     # each image is written once, as an attachment, though the prompt and the model event both show it
     assert written.count("data:image/png;base64,") == 3 and written.count("attachment://") == 6
+    store = ResultsStore(tmp_path / STORE_FILE)
+    as_json = export_run(store, run_id, tmp_path / "json", log_format="json")
+    whole = read_eval_log(str(as_json), resolve_attachments=True)
+    assert [s.messages[0].content for s in whole.samples or []] == [s.messages[0].content for s in samples]
     sheet = Image.open(io.BytesIO(base64.b64decode(first.image.split(",")[1])))
     expected = render_sheet(ten, max_side=EXPORT_IMAGE_SIDE)
     assert sheet.size == expected.size and sheet.convert("RGB").tobytes() == expected.convert("RGB").tobytes()
