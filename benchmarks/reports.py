@@ -2,7 +2,8 @@
 
 Run from the repository root: `python -m benchmarks.reports [--problems N] [--runs R]`. It writes a
 Bongard-RWR+ dataset of N problems (folders layout, 14 small PNGs each) and a store holding one run
-over all of them (image-to-side, one call each, stored through the store's own API: what a finished
+over all of them (image-to-side: one call each, sending the sheet and the test panel, stored through
+the store's own API: what a finished
 `bongard run` leaves) and, in a second store, R runs of 100 items each. Each command runs as its own
 process, launch to exit, with its peak RSS from the kernel's account of the reaped child; the viewer's
 first loads are measured in a fresh process too, so its imports count as a reader's first click pays
@@ -35,6 +36,8 @@ BONGARD = Path(sys.executable).with_name("bongard")
 DATASET = "bongard-rwr-plus"
 PANELS = 7
 """Per side: six context panels and the test panel (the folders layout's last image)."""
+SHEET = [f"{side}-{index}" for side in ("left", "right") for index in range(PANELS - 1)]
+"""The panels of the sheet each call sends, beside its test panel, as image-to-side sends them."""
 VIEWER_SCRIPT = """
 import sys, time
 from pathlib import Path
@@ -78,7 +81,8 @@ def stored_run(store: ResultsStore, data: Path, problems: int, model: str) -> st
         key = f"{DATASET}/{number}"
         side = "left" if number % 2 else "right"
         call = CallTrace(role="reasoner", agent=model, task="classify", conversation="c", step=0,
-                         prompt="Which side?", reply=side, input_tokens=900, output_tokens=5)  # fmt: skip
+                         images=[SHEET, ["left-test-6"]], prompt="Which side?", reply=side, input_tokens=900,
+                         output_tokens=5)  # fmt: skip
         answer = Answer(strategy="image-to-side", problem=key, text=side, sides={"left-test-6": side},
                         expected={"sides": truth}, correct=side == "left", trace=[call])  # fmt: skip
         store.save_item(run_id, key, 0, answer, None)
@@ -156,21 +160,12 @@ def main() -> None:
         print(f"launch to exit on the {options.problems}-item run (peak RSS):")
         wall, rss = launched([str(BONGARD), "compare", run_id, "--out", str(root / "report"), *home])
         print(line("compare", wall, 5.0, f"  {rss:5.0f} MiB (target 300 MiB)"))
-        for fmt in ("json", "eval"):
-            out = root / f"logs-{fmt}"
-            args = [
-                str(BONGARD),
-                "export",
-                run_id,
-                "--format",
-                "inspect",
-                "--log-format",
-                fmt,
-                "--out",
-                str(out),
-            ]
+        for fmt, images in (("json", "--images"), ("eval", "--images"), ("json", "--no-images"),
+                            ("eval", "--no-images")):  # fmt: skip
+            out = root / f"logs-{fmt}{images}"
+            args = [str(BONGARD), "export", run_id, "--log-format", fmt, images, "--out", str(out)]
             wall, rss = launched([*args, *home])
-            print(line(f"export --format inspect --log-format {fmt}", wall, 10.0, f"  {rss:5.0f} MiB"))
+            print(line(f"export --log-format {fmt} {images}", wall, 10.0, f"  {rss:5.0f} MiB"))
         wall, rss = launched([str(BONGARD), "show", run_id, *home])
         print(line("show (its first page of items)", wall, 1.5, f"  {rss:5.0f} MiB"))
         print("the viewer, first load in a fresh process (second load; the viewer's start-up apart):")
