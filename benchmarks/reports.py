@@ -29,6 +29,7 @@ from pathlib import Path
 
 from PIL import Image
 
+from datasets_io.loaders.rwr_plus import SOURCE_PROBLEMS_PER_BLOCK
 from datasets_io.records import Answer, CallTrace
 from datasets_io.store import STORE_FILE, ResultsStore
 
@@ -78,6 +79,8 @@ def stored_run(store: ResultsStore, data: Path, problems: int, model: str) -> st
     run_id = store.create_run(config, "benchmark")
     truth = {"left-test-6": "left"}
     for number in range(1, problems + 1):
+        if number % SOURCE_PROBLEMS_PER_BLOCK == 0:
+            continue  # labels.csv has no row for it: a real run's survey skips it
         key = f"{DATASET}/{number}"
         side = "left" if number % 2 else "right"
         call = CallTrace(role="reasoner", agent=model, task="classify", conversation="c", step=0,
