@@ -6,6 +6,7 @@ import json
 import zipfile
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -177,3 +178,36 @@ def test_the_eval_writer_flushes_on_the_way_and_json_holds_the_same_samples(
     assert [s.id for s in written.samples or []] == [s.id for s in whole.samples or []] == [1, 2]
     assert [len(s.messages) for s in written.samples or []] == [len(s.messages) for s in whole.samples or []]
     assert written.status == whole.status == "success"
+
+
+def test_the_export_lets_go_of_an_items_images_once_its_sample_is_made(
+    tmp_path: Path, shared_data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The `.eval` log is streamed: images are drawn a few items ahead and dropped behind, so a run of
+    thousands never holds all its drawn sheets at once."""
+    import gc
+    import weakref
+
+    from datasets_io.store import STORE_FILE, ResultsStore
+    from graphs.reports import inspect_export
+
+    config = RunConfig(
+        strategy="images-to-sides", dataset="bongard-classic", data_dir=str(shared_data),
+        agents={"reasoner": "perception"}, problems=["1", "2", "3", "4", "5", "6"],
+        dataset_options={"holdout_test": "true"},
+    )  # fmt: skip
+    run_id = run_into_store(tmp_path, config).run_id
+    made: list[weakref.ref[inspect_export.SampleImages]] = []
+
+    class Watched(inspect_export.SampleImages):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            made.append(weakref.ref(self))
+
+    monkeypatch.setattr(inspect_export, "SampleImages", Watched)
+    monkeypatch.setattr(inspect_export, "DRAWN_AHEAD", 1)
+    _, samples = inspect_export.logged_run(ResultsStore(tmp_path / STORE_FILE), run_id)
+    written = [next(samples) for _ in range(4)]
+    gc.collect()
+    assert [image() is None for image in made] == [True, True, True, False, False, False]
+    assert all(sample.attachments for sample in written)  # the samples keep what they show

@@ -258,14 +258,19 @@ def _logged_items(
 
 
 def _samples(items: list[LoggedItem]) -> Iterator[EvalSample]:
-    """Each item's sample, in order, its images drawn `DRAWN_AHEAD` items ahead in threads."""
+    """Each item's sample, in order, its images drawn `DRAWN_AHEAD` items ahead in threads. The items
+    are taken out of `items` as they go, so what a written sample drew is not held on to."""
+    waiting = deque(items)
+    items.clear()
+    ahead: deque[tuple[LoggedItem, Future[None]]] = deque()
     with ThreadPoolExecutor(DRAWING_THREADS, thread_name_prefix="bongard-export-draw") as pool:
-        ahead: deque[Future[None]] = deque()
-        for index, item in enumerate(items):
-            while len(ahead) <= DRAWN_AHEAD and index + len(ahead) < len(items):
-                coming = items[index + len(ahead)]
-                ahead.append(pool.submit(coming.images.prepare, coming.trace, needs_concept(coming)))
-            ahead.popleft().result()
+        while waiting or ahead:
+            while waiting and len(ahead) <= DRAWN_AHEAD:
+                coming = waiting.popleft()
+                drawn = pool.submit(coming.images.prepare, coming.trace, needs_concept(coming))
+                ahead.append((coming, drawn))
+            item, drawing = ahead.popleft()
+            drawing.result()
             yield _sample(item.row, item.trace, item.answer, item.error, item.images, item.decision)
 
 
