@@ -86,7 +86,8 @@ def test_the_log_carries_each_calls_images_events_and_roles_in_problem_number_or
     from datasets_io.catalog import open_dataset
     from datasets_io.render import render_sheet
     from datasets_io.store import STORE_FILE, ResultsStore
-    from graphs.reports.inspect_export import EXPORT_IMAGE_SIDE, export_run
+    from graphs.reports.export_images import EXPORT_IMAGE_SIDE
+    from graphs.reports.inspect_export import export_run
 
     config = RunConfig(
         strategy="images-to-sides", dataset="bongard-classic", data_dir=str(shared_data),
@@ -190,6 +191,7 @@ def test_the_export_lets_go_of_an_items_images_once_its_sample_is_made(
 
     from datasets_io.store import STORE_FILE, ResultsStore
     from graphs.reports import inspect_export
+    from graphs.reports.export_images import SampleImages
 
     config = RunConfig(
         strategy="images-to-sides", dataset="bongard-classic", data_dir=str(shared_data),
@@ -197,9 +199,9 @@ def test_the_export_lets_go_of_an_items_images_once_its_sample_is_made(
         dataset_options={"holdout_test": "true"},
     )  # fmt: skip
     run_id = run_into_store(tmp_path, config).run_id
-    made: list[weakref.ref[inspect_export.SampleImages]] = []
+    made: list[weakref.ref[SampleImages]] = []
 
-    class Watched(inspect_export.SampleImages):
+    class Watched(SampleImages):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             made.append(weakref.ref(self))
@@ -211,3 +213,48 @@ def test_the_export_lets_go_of_an_items_images_once_its_sample_is_made(
     gc.collect()
     assert [image() is None for image in made] == [True, True, True, False, False, False]
     assert all(sample.attachments for sample in written)  # the samples keep what they show
+
+
+def test_a_large_export_draws_in_processes_the_same_images_and_reports_a_missing_panel_in_one_line(
+    tmp_path: Path, shared_data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From `PROCESSES_FROM` items with images the sheets are drawn in spawned processes (here from
+    one item): the log is the one threads draw, and a panel gone since the run is a located error."""
+    import shutil
+
+    from datasets_io.errors import DatasetError
+    from datasets_io.store import STORE_FILE, ResultsStore
+    from graphs.reports import export_images, inspect_export
+
+    data = tmp_path / "data"
+    shutil.copytree(shared_data / "bongard-classic", data / "bongard-classic")
+    config = RunConfig(
+        strategy="images-to-sides", dataset="bongard-classic", data_dir=str(data),
+        agents={"reasoner": "perception"}, problems=["1", "2", "3"], dataset_options={"holdout_test": "true"},
+    )  # fmt: skip
+    run_id = run_into_store(tmp_path, config).run_id
+    store = ResultsStore(tmp_path / STORE_FILE)
+    by_threads = read_eval_log(str(inspect_export.export_run(store, run_id, tmp_path / "threads")))
+    monkeypatch.setattr(export_images, "PROCESSES_FROM", 1)
+    pools: list[str] = []
+    choosing = export_images.drawing_pool
+
+    def chosen(jobs: int, with_images: bool, processes: bool) -> object:
+        pool = choosing(jobs, with_images, processes)
+        pools.append(type(pool).__name__)
+        return pool
+
+    monkeypatch.setattr(inspect_export, "drawing_pool", chosen)
+    assert read_eval_log(str(inspect_export.export_run(store, run_id, tmp_path / "threads-2"))).samples
+    assert pools == ["ThreadPoolExecutor"]  # unless the caller allows processes
+    exported = inspect_export.export_run(store, run_id, tmp_path / "processes", processes=True)
+    by_processes = read_eval_log(str(exported))
+    assert pools == ["ThreadPoolExecutor", "ProcessPoolExecutor"]
+    drawn, again = by_threads.samples or [], by_processes.samples or []
+    assert [s.attachments for s in again] == [s.attachments for s in drawn] and len(drawn) == 3
+    shown = [[m.content for m in s.messages] for s in drawn]
+    assert [[m.content for m in s.messages] for s in again] == shown
+    panel = data / "bongard-classic" / "002" / "2.png"
+    panel.unlink()
+    with pytest.raises(DatasetError, match=r"problem 2, file .*002: missing image 2\."):
+        inspect_export.export_run(store, run_id, tmp_path / "broken", processes=True)

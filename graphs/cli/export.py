@@ -55,5 +55,6 @@ def export(
     from graphs.reports.inspect_export import export_run
 
     store = open_reader(home)
-    path = export_run(store, store.resolve_run(run_id), out, images=images, log_format=log_format.value)
+    resolved = store.resolve_run(run_id)
+    path = export_run(store, resolved, out, images=images, log_format=log_format.value, processes=True)
     console.print(f"{path} (open it with `inspect view --log-dir {out}`)", highlight=False)

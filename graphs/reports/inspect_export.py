@@ -21,18 +21,15 @@ needed only here (extra `inspect`).
 from __future__ import annotations
 
 import asyncio
-import base64
-import hashlib
 import json
-import os
 import re
 from collections import defaultdict, deque
-from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Iterator
+from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import cached_property, partial
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -43,6 +40,15 @@ from datasets_io.render import VARIANTS, Variant
 from datasets_io.report import UNSOLVED_COLUMNS, comparison_table, items_frame, problems_frame
 from datasets_io.run_compatibility import model_label
 from datasets_io.store import Judging, ResultsStore
+from graphs.reports.export_images import (
+    DRAWN_AHEAD,
+    DrawingJob,
+    DrawnImages,
+    SampleImages,
+    dataset_settings,
+    draw,
+    drawing_pool,
+)
 
 if TYPE_CHECKING:
     from inspect_ai.event import Event
@@ -50,7 +56,6 @@ if TYPE_CHECKING:
     from inspect_ai.model import ChatMessage, ModelConfig, ModelUsage
 
     from datasets_io.catalog import Dataset
-    from datasets_io.problem import BongardProblem
     from datasets_io.records import Answer, CallTrace
     from judges.verdict import Verdict
 
@@ -63,17 +68,6 @@ STATUS = {"complete": "success", "failed": "error", "interrupted": "cancelled", 
 """Our run status -> inspect's eval status."""
 DIGITS = re.compile(r"\d+")
 SAMPLE_ID_DIGITS = 6
-ATTACHMENT = "attachment://"
-"""How inspect's logs refer to a sample's attachment (`read_eval_log(..., resolve_attachments=True)`)."""
-DRAWING_THREADS = min(8, os.cpu_count() or 1)
-"""Threads drawing the exported images: a sheet of real photos takes 76 ms here, 38 ms a problem in two."""
-DRAWN_AHEAD = 4 * DRAWING_THREADS
-"""Items whose images are drawn ahead of the sample being written (what bounds the images held)."""
-EXPORT_PNG_LEVEL = 1
-"""zlib level of the exported PNGs: a sheet of Bongard-RWR photos 12.6 ms against 29.3 ms at level 6,
-254 kB against 238 kB."""
-EXPORT_IMAGE_SIDE = 512
-"""Longest side of an image in an exported log: enough to read a sheet, a log of thousands stays small."""
 
 
 class MissingInspect(BongardError, ImportError):
@@ -97,16 +91,24 @@ kB, which one thread compresses in 0.02 ms."""
 
 
 def export_run(
-    store: ResultsStore, run_id: str, out: Path, *, images: bool = True, log_format: str = "eval"
+    store: ResultsStore,
+    run_id: str,
+    out: Path,
+    *,
+    images: bool = True,
+    log_format: str = "eval",
+    processes: bool = False,
 ) -> Path:
-    """Write `out/<run>.<eval|json>` and return its path; without `images`, prompts carry only their text."""
+    """Write `out/<run>.<eval|json>` and return its path; without `images`, prompts carry only their
+    text. `processes`: a large run's images may be drawn in spawned processes, which import the
+    caller's main module again (`graphs.reports.export_images.drawing_pool`)."""
     try:
         from inspect_ai.log import write_eval_log
     except ImportError:
         raise MissingInspect("exporting to inspect needs inspect_ai: pip install -e '.[inspect]'") from None
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{run_id}.{log_format}"
-    header, samples = logged_run(store, run_id, images=images)
+    header, samples = logged_run(store, run_id, images=images, processes=processes)
     if log_format == "json":  # one document: every sample in memory
         write_eval_log(header.model_copy(update={"samples": list(samples)}), path, format="json")
     else:
@@ -163,14 +165,16 @@ class LoggedItem:
     decision: tuple[bool, list[Verdict]] | None
     """The latest judging's on it (None unjudged)."""
     images: SampleImages
+    job: DrawingJob
+    """Its images and concept, for a drawing worker."""
 
 
 def logged_run(
-    store: ResultsStore, run_id: str, *, images: bool = True
+    store: ResultsStore, run_id: str, *, images: bool = True, processes: bool = False
 ) -> tuple[EvalLog, Iterator[EvalSample]]:
     """The run's eval log without its samples, and its samples in problem order, made as they are
-    iterated, with the images of the next `DRAWN_AHEAD` drawn meanwhile in `DRAWING_THREADS` threads
-    (Pillow lets go of the interpreter while it decodes, scales and encodes)."""
+    iterated, with the images of the next `DRAWN_AHEAD` items drawn meanwhile
+    (`graphs.reports.export_images`)."""
     from inspect_ai.log import (
         EvalConfig,
         EvalDataset,
@@ -229,7 +233,7 @@ def logged_run(
             model_usage=_usage([call for item in items for call in item.trace]),
         ),
     )
-    return header, _samples(items)
+    return header, _samples(items, processes)
 
 
 def _logged_items(
@@ -243,43 +247,53 @@ def _logged_items(
     drawn_as: Variant = variant if variant in VARIANTS else "plain"
     rows = items_frame(store, [run_id]).itertuples(index=False)
     items = []
+    settings = dataset_settings(config)
     for row in sorted(rows, key=lambda row: (natural_key(str(row.problem)), int(row.attempt))):
         item = (str(row.problem), int(row.attempt))
         answer = answers.get(item)
+        trace = answer.trace if answer is not None else store.item_calls(run_id, *item)
         own_id = item[0].split("/", 1)[1]  # the dataset's own id, as the run stored it
+        sent = tuple(dict.fromkeys(tuple(refs) for call in trace for refs in call.images if refs))
         items.append(
             LoggedItem(
                 row=row,
                 answer=answer,
-                trace=answer.trace if answer is not None else store.item_calls(run_id, *item),
+                trace=trace,
                 error=errors.get(item),
                 decision=store.item_decision(run_id, *item) if judged and row.scored else None,
                 images=SampleImages(partial(dataset.load, own_id), drawn_as, drawn=drawn),
+                job=DrawingJob(settings, own_id, drawn_as, sent if drawn else (), needs_concept(answer)),
             )
         )
     return items
 
 
-def _samples(items: list[LoggedItem]) -> Iterator[EvalSample]:
-    """Each item's sample, in order, its images drawn `DRAWN_AHEAD` items ahead in threads. The items
-    are taken out of `items` as they go, so what a written sample drew is not held on to."""
+def _samples(items: list[LoggedItem], processes: bool) -> Iterator[EvalSample]:
+    """Each item's sample, in order, its images drawn `DRAWN_AHEAD` items ahead by a drawing pool.
+    The items are taken out of `items` as they go, so what a written sample drew is not held on to."""
     waiting = deque(items)
     items.clear()
-    ahead: deque[tuple[LoggedItem, Future[None]]] = deque()
-    with ThreadPoolExecutor(DRAWING_THREADS, thread_name_prefix="bongard-export-draw") as pool:
+    ahead: deque[tuple[LoggedItem, Future[DrawnImages]]] = deque()
+    jobs = [item.job for item in waiting if item.job.needed]
+    with drawing_pool(len(jobs), any(job.images for job in jobs), processes) as pool:
         while waiting or ahead:
             while waiting and len(ahead) <= DRAWN_AHEAD:
                 coming = waiting.popleft()
-                drawn = pool.submit(coming.images.prepare, coming.trace, needs_concept(coming))
-                ahead.append((coming, drawn))
+                ahead.append((coming, pool.submit(draw, coming.job) if coming.job.needed else _nothing()))
             item, drawing = ahead.popleft()
-            drawing.result()
+            item.images.accept(drawing.result())
             yield _sample(item.row, item.trace, item.answer, item.error, item.images, item.decision)
 
 
-def needs_concept(item: LoggedItem) -> bool:
+def _nothing() -> Future[DrawnImages]:
+    done: Future[DrawnImages] = Future()
+    done.set_result(DrawnImages())
+    return done
+
+
+def needs_concept(answer: Answer | None) -> bool:
     """Whether the sample's target is the problem's concept (the true sides where it has them)."""
-    return not (item.answer is not None and item.answer.expected.get("sides"))
+    return not (answer is not None and answer.expected.get("sides"))
 
 
 def _sample(
@@ -302,7 +316,7 @@ def _sample(
     if expected.get("sides"):
         target = json.dumps(expected["sides"])
     else:
-        concept = images.problem.concept
+        concept = images.concept
         target = f"Left: {concept.left} / Right: {concept.stated_right}" if concept is not None else ""
     scores = {}
     if row.scored and row.status != "failed":
@@ -343,53 +357,6 @@ def sample_id(problem: str) -> int | str:
     if own.isascii() and own.isdigit():
         return int(own)
     return DIGITS.sub(lambda digits: digits.group().zfill(SAMPLE_ID_DIGITS), own)
-
-
-class SampleImages:
-    """The images of one problem as its calls sent them, drawn once each, kept as the sample's
-    attachments (each data URL once, however many messages and events show it)."""
-
-    def __init__(self, load: Callable[[], BongardProblem], variant: Variant, *, drawn: bool = True) -> None:
-        """`load` reads the problem when first needed (an image to draw, a concept for the target);
-        `drawn`: False leaves every image out (`bongard export --no-images`)."""
-        self._load, self.variant, self.drawn = load, variant, drawn
-        self._drawn: dict[tuple[str, ...], str] = {}
-        self.attachments: dict[str, str] = {}
-        """Attachment key -> data URL, as inspect's `EvalSample.attachments` holds them."""
-
-    @cached_property
-    def problem(self) -> BongardProblem:
-        return self._load()
-
-    def prepare(self, calls: list[CallTrace], concept: bool) -> None:
-        """Draw every image the calls sent, and read the problem where its concept is the target."""
-        if self.drawn:
-            for call in calls:
-                for refs in call.images:
-                    if refs:
-                        self.url(refs)
-        if concept:
-            _ = self.problem
-
-    def url(self, refs: list[str]) -> str:
-        """The image a call sent for these panels (the sheet where it holds several, else the panel),
-        as a reference to the sample's attachment (`attachment://KEY`)."""
-        from datasets_io.render import panel_image, png_bytes, render_sheet
-
-        key = tuple(refs)
-        if key not in self._drawn:
-            if len(refs) > 1:
-                image = render_sheet(self.problem, self.variant, max_side=EXPORT_IMAGE_SIDE)
-            else:
-                image = panel_image(
-                    next(p for p in self.problem.all_panels if p.ref == refs[0]), self.variant
-                )
-                image.thumbnail((EXPORT_IMAGE_SIDE, EXPORT_IMAGE_SIDE))
-            data = png_bytes(image, compress_level=EXPORT_PNG_LEVEL)
-            name = hashlib.md5(data, usedforsecurity=False).hexdigest()
-            self.attachments[name] = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
-            self._drawn[key] = ATTACHMENT + name
-        return self._drawn[key]
 
 
 def _conversations(calls: list[CallTrace], images: SampleImages) -> tuple[list[ChatMessage], list[Event]]:
