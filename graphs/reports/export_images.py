@@ -13,13 +13,15 @@ import hashlib
 import json
 import multiprocessing
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from functools import cache, cached_property, partial
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from PIL import Image
+
     from datasets_io.catalog import Dataset
     from datasets_io.problem import BongardProblem, Concept
     from datasets_io.render import Variant
@@ -41,62 +43,6 @@ imports) costs more than it saves; above it threads stall on the interpreter the
 small sheets: 36 s in two threads)."""
 
 
-class SampleImages:
-    """The images of one problem as its calls sent them, drawn once each, kept as the sample's
-    attachments (each data URL once, however many messages and events show it)."""
-
-    def __init__(self, load: Callable[[], BongardProblem], variant: Variant, *, drawn: bool = True) -> None:
-        """`load` reads the problem when first needed (an image to draw, a concept for the target);
-        `drawn`: False leaves every image out (`bongard export --no-images`)."""
-        self._load, self.variant, self.drawn = load, variant, drawn
-        self._drawn: dict[tuple[str, ...], str] = {}
-        self._concept: tuple[Concept | None] | None = None
-        self.attachments: dict[str, str] = {}
-        """Attachment key -> data URL, as inspect's `EvalSample.attachments` holds them."""
-
-    @cached_property
-    def problem(self) -> BongardProblem:
-        return self._load()
-
-    @property
-    def concept(self) -> Concept | None:
-        """The problem's concept: as a drawing worker read it, else read now."""
-        return self._concept[0] if self._concept is not None else self.problem.concept
-
-    def url(self, refs: list[str]) -> str:
-        """The image a call sent for these panels (the sheet where it holds several, else the panel),
-        as a reference to the sample's attachment (`attachment://KEY`)."""
-        from datasets_io.render import panel_image, png_bytes, render_sheet
-
-        key = tuple(refs)
-        if key not in self._drawn:
-            if len(refs) > 1:
-                image = render_sheet(self.problem, self.variant, max_side=EXPORT_IMAGE_SIDE)
-            else:
-                image = panel_image(
-                    next(p for p in self.problem.all_panels if p.ref == refs[0]), self.variant
-                )
-                image.thumbnail((EXPORT_IMAGE_SIDE, EXPORT_IMAGE_SIDE))
-            data = png_bytes(image, compress_level=EXPORT_PNG_LEVEL)
-            name = hashlib.md5(data, usedforsecurity=False).hexdigest()
-            self.attachments[name] = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
-            self._drawn[key] = ATTACHMENT + name
-        return self._drawn[key]
-
-    def made(self, concept: bool) -> DrawnImages:
-        """What was drawn, and the concept where it was asked for, to hand to the writer's copy."""
-        return DrawnImages(
-            dict(self._drawn), dict(self.attachments), self.problem.concept if concept else None, concept
-        )
-
-    def accept(self, drawn: DrawnImages) -> None:
-        """What a drawing worker made for this problem."""
-        self._drawn |= drawn.urls
-        self.attachments |= drawn.attachments
-        if drawn.concept_read:
-            self._concept = (drawn.concept,)
-
-
 @dataclass(frozen=True)
 class DrawingJob:
     """One problem's images to draw and whether its concept is wanted, in terms a process can take."""
@@ -110,15 +56,19 @@ class DrawingJob:
 
     @property
     def needed(self) -> bool:
+        """Whether the problem must be read at all."""
         return bool(self.images) or self.concept
 
 
 @dataclass(frozen=True)
 class DrawnImages:
+    """What a worker drew for one problem: each image the calls sent as an attachment reference
+    (`attachment://KEY`), the attachments (each data URL once, however many messages and events
+    show it, as inspect's `EvalSample.attachments` holds them), and the concept where asked for."""
+
     urls: dict[tuple[str, ...], str] = field(default_factory=dict)
     attachments: dict[str, str] = field(default_factory=dict)
     concept: Concept | None = None
-    concept_read: bool = False
 
 
 def dataset_settings(config: Mapping[str, Any]) -> str:
@@ -127,19 +77,37 @@ def dataset_settings(config: Mapping[str, Any]) -> str:
     return json.dumps({key: config.get(key) for key in keys}, sort_keys=True)
 
 
-def draw(job: DrawingJob) -> DrawnImages:
-    """Draw a job's images (in a thread or a process; the dataset is opened once in each)."""
-    images = SampleImages(partial(_dataset(job.dataset).load, job.problem_id), job.variant)
-    for refs in job.images:
-        images.url(list(refs))
-    return images.made(job.concept)
-
-
 @cache
-def _dataset(settings: str) -> Dataset:
+def opened_dataset(settings: str) -> Dataset:
+    """The dataset of `dataset_settings`, opened once in each process."""
     from datasets_io.catalog import open_run_dataset
 
     return open_run_dataset(json.loads(settings))
+
+
+def draw(job: DrawingJob) -> DrawnImages:
+    """Draw a job's images and read its concept (in a thread or a process)."""
+    from datasets_io.render import png_bytes
+
+    problem = opened_dataset(job.dataset).load(job.problem_id)
+    drawn = DrawnImages(concept=problem.concept if job.concept else None)
+    for refs in job.images:
+        data = png_bytes(_image(problem, refs, job.variant), compress_level=EXPORT_PNG_LEVEL)
+        name = hashlib.md5(data, usedforsecurity=False).hexdigest()
+        drawn.attachments[name] = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+        drawn.urls[refs] = ATTACHMENT + name
+    return drawn
+
+
+def _image(problem: BongardProblem, refs: tuple[str, ...], variant: Variant) -> Image.Image:
+    """The image a call sent for these panels: the sheet where it holds several, else the panel."""
+    from datasets_io.render import panel_image, render_sheet
+
+    if len(refs) > 1:
+        return render_sheet(problem, variant, max_side=EXPORT_IMAGE_SIDE)
+    image = panel_image(next(p for p in problem.all_panels if p.ref == refs[0]), variant)
+    image.thumbnail((EXPORT_IMAGE_SIDE, EXPORT_IMAGE_SIDE))
+    return image
 
 
 def drawing_pool(jobs: int, with_images: bool, processes: bool) -> Executor:

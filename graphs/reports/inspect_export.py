@@ -29,7 +29,6 @@ from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -44,10 +43,10 @@ from graphs.reports.export_images import (
     DRAWN_AHEAD,
     DrawingJob,
     DrawnImages,
-    SampleImages,
     dataset_settings,
     draw,
     drawing_pool,
+    opened_dataset,
 )
 
 if TYPE_CHECKING:
@@ -55,7 +54,6 @@ if TYPE_CHECKING:
     from inspect_ai.log import EvalLog, EvalSample
     from inspect_ai.model import ChatMessage, ModelConfig, ModelUsage
 
-    from datasets_io.catalog import Dataset
     from datasets_io.records import Answer, CallTrace
     from judges.verdict import Verdict
 
@@ -119,7 +117,7 @@ def export_run(
 async def _write_eval(header: EvalLog, samples: Iterator[EvalSample], path: Path) -> None:
     """The `.eval` log through inspect's recorder, each sample as it is made, flushed every
     `FLUSH_EVERY`, so no more than that many are held. Samples go in as built: their images are
-    attachments already (`SampleImages`), which is what inspect's `condense_sample` would make of
+    attachments already (`DrawnImages`), which is what inspect's `condense_sample` would make of
     them (2 s of 5,000 samples spent walking every message)."""
     from inspect_ai.log._recorders.eval import EvalRecorder  # flushing on the way is not public
 
@@ -164,7 +162,6 @@ class LoggedItem:
     error: str | None
     decision: tuple[bool, list[Verdict]] | None
     """The latest judging's on it (None unjudged)."""
-    images: SampleImages
     job: DrawingJob
     """Its images and concept, for a drawing worker."""
 
@@ -186,11 +183,11 @@ def logged_run(
         EvalStats,
     )
 
-    from datasets_io.catalog import open_run_dataset
-
     summary = store.summary(run_id)
     config = summary.config
-    items = _logged_items(store, run_id, open_run_dataset(config), config, drawn=images)
+    opened_dataset.cache_clear()  # opened afresh for each export, as its files may have changed since
+    opened_dataset(dataset_settings(config))  # a dataset gone since the run: said before a file is written
+    items = _logged_items(store, run_id, config, drawn=images)
     rows = comparison_table(problems_frame(store, [run_id], DEFAULT_COUNTING)).to_dict("records")
     row = rows[0] if rows else {"n": 0, "problems": 0} | dict.fromkeys(UNSOLVED_COLUMNS.values(), 0)
     metrics = {"solved": EvalMetric(name="solved", value=row["solved"] if row["n"] else float("nan"))}
@@ -237,7 +234,7 @@ def logged_run(
 
 
 def _logged_items(
-    store: ResultsStore, run_id: str, dataset: Dataset, config: dict[str, Any], *, drawn: bool
+    store: ResultsStore, run_id: str, config: dict[str, Any], *, drawn: bool
 ) -> list[LoggedItem]:
     """Every item of the run in problem number order (1, 2, 10), its calls from its stored answer."""
     answers = {(p, a): answer for p, a, answer in store.answer_records(run_id)}
@@ -261,7 +258,6 @@ def _logged_items(
                 trace=trace,
                 error=errors.get(item),
                 decision=store.item_decision(run_id, *item) if judged and row.scored else None,
-                images=SampleImages(partial(dataset.load, own_id), drawn_as, drawn=drawn),
                 job=DrawingJob(settings, own_id, drawn_as, sent if drawn else (), needs_concept(answer)),
             )
         )
@@ -281,11 +277,12 @@ def _samples(items: list[LoggedItem], processes: bool) -> Iterator[EvalSample]:
                 coming = waiting.popleft()
                 ahead.append((coming, pool.submit(draw, coming.job) if coming.job.needed else _nothing()))
             item, drawing = ahead.popleft()
-            item.images.accept(drawing.result())
-            yield _sample(item.row, item.trace, item.answer, item.error, item.images, item.decision)
+            drawn = drawing.result()
+            yield _sample(item.row, item.trace, item.answer, item.error, drawn, item.decision)
 
 
 def _nothing() -> Future[DrawnImages]:
+    """An item with neither images nor a concept to read: nothing drawn."""
     done: Future[DrawnImages] = Future()
     done.set_result(DrawnImages())
     return done
@@ -301,7 +298,7 @@ def _sample(
     calls: list[CallTrace],
     answer: Answer | None,
     error: str | None,
-    images: SampleImages,
+    drawn: DrawnImages,
     decision: tuple[bool, list[Verdict]] | None,
 ) -> EvalSample:
     """One item as a sample; `row` is its `items_frame` row (status, solved, scored), `decision` the
@@ -311,12 +308,12 @@ def _sample(
     from inspect_ai.scorer import Score
 
     problem, attempt = str(row.problem), int(row.attempt)
-    messages, events = _conversations(calls, images)
+    messages, events = _conversations(calls, drawn)
     expected = answer.expected if answer is not None else {}
     if expected.get("sides"):
         target = json.dumps(expected["sides"])
     else:
-        concept = images.concept
+        concept = drawn.concept
         target = f"Left: {concept.left} / Right: {concept.stated_right}" if concept is not None else ""
     scores = {}
     if row.scored and row.status != "failed":
@@ -338,7 +335,7 @@ def _sample(
         scores=scores,
         model_usage=_usage(calls),
         role_usage=_usage(calls, by_role=True),
-        attachments=images.attachments,
+        attachments=drawn.attachments,
         metadata={
             "problem": problem,
             "attempt": attempt,
@@ -359,9 +356,9 @@ def sample_id(problem: str) -> int | str:
     return DIGITS.sub(lambda digits: digits.group().zfill(SAMPLE_ID_DIGITS), own)
 
 
-def _conversations(calls: list[CallTrace], images: SampleImages) -> tuple[list[ChatMessage], list[Event]]:
-    """Every call's prompt (with its images) and reply, in order, and a model event per call whose
-    input is its conversation so far."""
+def _conversations(calls: list[CallTrace], drawn: DrawnImages) -> tuple[list[ChatMessage], list[Event]]:
+    """Every call's prompt (with the images drawn of those it sent) and reply, in order, and a model
+    event per call whose input is its conversation so far."""
     from inspect_ai.event import ModelEvent
     from inspect_ai.model import (
         ChatMessageAssistant,
@@ -378,7 +375,7 @@ def _conversations(calls: list[CallTrace], images: SampleImages) -> tuple[list[C
     history: dict[str, list[ChatMessage]] = defaultdict(list)
     for call in calls:
         details = call.model_dump(exclude={"prompt", "reply", "parsed"})
-        shown = [ContentImage(image=images.url(refs)) for refs in call.images if refs and images.drawn]
+        shown = [ContentImage(image=url) for refs in call.images if (url := drawn.urls.get(tuple(refs)))]
         content: list[Content] = [ContentText(text=call.prompt), *shown]
         asked = ChatMessageUser(content=content, source="input", metadata=details)
         said = ChatMessageAssistant(content=call.reply, model=call.agent, source="generate", metadata=details)
