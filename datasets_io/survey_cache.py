@@ -23,9 +23,11 @@ from typing import Any
 
 from datasets_io.catalog import Dataset, ProblemSummary, ScanResult
 from datasets_io.errors import DatasetError
+from datasets_io.images import IMAGE_SUFFIXES
 from datasets_io.problem import Concept
 
-IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".webp", ".gif", ".bmp", ".tif", ".tiff"})
+UNREAD_SUFFIXES = frozenset({*IMAGE_SUFFIXES, ".tif", ".tiff"})
+"""Files a survey never reads: the images loaders take, and TIFFs some datasets keep beside them."""
 VERSION = 2
 """Of the file's layout; another version is surveyed afresh."""
 SURVEYS = "surveys"
@@ -95,7 +97,7 @@ def _tree(root: Path) -> tuple[dict[str, int], dict[str, str]]:
                 for entry in entries:
                     if entry.is_dir():
                         pending.append(entry.path)
-                    elif entry.name[entry.name.rfind(".") :].lower() not in IMAGE_SUFFIXES:
+                    elif entry.name[entry.name.rfind(".") :].lower() not in UNREAD_SUFFIXES:
                         files[entry.path[cut:]] = _stat(entry.path)
             folders[named] = status.st_mtime_ns
         except OSError:
