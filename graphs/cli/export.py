@@ -37,8 +37,9 @@ def export(
         typer.Option(
             "--images/--no-images",
             metavar="",
-            help="Put the images each call sent into its prompt (drawn in threads, most of an export's "
-            "time: 13 ms a classic problem's sheet here; --no-images for runs of thousands).",
+            help="Put the images each call sent into its prompt (drawn beside the writing, in processes "
+            "from 500 items; most of an export's time: 13 ms a classic problem's sheet here; "
+            "--no-images for runs of thousands).",
         ),
     ] = True,
     log_format: Annotated[
