@@ -16,7 +16,6 @@ import re
 from itertools import islice
 from typing import Any
 
-import jsonschema
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ValidationError
@@ -55,6 +54,8 @@ def extract_json(text: str) -> Any:
 def validate_output(data: Any, schema: OutputSchema) -> dict[str, Any]:
     """`data` checked against a pydantic model or a JSON schema, as plain JSON types."""
     if isinstance(schema, dict):
+        import jsonschema  # only for JSON-schema outputs: 25 ms of start-up a pydantic schema spares
+
         error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(data))
         if error is not None:
             where = ".".join(map(str, error.absolute_path)) or "reply"

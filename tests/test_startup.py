@@ -47,3 +47,45 @@ def test_a_command_loads_its_own_module_and_no_other_commands() -> None:
     printed, loaded = loaded_by("run", "--help")
     assert "Usage: bongard run" in printed and "--concurrency" in printed
     assert [name for name in loaded if name not in SHARED] == ["graphs.cli.run"]
+
+
+RUN_START = """
+import json, sys
+from graphs.registry import get_strategy
+import graphs.runs.runner
+get_strategy("descriptive")  # lists every strategy: each strategy module is imported
+print(json.dumps(sorted(name for name in {lazy!r} if name in sys.modules)))
+"""
+LAZY_IN_A_RUN = ("lark", "regex", "jsonschema", "scipy", "matplotlib")
+"""What a run's start-up must not import: the rule language's parser, JSON-schema validation (for
+JSON-schema outputs only), and the report's libraries."""
+
+
+def test_a_runs_start_up_leaves_the_parser_and_schema_validation_to_their_first_use() -> None:
+    script = RUN_START.format(lazy=LAZY_IN_A_RUN)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert json.loads(result.stdout) == []
+
+
+def test_the_parser_and_the_schema_validator_still_work_once_asked_for() -> None:
+    from agents.structured import ReplyParseError, validate_output
+    from graphs.programs.language import RuleError, parse_rule
+
+    assert str(parse_rule("triangles > 1 and not circles == 0", ["triangles", "circles"])) == (
+        "triangles > 1 and not circles == 0"
+    )
+    for text in ("triangles >", "triangles > 1 or"):
+        try:
+            parse_rule(text, ["triangles"])
+        except RuleError as error:
+            assert "not a rule of the language" in str(error)
+        else:
+            raise AssertionError(f"{text!r} parsed")
+    schema = {"type": "object", "properties": {"side": {"enum": ["left", "right"]}}, "required": ["side"]}
+    assert validate_output({"side": "left"}, schema) == {"side": "left"}
+    try:
+        validate_output({"side": "up"}, schema)
+    except ReplyParseError as error:
+        assert error.args[0].startswith("side: ")
+    else:
+        raise AssertionError("a side outside the enum was accepted")

@@ -23,10 +23,10 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import Literal, cast
+from typing import TYPE_CHECKING, Literal, cast
 
-from lark import Lark, Token, Tree
-from lark.exceptions import LarkError, UnexpectedInput
+if TYPE_CHECKING:
+    from lark import Lark, Token, Tree
 
 MAX_CHARACTERS = 1_000
 MAX_DEPTH = 12
@@ -159,6 +159,10 @@ def _grouped(part: Rule, within: type) -> str:
 
 @cache
 def _parser() -> Lark:
+    """Lark (and the `regex` module it takes) imported on the first rule parsed, not by every run
+    that lists the strategies (30 ms of each `bongard run`'s start-up)."""
+    from lark import Lark
+
     return Lark(GRAMMAR, parser="lalr")
 
 
@@ -168,8 +172,11 @@ def parse_rule(text: str, vocabulary: Iterable[str]) -> Rule:
     if len(text) > MAX_CHARACTERS:
         raise RuleError(f"the rule is {len(text)} characters long; at most {MAX_CHARACTERS} are read")
     _check_nesting(text)
+    parser = _parser()
+    from lark.exceptions import LarkError, UnexpectedInput
+
     try:
-        tree = _parser().parse(text)
+        tree = parser.parse(text)
     except UnexpectedInput as error:
         raise RuleError(f"not a rule of the language at character {error.column}: {text!r:.80}") from None
     except LarkError as error:
@@ -207,7 +214,7 @@ def _build(tree: Tree[Token] | Token) -> Rule:
 
 
 def _node(tree: Tree[Token] | Token) -> Rule | Value:
-    if isinstance(tree, Token):
+    if isinstance(tree, str):  # a lark Token is a str; a Tree is not
         raise RuleError(f"unexpected {tree!r}")
     kind = str(tree.data)
     children = tree.children
