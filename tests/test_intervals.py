@@ -7,7 +7,8 @@ import pytest
 from scipy.stats import binomtest
 
 from datasets_io.intervals import clustered_wilson, design_effect, wilson
-from datasets_io.report import UNSOLVED_COLUMNS, comparison_table
+from datasets_io.report import comparison_table
+from datasets_io.report_rows import UNSOLVED_COLUMNS
 
 
 @pytest.mark.parametrize(("k", "n"), [(0, 3), (3, 3), (71, 100), (142, 200), (1, 2), (130, 200), (7, 12)])

@@ -162,7 +162,7 @@ def test_the_venn_of_types_keeps_its_whole_title_and_draws_empty_sets_without_a_
 
 def local_server_problems(runs: int, problems: int) -> pd.DataFrame:
     """A problems frame as `problems_frame` gives it: `runs` runs of local servers with long specs."""
-    from datasets_io.report import UNSOLVED_COLUMNS
+    from datasets_io.report_rows import UNSOLVED_COLUMNS
 
     rows = [
         {

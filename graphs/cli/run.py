@@ -533,12 +533,13 @@ def _run_with_progress(
 
 def _result_table(store: ResultsStore, run_id: str) -> Table:
     """The run's row of the comparison table, its strategy, model and dataset in the title and short
-    headers with a caption saying what each divides, so it fits 100 columns."""
+    headers with a caption saying what each divides, so it fits 100 columns. Read without pandas,
+    whose import was most of a run's tail."""
     from datasets_io.counting import unscored_text
-    from datasets_io.report import comparison_table, problems_frame
+    from datasets_io.report_rows import run_result
     from datasets_io.run_compatibility import model_label
 
-    [row] = comparison_table(problems_frame(store, [run_id])).to_dict("records") or [None]
+    row = run_result(store, run_id)
     config = store.run_config(run_id)
     probes = config["strategy"] == PROBE_STRATEGY  # its "test images" are the panels
     images = PANEL_ACCURACY if probes else IMAGE_ACCURACY

@@ -43,7 +43,8 @@ def show(
     from datasets_io.counting import Counting
     from datasets_io.images import natural_key
     from datasets_io.records import format_note
-    from datasets_io.report import items_frame, resolved_judging
+    from datasets_io.report import items_frame
+    from datasets_io.report_rows import resolved_judging
 
     store = open_reader(home)
     resolved = store.resolve_run(run_id)

@@ -32,11 +32,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from datasets_io.counting import DEFAULT_COUNTING
 from datasets_io.errors import BongardError
 from datasets_io.images import natural_key
 from datasets_io.render import VARIANTS, Variant
-from datasets_io.report import UNSOLVED_COLUMNS, comparison_table, items_frame, problems_frame
+from datasets_io.report import items_frame
+from datasets_io.report_rows import UNSOLVED_COLUMNS, run_result
 from datasets_io.run_compatibility import model_label
 from datasets_io.store import Judging, ResultsStore
 from graphs.reports.export_images import (
@@ -188,8 +188,7 @@ def logged_run(
     opened_dataset.cache_clear()  # opened afresh for each export, as its files may have changed since
     opened_dataset(dataset_settings(config))  # a dataset gone since the run: said before a file is written
     items = _logged_items(store, run_id, config, drawn=images)
-    rows = comparison_table(problems_frame(store, [run_id], DEFAULT_COUNTING)).to_dict("records")
-    row = rows[0] if rows else {"n": 0, "problems": 0} | dict.fromkeys(UNSOLVED_COLUMNS.values(), 0)
+    row = run_result(store, run_id) or {"n": 0, "problems": 0} | dict.fromkeys(UNSOLVED_COLUMNS.values(), 0)
     metrics = {"solved": EvalMetric(name="solved", value=row["solved"] if row["n"] else float("nan"))}
     metrics["accuracy"] = EvalMetric(name="accuracy", value=row["accuracy"] if row["n"] else float("nan"))
     metrics |= {

@@ -178,7 +178,8 @@ class RunRow:
 def run_results(store: ResultsStore, run_ids: Sequence[str]) -> tuple[dict[str, ResultRow], dict[str, str]]:
     """Each run's row of the comparison table (the runs apart, never pooled), and the runs whose
     table could not be made, with why."""
-    from datasets_io.report import ROW_KEY, comparison_table, problems_frame
+    from datasets_io.report import comparison_table, problems_frame
+    from datasets_io.report_rows import ROW_KEY
 
     def rows_of(chosen: Sequence[str]) -> dict[str, ResultRow]:
         table = comparison_table(problems_frame(store, list(chosen)), by=("run_id", *ROW_KEY))
