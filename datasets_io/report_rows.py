@@ -151,11 +151,22 @@ def comparison_rows(
     return [dict(zip(by, key, strict=True)) | _pooled(groups[key]) for key in sorted(groups)]
 
 
+def comparison(
+    store: ResultsStore,
+    run_ids: list[str],
+    by: Sequence[str] = ROW_KEY,
+    counting: Counting = DEFAULT_COUNTING,
+) -> list[dict[str, Any]]:
+    """The comparison rows of stored runs: their problems pooled per strategy x model x dataset, or
+    per `by` (`("run_id", *ROW_KEY)` keeps the runs apart); a run with no items has none."""
+    keys = {row["run_id"]: row for row in run_rows(store, run_ids)}
+    problems = problem_rows(store, run_ids, counting)
+    return comparison_rows((problem | keys[problem["run_id"]] for problem in problems), by)
+
+
 def run_result(store: ResultsStore, run_id: str) -> dict[str, Any] | None:
     """A run's own comparison row (None: it has no items yet)."""
-    [keys] = run_rows(store, [run_id])
-    rows = comparison_rows(problem | keys for problem in problem_rows(store, [run_id]))
-    return rows[0] if rows else None
+    return next(iter(comparison(store, [run_id])), None)
 
 
 def _pooled(problems: list[Mapping[str, Any]]) -> dict[str, Any]:

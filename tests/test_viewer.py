@@ -424,6 +424,27 @@ def test_the_view_command_loads_no_web_stack_until_it_runs() -> None:
     assert json.loads(result.stdout.splitlines()[-1]) == []
 
 
+RUNS_PAGE_PROBE = """
+import json, sys
+from pathlib import Path
+from starlette.testclient import TestClient
+from graphs.view.app import create_app
+with TestClient(create_app(Path(sys.argv[1])), base_url="http://127.0.0.1") as client:
+    page = client.get("/")
+print(json.dumps({"status": page.status_code, "html": page.text, "pandas": "pandas" in sys.modules}))
+"""
+
+
+def test_the_runs_page_is_made_without_pandas(runs: Runs) -> None:
+    """Its rows come from `report_rows` alone: pandas' import was most of a first visit's wait."""
+    probe = [sys.executable, "-c", RUNS_PAGE_PROBE, str(runs.home / STORE_FILE)]
+    shown = json.loads(subprocess.run(probe, capture_output=True, text=True, check=True).stdout)
+    assert shown["status"] == 200 and not shown["pandas"]
+    assert "unjudged" in row_of(shown["html"], runs.unjudged)
+    summary = runs.store.summary(runs.judged)
+    assert f">{summary.solved}<" in re.sub(r"\s+", "", row_of(shown["html"], runs.judged))
+
+
 def test_a_workspace_without_a_store_shows_an_empty_viewer(tmp_path: Path) -> None:
     from starlette.testclient import TestClient
 

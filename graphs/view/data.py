@@ -2,7 +2,7 @@
 
 Every count comes from the toolkit's own rules: an item's outcome is the store's `ITEM_OUTCOME`
 SQL (the run's latest judging counts), a run's row by
-`datasets_io.report.comparison_table`, a comparison by `write_report`, agreement by
+`datasets_io.report_rows.comparison` (no pandas), a comparison by `write_report`, agreement by
 `judges.agreement`. pandas, SciPy and the agreement statistics are imported when a page needs them.
 """
 
@@ -85,7 +85,7 @@ class Rate:
 
 @dataclass(frozen=True)
 class ResultRow:
-    """One row of `datasets_io.report.comparison_table`, as plain values."""
+    """One comparison row (`datasets_io.report_rows`), as plain values."""
 
     strategy: str
     model: str
@@ -178,12 +178,11 @@ class RunRow:
 def run_results(store: ResultsStore, run_ids: Sequence[str]) -> tuple[dict[str, ResultRow], dict[str, str]]:
     """Each run's row of the comparison table (the runs apart, never pooled), and the runs whose
     table could not be made, with why."""
-    from datasets_io.report import comparison_table, problems_frame
-    from datasets_io.report_rows import ROW_KEY
+    from datasets_io.report_rows import ROW_KEY, comparison
 
     def rows_of(chosen: Sequence[str]) -> dict[str, ResultRow]:
-        table = comparison_table(problems_frame(store, list(chosen)), by=("run_id", *ROW_KEY))
-        return dict(zip(map(str, table["run_id"]), result_rows(table), strict=True))
+        rows = comparison(store, list(chosen), by=("run_id", *ROW_KEY))
+        return {str(row["run_id"]): ResultRow.of(row) for row in rows}
 
     if not run_ids:
         return {}, {}
