@@ -124,8 +124,11 @@ class Viewer:
         self._images: OrderedDict[tuple[str, ...], bytes] = OrderedDict()
         self._datasets: dict[str, Dataset] = {}
         self._caching = threading.Lock()
+        self._reading_rows = threading.Lock()
         self._rows: tuple[int, list[RunRow]] | None = None
-        """Every run's row and the store's data version they were read at."""
+        """Every run's row and the store's data version they were read at (under `_reading_rows`:
+        a page asked for while the warm-up reads them waits for its rows, not reading them again
+        beside it; at 50 runs that doubled a first click's wait)."""
 
     def store(self) -> ReadOnlyStore | None:
         """The store, or None while no run has created it."""
@@ -138,16 +141,14 @@ class Viewer:
         """Every run's row, read again only when the store has changed since (SQLite's data_version)
         or a run is being run (its time and liveness move without a write): the runs page took 0.5 s
         at 50 runs on every request."""
-        version = store.data_version()
-        with self._caching:
-            cached = self._rows
-        if cached is not None and cached[0] == version:
-            return cached[1]
-        rows = run_rows(store)
-        if not any(row.summary.status == "running" for row in rows):
-            with self._caching:
+        with self._reading_rows:
+            version = store.data_version()
+            if self._rows is not None and self._rows[0] == version:
+                return self._rows[1]
+            rows = run_rows(store)
+            if not any(row.summary.status == "running" for row in rows):
                 self._rows = (version, rows)
-        return rows
+            return rows
 
     def require_store(self) -> ReadOnlyStore:
         store = self.store()
@@ -627,26 +628,25 @@ def server(app: Starlette, sock: socket.socket) -> uvicorn.Server:
 
 
 def _warm_up(viewer: Viewer) -> None:
-    """Load the table and agreement libraries and read every run's row while nobody waits, so the
-    first page is quick (at 50 runs the rows take 0.1 s and pandas' import 0.25 s)."""
-    import datasets_io.intervals
-    import datasets_io.report
-
-    datasets_io.intervals.wilson(1, 2)
+    """Read every run's row, then load the table and agreement libraries, while nobody waits: the
+    runs page, a reader's first click, needs only the rows (0.1 s at 50 runs); pandas' import
+    (0.3 s), which the compare page needs, would hold the interpreter that click waits on."""
     with contextlib.suppress(BongardError, sqlite3.Error):  # a page asked for reports it, not this
         store = viewer.store()
         if store is not None:
             viewer.every_run_row(store)
-    import judges.agreement  # noqa: F401  (the judgings page's, asked for later)
+    import datasets_io.report  # noqa: F401  (the compare page's)
+    import judges.agreement  # noqa: F401  (the judgings page's)
 
 
 def serve(store_path: Path, port: int, announce: Callable[[str], None]) -> None:
     """Serve the viewer of the store on 127.0.0.1:`port` until Ctrl-C; `announce` gets its URL."""
     sock = bind(port)
     app = create_app(store_path)
+    serving = server(app, sock)  # uvicorn imported before the URL is out, not beside the warm-up
     announce(f"http://{HOST}:{sock.getsockname()[1]}/")
     threading.Thread(
         target=_warm_up, args=(app.state.viewer,), name="bongard-view-warm-up", daemon=True
     ).start()
     with contextlib.suppress(KeyboardInterrupt):  # uvicorn shuts down gracefully, then re-raises Ctrl-C
-        server(app, sock).run(sockets=[sock])
+        serving.run(sockets=[sock])
