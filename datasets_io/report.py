@@ -30,7 +30,7 @@ from datasets_io.report_rows import (
     comparison_rows,
     problem_rows,
     resolved_judging,
-    run_rows,
+    run_keys,
 )
 from datasets_io.sqlite_errors import reading_uri
 from datasets_io.store import ResultsStore
@@ -47,7 +47,7 @@ def items_frame(
 
 
 def runs_frame(store: ResultsStore, run_ids: list[str]) -> pd.DataFrame:
-    return pd.DataFrame(run_rows(store, run_ids), columns=["run_id", "strategy", "model", "dataset"])
+    return pd.DataFrame(run_keys(store, run_ids), columns=["run_id", "strategy", "model", "dataset"])
 
 
 def problems_frame(

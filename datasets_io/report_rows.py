@@ -104,7 +104,7 @@ def resolved_judging(store: ResultsStore, run_ids: list[str], judging: str) -> s
     return judging
 
 
-def run_rows(store: ResultsStore, run_ids: list[str]) -> list[dict[str, str]]:
+def run_keys(store: ResultsStore, run_ids: list[str]) -> list[dict[str, str]]:
     """Each run's keys of the comparison: its strategy, model (as labelled) and dataset."""
     rows = []
     for run_id in run_ids:
@@ -159,7 +159,7 @@ def comparison(
 ) -> list[dict[str, Any]]:
     """The comparison rows of stored runs: their problems pooled per strategy x model x dataset, or
     per `by` (`("run_id", *ROW_KEY)` keeps the runs apart); a run with no items has none."""
-    keys = {row["run_id"]: row for row in run_rows(store, run_ids)}
+    keys = {row["run_id"]: row for row in run_keys(store, run_ids)}
     problems = problem_rows(store, run_ids, counting)
     return comparison_rows((problem | keys[problem["run_id"]] for problem in problems), by)
 
@@ -197,8 +197,8 @@ def _pooled(problems: list[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def _known_sum(values: Iterable[float | None]) -> float | None:
-    """The sum, correctly rounded (as pandas' compensated sum gives it), or None (unknown) where any
-    value is None or NaN (a table's unknown)."""
+    """The sum, correctly rounded (`math.fsum`; pandas' compensated sum can differ in the last bit),
+    or None (unknown) where any value is None or NaN (a table's unknown)."""
     given = list(values)
     if any(value is None or math.isnan(value) for value in given):
         return None
