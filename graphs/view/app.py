@@ -643,10 +643,9 @@ def serve(store_path: Path, port: int, announce: Callable[[str], None]) -> None:
     """Serve the viewer of the store on 127.0.0.1:`port` until Ctrl-C; `announce` gets its URL."""
     sock = bind(port)
     app = create_app(store_path)
-    serving = server(app, sock)  # uvicorn imported before the URL is out, not beside the warm-up
     announce(f"http://{HOST}:{sock.getsockname()[1]}/")
     threading.Thread(
         target=_warm_up, args=(app.state.viewer,), name="bongard-view-warm-up", daemon=True
     ).start()
     with contextlib.suppress(KeyboardInterrupt):  # uvicorn shuts down gracefully, then re-raises Ctrl-C
-        serving.run(sockets=[sock])
+        server(app, sock).run(sockets=[sock])
