@@ -10,6 +10,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
+
+from datasets_io.intervals import wilson
+from tests.standins.protocols import OpenAIChat
+from tests.standins.server import StandInServer
 
 HEAVY = (
     "matplotlib", "matplotlib_venn", "pandas", "scipy", "tabulate", "langgraph", "numpy", "cv2",
@@ -89,3 +94,29 @@ def test_the_parser_and_the_schema_validator_still_work_once_asked_for() -> None
         assert error.args[0].startswith("side: ")
     else:
         raise AssertionError("a side outside the enum was accepted")
+
+
+BOTH_LEFT = {"explanation": "", "concept": "", "answer": "LEFT"}
+REPORT_LIBRARIES = {"pandas", "scipy", "matplotlib", "matplotlib_venn", "tabulate"}
+"""What `compare` and the viewer's compare page draw and tabulate with; a run's own result row is
+read without them (`datasets_io.report_rows`)."""
+
+
+def test_a_run_ends_with_its_result_table_and_loads_no_table_or_plot_library(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    """pandas' import was most of a run's tail (0.3 s): the result row is read from SQLite's sums."""
+    with StandInServer(
+        OpenAIChat(), lambda body: json.dumps({"first": BOTH_LEFT, "second": BOTH_LEFT})
+    ) as server:
+        printed, loaded = loaded_by(
+            "run", "--strategy", "images-to-sides", "--model", f"openai-compatible:m@{server.url}/v1",
+            "--dataset", "bongard-classic", "-O", "holdout_test=true", "--problems", "1-3",
+            "--data-dir", str(shared_data), "--home", str(tmp_path),
+        )  # fmt: skip
+    table = " ".join(printed.split())
+    _, high = wilson(0, 3)  # both test images put left: none of the 3 problems solved, half the images right
+    assert "result of run-" in table and f"│ 3 │ 3 │ 0 │ 0 │ 0.000 [0.000, {high:.3f}] │ 0.500 [" in table, (
+        table
+    )
+    assert REPORT_LIBRARIES.isdisjoint(loaded), loaded
