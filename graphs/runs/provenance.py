@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.prompt_library import PromptLibrary
+from datasets_io.file_digests import FileDigests, opened
 from datasets_io.problem import BongardProblem
 
 PACKAGES = (
@@ -68,30 +69,29 @@ def git_commit(folder: Path = SOURCE) -> str | None:
     return head.stdout.strip() + ("+dirty" if status.stdout.strip() else "")
 
 
-def dataset_fingerprint(problems: Iterable[BongardProblem]) -> dict[str, Any]:
+def dataset_fingerprint(
+    problems: Iterable[BongardProblem], digests_file: Path | None = None
+) -> dict[str, Any]:
     """A SHA-256 over the problems a run solves: ids, concepts and every image's bytes, so the
     same data moved elsewhere keeps its fingerprint and an edited panel changes it. The problems
-    may come one at a time in any order: each one's part is kept (about 600 bytes), not the problem."""
-    parts = sorted((problem.key, _fingerprint_part(problem)) for problem in problems)
+    may come one at a time in any order: each one's part is kept (about 600 bytes), not the problem.
+    With `digests_file` an image unchanged since it was last hashed there is not read again
+    (`datasets_io.file_digests`)."""
+    with opened(digests_file) as digests:
+        parts = sorted((problem.key, _fingerprint_part(problem, digests)) for problem in problems)
     digest = hashlib.sha256()
     for _, part in parts:
         digest.update(part)
     return {"problems": len(parts), "sha256": digest.hexdigest()}
 
 
-def _fingerprint_part(problem: BongardProblem) -> bytes:
+def _fingerprint_part(problem: BongardProblem, digests: FileDigests) -> bytes:
     concept = problem.concept.model_dump_json() if problem.concept is not None else ""
     part = [problem.key.encode("utf-8"), concept.encode("utf-8")]
-    for panel in (*problem.left, *problem.right, *problem.test_left, *problem.test_right):
-        part += [f"{panel.ref}:".encode(), hashlib.sha256(_bytes_of(panel.path)).digest()]
+    panels = (*problem.left, *problem.right, *problem.test_left, *problem.test_right)
+    for panel, digest in zip(panels, digests.sha256s([panel.path for panel in panels]), strict=True):
+        part += [f"{panel.ref}:".encode(), digest]
     return b"".join(part)
-
-
-def _bytes_of(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as error:  # the item that needs it fails with its own named error
-        return f"unreadable: {error.strerror}".encode()
 
 
 FINGERPRINT_PENDING = {"problems": None, "sha256": None}

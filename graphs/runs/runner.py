@@ -32,6 +32,7 @@ from agents.prompt_library import PromptLibrary
 from agents.registry import CACHE_FILE, check_agent, resolve_agent, shared_params
 from datasets_io.catalog import Dataset, ProblemSummary, ScanResult, default_data_dir, open_dataset
 from datasets_io.errors import BongardError, DatasetError
+from datasets_io.file_digests import DIGESTS_FILE
 from datasets_io.images import natural_key
 from datasets_io.problem import BongardProblem
 from datasets_io.records import CallTrace
@@ -462,9 +463,10 @@ class Runner:
         self.store.save_provenance(run_id, sessions)
         finished = False
         # Hashing every image of a 5,000-problem run took 1.9 s before its first call (issue 34):
-        # it runs beside the calls instead, and lands in the record when the pass ends.
+        # it runs beside the calls instead, reads only the images changed since it last hashed them,
+        # and lands in the record when the pass ends.
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="fingerprint") as hashing:
-            fingerprint = hashing.submit(dataset_fingerprint, self.loaded())
+            fingerprint = hashing.submit(dataset_fingerprint, self.loaded(), self.home / DIGESTS_FILE)
             try:
                 yield
                 finished = True
