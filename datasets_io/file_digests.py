@@ -2,9 +2,10 @@
 the images that changed since a session last hashed them.
 
 Every session fingerprints every image of its run (`graphs.runs.provenance`): at 5,000 problems,
-70,000 files read and hashed, 7.8 s here, each run and each resume. A digest is used again while
-the file's size, mtime, ctime and inode are those it was hashed at, as git's index trusts its stat
-data: an edit changes the mtime and ctime, a copy over it or a rename onto it the ctime or inode.
+70,000 files read and hashed, 1.1-7.8 s here as the machine's load moved, each run and each
+resume. A digest is used again while the file's size, mtime, ctime and inode are those it was hashed
+at, as git's index trusts its stat data: an edit changes the mtime and ctime, a copy over it or a
+rename onto it the ctime or inode.
 The file is a cache: any SQLite fault leaves every file read and hashed, as without it.
 """
 
