@@ -4,14 +4,17 @@ A dataset is made of parts: files of a public repository at one commit, fetched 
 GitHub's raw file host and each checked against the SHA-256 this toolkit ships for it
 (`data/downloads/NAME.json`, computed from the upstream files at that commit), and published
 archives (OSF, Zenodo, Google Drive), which publish no checksum we could compute, each checked against
-the SHA-256 recorded at its first download (said so then), and the datasets of a Hugging Face
-collection (`datasets_io.hub`: each pinned to a commit at its first download, every file checked
-against the digest the Hub lists). Everything gathers in a staging
-folder beside the target, archives are unpacked there, and the folder is renamed into place only
-when every part is there and checked: a cut, a refused connection or a wrong checksum leaves no
-half-written dataset, and running the same download again keeps what was checked and fetches the
-rest. A mirror (`$BONGARD_DOWNLOAD_MIRROR`, `--mirror URL`) serves `https://HOST/PATH` as
-`MIRROR/HOST/PATH`.
+the SHA-256 pinned when it first installed, and the datasets of a Hugging Face collection
+(`datasets_io.hub`: each pinned to a commit when it first installed, every file checked against the
+digest the Hub lists). Everything gathers in a staging folder beside the target, archives are
+unpacked into a folder of their own there (`datasets_io.unpacking`: surveyed whole, members checked
+and capped, copied in chunks) and the staging folder is renamed into place only when every part is
+there and checked; only then are new pins written (`RecordedChecksums.save`), so an archive that was
+refused leaves no pin for the genuine one to fail against. A cut, a refused connection or a wrong
+checksum leaves no half-written dataset, and running the same download again keeps what was checked
+and fetches the rest; a refused archive leaves nothing at all. `repin` drops a dataset's pins, for a
+source that changed its bytes on purpose. A mirror (`$BONGARD_DOWNLOAD_MIRROR`, `--mirror URL`)
+serves `https://HOST/PATH` as `MIRROR/HOST/PATH`.
 """
 
 from __future__ import annotations
@@ -27,15 +30,18 @@ from pathlib import Path
 import httpx
 
 from datasets_io.archives import unpack_hoi_annotations, unpack_openworld_images, unpack_wonderland_sheets
-from datasets_io.fetching import MIRROR_ENV, DownloadError, Expected, fetch, mirrored
+from datasets_io.fetching import MIRROR_ENV, DigestMismatch, DownloadError, Expected, fetch, mirrored
 from datasets_io.hub import HubCollection, HubFile
 from datasets_io.recorded_checksums import RecordedChecksums
+from datasets_io.safe_paths import inside
 
 RAW_HOST = "https://raw.githubusercontent.com"
 PARALLEL = 8
 TIMEOUT_S = 60.0
 ARCHIVES = ".archives"
 """Where a staging folder keeps fetched archives until they are unpacked."""
+UNPACKING = ".unpacking"
+"""Where a staging folder unpacks archives, moved into it only once every archive unpacked."""
 OPENWORLD_BACKUP = "1aXr3ihVq0mtzbl6ZNJMogYEyEY-WALNr"
 """The Google Drive file of Bongard-OpenWorld's image backup, linked from the authors' README (GitHub
 and Hugging Face) for when the crawled URLs have gone; `confirm=t` skips Drive's page for files too
@@ -87,7 +93,7 @@ class Archive:
     unpack: Callable[[Path, Path], None]
 
     def described(self) -> str:
-        return f"{self.url} (its SHA-256 recorded at the first download)"
+        return f"{self.url} (its SHA-256 pinned when it first installs)"
 
 
 @dataclass(frozen=True)
@@ -98,6 +104,10 @@ class Source:
     files: RepositoryFiles | None = None
     archives: tuple[Archive, ...] = ()
     hub: HubCollection | None = None
+
+    def pinned_urls(self) -> list[str]:
+        """The archives whose SHA-256 this source pins (`HubCollection` pins a Hub dataset's commit)."""
+        return [archive.url for archive in self.archives]
 
     def described(self) -> str:
         parts = [self.files.described()] if self.files else []
@@ -115,6 +125,8 @@ class Downloaded:
     """Hub datasets with the commit their main branch had at the first download (`ID at commit C`)."""
     count: int = 0
     """Files and archives checked."""
+    replaced: list[str] = field(default_factory=list)
+    """URLs whose earlier pin was replaced: dropped with `repin`, or never confirmed by an install."""
 
 
 SOURCES = {
@@ -221,10 +233,12 @@ def download(
     mirror: str | None = None,
     progress: Progress | None = None,
     checksums: Path | None = None,
+    repin: bool = False,
 ) -> Downloaded:
     """`to/NAME`, fetched and checked (or found there already); a `DownloadError` leaves nothing at
-    `to/NAME` and keeps the checked files for the next try. `checksums` is the file of SHA-256s
-    recorded at first downloads (default `to/.download-checksums.json`)."""
+    `to/NAME` and keeps the checked files for the next try. `checksums` is the file of pins recorded
+    at first installs (default `to/.download-checksums.json`); `repin` drops this dataset's pins
+    first, taking what the source serves now (they are replaced only if it installs)."""
     found = source(name)
     target = to / name
     if target.exists():
@@ -232,20 +246,49 @@ def download(
     staging = to / f".{name}.partial"
     staging.mkdir(parents=True, exist_ok=True)
     recorded = RecordedChecksums(checksums or to / ".download-checksums.json")
-    with (
-        httpx.Client(timeout=TIMEOUT_S, follow_redirects=True) as client,
-        ThreadPoolExecutor(PARALLEL) as pool,
-    ):
+    replaced = recorded.forget(found.pinned_urls()) if repin else []
+    replaced += [url for url in found.pinned_urls() if recorded.unconfirmed(url)]
+    with httpx.Client(timeout=TIMEOUT_S, follow_redirects=True) as client:
         try:
-            hub_files, pinned = found.hub.files(client, mirror, recorded) if found.hub else ([], [])
+            hub_files, pinned, replaced_commits = (
+                found.hub.files(client, mirror, recorded, repin) if found.hub else ([], [], [])
+            )
         except DownloadError as error:
+            _drop_if_empty(staging)
             raise DownloadError(f"{name}: {error}; nothing was written to {target}") from None
         wanted = _wanted(found, staging, recorded, hub_files)
-        jobs = _missing(wanted)
-        total = len(wanted)
-        done = total - len(jobs)
-        if progress:
-            progress(done, total)
+        failed = _fetch_missing(client, mirror, wanted, recorded, progress)
+    total = len(wanted)
+    if failed is not None:
+        kept = total - len(_missing(_wanted(found, staging, recorded, hub_files)))
+        _drop_if_empty(staging)
+        where = f"{kept} of {total} files are kept in {staging}: " if kept else ""
+        raise DownloadError(
+            f"{name}: {failed}{_repin_hint(found, recorded, failed, mirror)}; nothing was written to "
+            f"{target}; {where}run the same command again to fetch the rest"
+        )
+    _unpack(found, staging)
+    staging.rename(target)
+    recorded.save()
+    archives = {archive.url for archive in found.archives}
+    recorded_archives = [url for url in recorded.new if url in archives]
+    return Downloaded(target, recorded_archives, pinned, total, replaced=replaced + replaced_commits)
+
+
+def _fetch_missing(
+    client: httpx.Client,
+    mirror: str | None,
+    wanted: Wanted,
+    recorded: RecordedChecksums,
+    progress: Progress | None,
+) -> DownloadError | None:
+    """Every part not yet fetched and checked, in parallel, an archive's new SHA-256 recorded (kept
+    until the install); the first failure, returned once every fetch under way has stopped."""
+    jobs = _missing(wanted)
+    done = len(wanted) - len(jobs)
+    if progress:
+        progress(done, len(wanted))
+    with ThreadPoolExecutor(PARALLEL) as pool:
         futures = {
             pool.submit(fetch, client, mirrored(url, mirror), path, expected): (url, expected)
             for url, path, expected in jobs
@@ -258,19 +301,23 @@ def download(
                     recorded.record(url, got)
                 done += 1
                 if progress:
-                    progress(done, total)
+                    progress(done, len(wanted))
         except DownloadError as error:
             for pending in futures:
                 pending.cancel()
-            kept = total - len(_missing(_wanted(found, staging, recorded, hub_files)))
-            raise DownloadError(
-                f"{name}: {error}; nothing was written to {target}; {kept} of {total} files are "
-                f"kept in {staging}: run the same command again to fetch the rest"
-            ) from None
-    _unpack(found, staging)
-    staging.rename(target)
-    archives = {archive.url for archive in found.archives}
-    return Downloaded(target, [url for url in recorded.new if url in archives], pinned, total)
+            return error  # leaving the pool waits for the fetches under way
+    return None
+
+
+def _repin_hint(found: Source, recorded: RecordedChecksums, error: DownloadError, mirror: str | None) -> str:
+    """For a pinned archive that now differs: how to take the new bytes, if the change is wanted."""
+    pinned = {mirrored(url, mirror) for url in found.pinned_urls() if recorded.get(url)}
+    if not (isinstance(error, DigestMismatch) and error.url in pinned):
+        return ""
+    return (
+        " (pinned when it first installed: if its source changed it on purpose, "
+        f"`bongard datasets download {found.name} --repin` takes the new bytes)"
+    )
 
 
 Wanted = list[tuple[str, Path, Expected | None]]
@@ -281,14 +328,18 @@ def _wanted(found: Source, staging: Path, recorded: RecordedChecksums, hub_files
     wanted: Wanted = []
     if found.files:
         wanted += [
-            (found.files.url(path), staging / path, Expected("sha256", sha))
+            (
+                found.files.url(path),
+                inside(staging, path, "a shipped manifest's file"),
+                Expected("sha256", sha),
+            )
             for path, sha in found.files.manifest().items()
         ]
     for archive in found.archives:
         sha = recorded.get(archive.url)
         place = staging / ARCHIVES / archive.file_name
         wanted.append((archive.url, place, Expected("sha256", sha) if sha else None))
-    wanted += [(file.url, staging / file.relative, file.expected) for file in hub_files]
+    wanted += [(file.url, inside(staging, file.relative, "a Hub file"), file.expected) for file in hub_files]
     return wanted
 
 
@@ -302,15 +353,37 @@ def _missing(wanted: Wanted) -> Wanted:
 
 
 def _unpack(found: Source, staging: Path) -> None:
-    """Each archive unpacked into the staging folder; a broken one fails with what to do."""
+    """Each archive unpacked into a folder of its own, moved into the staging folder once all are;
+    a refused one removes the whole staging folder (nothing of it, nor its pin, is kept)."""
+    if not found.archives:
+        return
+    unpacked = staging / UNPACKING
+    shutil.rmtree(unpacked, ignore_errors=True)  # left by a process killed while unpacking
     for archive in found.archives:
         fetched = staging / ARCHIVES / archive.file_name
         try:
-            archive.unpack(fetched, staging)
+            unpacked.mkdir()
+            archive.unpack(fetched, unpacked)
         except (OSError, ValueError) as error:
-            fetched.unlink(missing_ok=True)
+            shutil.rmtree(staging, ignore_errors=True)
             raise DownloadError(
-                f"{found.name}: {archive.url} could not be unpacked ({error}); it was removed from "
-                f"{staging}: run the same command again to fetch it anew"
+                f"{found.name}: {archive.url} was refused: {error}; nothing of it was kept and no checksum "
+                f"was recorded: run the same command again to fetch it anew"
             ) from None
+        _move_into(unpacked, staging)
     shutil.rmtree(staging / ARCHIVES, ignore_errors=True)
+
+
+def _drop_if_empty(staging: Path) -> None:
+    """The staging folder removed when it holds no checked file (only folders, or nothing)."""
+    if not any(path.is_file() for path in staging.rglob("*")):
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _move_into(source: Path, target: Path) -> None:
+    """Every file under `source` moved to the same place under `target`, `source` removed."""
+    for file in sorted(path for path in source.rglob("*") if not path.is_dir()):
+        place = target / file.relative_to(source)
+        place.parent.mkdir(parents=True, exist_ok=True)
+        file.replace(place)
+    shutil.rmtree(source)

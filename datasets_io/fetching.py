@@ -1,9 +1,16 @@
-"""One file over HTTP, written beside its place and moved there only once its SHA-256 is right."""
+"""One file over HTTP, written beside its place and moved there only once it is whole and its digest right.
+
+Whole: a body shorter than its Content-Length is refused; a body sent without one can only be told
+whole by what it is (a known digest here, an archive's end where it is unpacked). A web page in a
+file's place (a quota or sign-in page, whatever case its content type is written in, or a body that
+starts as HTML) is refused, and so is a body that would leave the disk without room to spare.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -19,8 +26,22 @@ WEB_PAGE_REASONS = "a host's quota, sign-in or confirmation page; try again late
 sign-in wall) has not served the file, and its bytes must not be taken, or recorded, as the file."""
 
 
+WEB_PAGE_TYPES = ("text/html", "application/xhtml+xml")
+WEB_PAGE_STARTS = (b"<!doctype html", b"<html")
+DISK_RESERVE_BYTES = 64 << 20
+"""A download stops before the disk it writes to has less than this left."""
+
+
 class DownloadError(BongardError, RuntimeError):
     """A download that could not finish; the message says where it stopped and what was kept."""
+
+
+class DigestMismatch(DownloadError):
+    """A fetched file whose digest is not the one it must have."""
+
+    def __init__(self, message: str, url: str) -> None:
+        super().__init__(message)
+        self.url = url
 
 
 def mirrored(url: str, mirror: str | None = None) -> str:
@@ -66,8 +87,12 @@ def check_answer(url: str, response: httpx.Response) -> None:
     """A `DownloadError` unless `response` is what was asked for: HTTP 200, and no web page in its place."""
     if response.status_code != 200:
         raise DownloadError(f"{url} answered HTTP {response.status_code}")
-    if response.headers.get("content-type", "").startswith("text/html"):
+    if response.headers.get("content-type", "").strip().lower().startswith(WEB_PAGE_TYPES):
         raise DownloadError(f"{url} answered a web page, not the file ({WEB_PAGE_REASONS})")
+
+
+def _looks_like_a_web_page(start: bytes) -> bool:
+    return start.lstrip()[:16].lower().startswith(WEB_PAGE_STARTS)
 
 
 def unreachable(url: str, error: httpx.HTTPError) -> DownloadError:
@@ -81,19 +106,47 @@ def fetch(client: httpx.Client, url: str, path: Path, expected: Expected | None)
     try:
         with client.stream("GET", url) as response:
             check_answer(url, response)
-            with part.open("wb") as handle:
-                for chunk in response.iter_bytes():
-                    handle.write(chunk)
+            _save_body(url, response, part)
     except httpx.HTTPError as error:
         part.unlink(missing_ok=True)
         raise unreachable(url, error) from None
+    except DownloadError:
+        part.unlink(missing_ok=True)
+        raise
     got = sha256_of(part)
     if expected is not None and not expected.matches(part, got):
         seen = got if expected.kind == "sha256" else git_blob_id(part)
         part.unlink()
-        raise DownloadError(
+        raise DigestMismatch(
             f"{url} does not match its {expected.named()} "
-            f"(expected {expected.digest[:16]}..., got {seen[:16]}...)"
+            f"(expected {expected.digest[:16]}..., got {seen[:16]}...)",
+            url,
         )
     part.replace(path)
     return got
+
+
+def _save_body(url: str, response: httpx.Response, part: Path) -> None:
+    """The body written to `part`, refused if it is a web page, shorter than its Content-Length, or
+    would leave the disk less than `DISK_RESERVE_BYTES`."""
+    with part.open("wb") as handle:
+        for number, chunk in enumerate(response.iter_bytes(CHUNK_BYTES)):
+            if number == 0 and _looks_like_a_web_page(chunk):
+                raise DownloadError(f"{url} answered a web page, not the file ({WEB_PAGE_REASONS})")
+            if shutil.disk_usage(part.parent).free - len(chunk) < DISK_RESERVE_BYTES:
+                raise DownloadError(
+                    f"{url}: the disk at {part.parent} has less than {DISK_RESERVE_BYTES >> 20} MiB free; "
+                    "free some space and run the same command again"
+                )
+            handle.write(chunk)
+    declared = response.headers.get("content-length")
+    plain = response.headers.get("content-encoding", "identity").lower() == "identity"
+    if (
+        declared is not None
+        and plain
+        and declared.isdigit()
+        and response.num_bytes_downloaded != int(declared)
+    ):
+        raise DownloadError(
+            f"{url}: the body ended after {response.num_bytes_downloaded} of its {declared} bytes"
+        )

@@ -3,9 +3,12 @@
 The Hub publishes what a download needs to be checked without a checksum of ours: its tree listing
 gives, per file, the SHA-256 of a large (LFS) file and the git blob id of a small one. What it does
 not publish is which commit a toolkit means, so each dataset's commit is the one `main` pointed to at
-the first download, recorded with the other first-download checksums and fetched from then on (said
-so), and a listing is always of that commit. Requests follow the Hub's public HTTP API (the paths
-`huggingface_hub` uses): `/api/collections/SLUG`, `/api/datasets/ID/revision/main`,
+the first download, pinned with the other first-download checksums once the download installs and
+fetched from then on (said so), and a listing is always of that commit. Nothing a listing says is
+taken as a place unchecked: a dataset id must be `owner/name` in the Hub's characters (its name is
+the folder it goes in, one folder per dataset), a commit 40 hexadecimal digits, a listed path a
+relative one with no `.` or `..` part (`datasets_io.safe_paths`). Requests follow the Hub's public
+HTTP API (the paths `huggingface_hub` uses): `/api/collections/SLUG`, `/api/datasets/ID/revision/main`,
 `/api/datasets/ID/tree/COMMIT?recursive=true` (paged by its `Link: rel="next"` header) and
 `/datasets/ID/resolve/COMMIT/PATH`.
 """
@@ -13,13 +16,14 @@ so), and a listing is always of that commit. Requests follow the Hub's public HT
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import PurePosixPath
 from typing import Any
 
 import httpx
 
 from datasets_io.fetching import DownloadError, Expected, check_answer, mirrored, unreachable
 from datasets_io.recorded_checksums import RecordedChecksums
+from datasets_io.safe_paths import UnsafeName, commit_id, hub_dataset_id, relative_name
 
 HUB = "https://huggingface.co"
 SKIPPED = frozenset({".gitattributes"})
@@ -29,8 +33,8 @@ SKIPPED = frozenset({".gitattributes"})
 @dataclass(frozen=True)
 class HubFile:
     url: str
-    relative: Path
-    """Where it goes in the dataset: `<dataset name>/<path in its repository>`."""
+    relative: PurePosixPath
+    """Where it goes in the dataset: `<dataset name>/<path in its repository>`, checked."""
     expected: Expected
 
 
@@ -48,29 +52,48 @@ class HubCollection:
         )
 
     def files(
-        self, client: httpx.Client, mirror: str | None, recorded: RecordedChecksums
-    ) -> tuple[list[HubFile], list[str]]:
-        """Every file of every dataset of the collection, and each dataset with its pinned commit."""
+        self, client: httpx.Client, mirror: str | None, recorded: RecordedChecksums, repin: bool = False
+    ) -> tuple[list[HubFile], list[str], list[str]]:
+        """Every file of every dataset of the collection, each dataset with its pinned commit, and the
+        pins replaced (`repin`, or never confirmed by an install)."""
         collection = _json(client, mirrored(f"{HUB}/api/collections/{self.slug}", mirror))
-        datasets = [item["id"] for item in collection.get("items", []) if item.get("type") == "dataset"]
+        datasets = [
+            str(item.get("id")) for item in collection.get("items", []) if item.get("type") == "dataset"
+        ]
         if not datasets:
             raise DownloadError(f"{HUB}/collections/{self.slug} lists no dataset")
+        folders: dict[str, str] = {}
         found: list[HubFile] = []
         pinned: list[str] = []
+        replaced: list[str] = []
         for dataset in datasets:
+            try:
+                name = hub_dataset_id(dataset)[1]
+            except UnsafeName as error:
+                raise DownloadError(f"{HUB}/collections/{self.slug}: {error}") from None
+            if name in folders:
+                raise DownloadError(
+                    f"{HUB}/collections/{self.slug} lists {folders[name]} and {dataset}, which would share "
+                    f"the folder {name}"
+                )
+            folders[name] = dataset
             where = f"{HUB}/api/datasets/{dataset}/revision/main"
+            replaced += recorded.forget([where]) if repin else [where] if recorded.unconfirmed(where) else []
             commit = recorded.get(where)
             if commit is None:
-                commit = str(_json(client, mirrored(where, mirror))["sha"])
+                commit = str(_json(client, mirrored(where, mirror)).get("sha"))
                 recorded.record(where, commit)
+            try:
+                commit_id(commit, f"{where} answered the commit")
+            except UnsafeName as error:
+                raise DownloadError(str(error)) from None
             pinned.append(f"{dataset} at commit {commit[:12]}")
-            found += _listed(client, mirror, dataset, commit)
-        return found, pinned
+            found += _listed(client, mirror, dataset, name, commit)
+        return found, pinned, replaced
 
 
-def _listed(client: httpx.Client, mirror: str | None, dataset: str, commit: str) -> list[HubFile]:
-    """The files of `dataset` at `commit`, following the listing's pages."""
-    name = dataset.rsplit("/", 1)[-1]
+def _listed(client: httpx.Client, mirror: str | None, dataset: str, name: str, commit: str) -> list[HubFile]:
+    """The files of `dataset` at `commit`, following the listing's pages, each to go in `name/`."""
     files: list[HubFile] = []
     page: str | None = mirrored(f"{HUB}/api/datasets/{dataset}/tree/{commit}?recursive=true", mirror)
     while page is not None:
@@ -80,12 +103,14 @@ def _listed(client: httpx.Client, mirror: str | None, dataset: str, commit: str)
             path = str(entry.get("path", ""))
             if entry.get("type") != "file" or path in SKIPPED:
                 continue
-            if path.startswith("/") or ".." in Path(path).parts:
-                raise DownloadError(f"{dataset} lists a file outside its folder: {path!r}")
+            try:
+                relative = relative_name(path, f"{dataset} lists a file whose path")
+            except UnsafeName as error:
+                raise DownloadError(f"{error}: refused") from None
             lfs = entry.get("lfs")
             expected = Expected("sha256", lfs["oid"]) if lfs else Expected("git-blob", entry["oid"])
             url = f"{HUB}/datasets/{dataset}/resolve/{commit}/{path}"
-            files.append(HubFile(url, Path(name) / path, expected))
+            files.append(HubFile(url, PurePosixPath(name) / relative, expected))
         following = response.links.get("next", {}).get("url")  # the Hub's own address, mirrored again
         page = mirrored(following, mirror) if following else None
     return files

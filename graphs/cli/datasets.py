@@ -159,11 +159,19 @@ def download(
             help="A mirror serving https://HOST/PATH as URL/HOST/PATH (default: $BONGARD_DOWNLOAD_MIRROR).",
         ),
     ] = None,
+    repin: Annotated[
+        bool,
+        typer.Option(
+            "--repin",
+            help="Forget this dataset's pins (archive checksums, Hub commits) and take what its source "
+            "serves now; the new pins replace them only once it installs.",
+        ),
+    ] = False,
     home: HomeOption = None,
 ) -> None:
     """Fetch a dataset from its public source, pinned, every file checked by SHA-256 (shipped, or
-    recorded at the first download where the source publishes none); resumable, never left
-    half-written."""
+    pinned when it first installs where the source publishes none); archives unpacked within caps,
+    every file kept inside the dataset's folder; resumable, never left half-written."""
     from graphs.cli.fetching import download_dir, fetch_dataset
 
-    fetch_dataset(name, to if to is not None else download_dir(home), home, mirror)
+    fetch_dataset(name, to if to is not None else download_dir(home), home, mirror, repin)

@@ -23,7 +23,9 @@ def download_dir(home: Path | None) -> Path:
     return Path(configured) if configured else workspace_home(home) / "data"
 
 
-def fetch_dataset(name: str, to: Path, home: Path | None, mirror: str | None = None) -> Path:
+def fetch_dataset(
+    name: str, to: Path, home: Path | None, mirror: str | None = None, repin: bool = False
+) -> Path:
     """A dataset downloaded into `to`, saying what and from where first, with a progress bar."""
     found = source(name)
     if (to / name).exists():
@@ -35,12 +37,14 @@ def fetch_dataset(name: str, to: Path, home: Path | None, mirror: str | None = N
     with Progress(*columns, console=console, transient=True) as bar:
         task = bar.add_task(name, total=None)
         done = download(
-            name, to, mirror, lambda n, total: bar.update(task, completed=n, total=total), checksums
+            name, to, mirror, lambda n, total: bar.update(task, completed=n, total=total), checksums, repin
         )
+    for url in done.replaced:
+        console.print(f"{escape(url)}: its earlier pin was replaced by this install's", highlight=False)
     for url in done.recorded:
         console.print(
-            f"{escape(url)}: its source publishes no checksum; its SHA-256 is recorded in {checksums} "
-            "and later downloads are checked against it",
+            f"{escape(url)}: its source publishes no checksum; its SHA-256, now that it installed, is "
+            f"recorded in {checksums} and later downloads are checked against it",
             highlight=False,
         )
     for dataset in done.pinned:

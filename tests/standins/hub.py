@@ -40,6 +40,8 @@ class HubHost:
         self.page_size = page_size
         self.corrupt: set[str] = set()
         """Files (`org/name/path`) served with their first byte changed, listed as they are."""
+        self.listed_extra: dict[str, list[dict[str, Any]]] = {}
+        """Entries added to a dataset's first listing page, as a hostile mirror could list them."""
 
     def handles(self, method: str, path: str) -> bool:
         return method == "GET" and path.startswith(PREFIX + "/")
@@ -69,6 +71,7 @@ class HubHost:
     def _page(self, name: str, folder: Path, start: int) -> Reply:
         files = sorted(path for path in folder.rglob("*") if path.is_file())
         entries = [self._entry(folder, file) for file in files[start : start + self.page_size]]
+        entries += self.listed_extra.get(name, []) if start == 0 else []
         headers = {}
         if start + self.page_size < len(files):
             following = (

@@ -406,6 +406,9 @@ class RawFileHost:
         self.web_pages: set[str] = set()
         """Files answered with a web page instead (`text/html`, status 200), as Google Drive answers a
         file past its download quota."""
+        self.web_page_type = "text/html; charset=utf-8"
+        self.unsized: set[str] = set()
+        """Files served with no Content-Length, their end told by the connection closing."""
 
     def _file(self, path: str) -> tuple[str, Path] | None:
         path = path.partition("?")[0]
@@ -430,11 +433,11 @@ class RawFileHost:
         relative, file = found
         if relative in self.web_pages:
             page = b"<!DOCTYPE html><html><title>Quota exceeded</title><p>Too many downloads.</p></html>"
-            return Reply([page], content_type="text/html; charset=utf-8")
+            return Reply([page], content_type=self.web_page_type)
         data = file.read_bytes()
         if relative in self.corrupt:
             data = bytes([data[0] ^ 0xFF]) + data[1:]
-        return Reply([data], content_type="application/octet-stream")
+        return Reply([data], content_type="application/octet-stream", sized=relative not in self.unsized)
 
     def cuts(self, server: StandInServer) -> FaultPolicy:
         return lambda index: (

@@ -61,6 +61,9 @@ class Reply:
     status: int = 200
     content_type: str = "application/json"
     headers: dict[str, str] = field(default_factory=dict)
+    sized: bool = True
+    """False: sent with no Content-Length, its end told only by the connection closing (HTTP/1.1
+    allows it), so a cut body ends as a whole one does."""
 
 
 class WireProtocol(Protocol):
@@ -183,7 +186,14 @@ class StandInServer:
                     finish = server.finisher(index) if server.finisher else server.finish_reason
                     reply = server.protocol.reply(self.path, body, text, finish)
                     cut = fault is not None and fault.drop == "mid-reply"
-                    self._send(reply.status, reply.headers, reply.chunks, reply.content_type, cut=cut)
+                    self._send(
+                        reply.status,
+                        reply.headers,
+                        reply.chunks,
+                        reply.content_type,
+                        cut=cut,
+                        sized=reply.sized,
+                    )
                 finally:
                     with server._lock:
                         server.in_flight -= 1
@@ -208,13 +218,24 @@ class StandInServer:
                         return  # reset, or bytes the client should not have sent: stop holding
 
             def _send(
-                self, status: int, headers: dict[str, str], chunks: list[bytes], kind: str, cut: bool = False
+                self,
+                status: int,
+                headers: dict[str, str],
+                chunks: list[bytes],
+                kind: str,
+                cut: bool = False,
+                sized: bool = True,
             ) -> None:
-                """The reply; `cut`: its head and half its body, then the connection closed."""
+                """The reply; `cut`: its head and half its body, then the connection closed; not
+                `sized`: no Content-Length, the connection closed after the body."""
                 payload = b"".join(chunks)
                 self.send_response(status)
                 self.send_header("content-type", kind)
-                self.send_header("content-length", str(len(payload)))
+                if sized:
+                    self.send_header("content-length", str(len(payload)))
+                else:
+                    self.send_header("connection", "close")
+                    self.close_connection = True
                 for name, value in headers.items():
                     self.send_header(name, value)
                 self.end_headers()
