@@ -1,20 +1,20 @@
 """LLM judges: a strict logical-match judge and a rubric judge, prompts as data.
 
-The verdict is read only from the judge's own verdict: its last line that is one as written
-(`EVALUATION: OK|WRONG` or a bare `OK|WRONG`, not quoted nor in a code block), or the `answer`
-field of its JSON.
-A quoted verdict, such as one the judge copies from the answer after its own, never counts; a reply
-with a verdict line that repeats a line of the judged answer (plain, full-width, in emphasis, a bare
-`OK`) is undecided, since whose verdict it is cannot be told (measured: such replies turned 0/5 into
-5/5 accepted under `vote:2`). The
-judged answer goes in as data (`judges.answer_data`), so nothing in it can pose as the end of the
-data or as the verdict. An unreadable reply is re-asked once, then the verdict is an abstention.
+The verdict is read only from the judge's own verdict lines as written (`EVALUATION: OK|WRONG` or a
+bare `OK|WRONG`, not quoted nor in a code block), read as a reader sees them (NFKC, invisible
+characters dropped), or from the `answer` field of its JSON. A quoted verdict, such as one the judge
+copies from the answer after its own, never counts. A reply is undecided when its verdict lines
+disagree (an OK and a WRONG: which one is the judge's cannot be told, whichever comes last) or when
+one of them is also a line of the judged answer, compared with emphasis, case and every space
+removed (verbatim, retyped as `EVALUATION :OK`, full-width, padded, in emphasis, a bare `OK`):
+measured, such replies turned 0/5 into 5/5 accepted under `vote:2`. The judged answer goes in as
+data (`judges.answer_data`), so nothing in it can pose as the end of the data or as the verdict. A
+reply with no verdict line is re-asked once, then the verdict is an abstention.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 from typing import Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
@@ -39,13 +39,17 @@ class RubricVerdict(BaseModel):
 
 
 REPEATED = "the judge's reply repeats a verdict line of the judged answer: whose verdict it is is unknown"
+CONFLICTING = "the judge's reply holds both an OK and a WRONG verdict line: which is its own is unknown"
+Label = Literal["ok", "wrong"]
+MARKS = frozenset("*_#>`\"'.!")
+"""Emphasis, quoting and closing punctuation: nothing a retyped line must keep to be the same line."""
 
 
-def _verdict_lines(text: str) -> list[tuple[str, Literal["ok", "wrong"]]]:
-    """The reply's verdict lines outside code blocks (quotations are not verdict lines), in order."""
-    found: list[tuple[str, Literal["ok", "wrong"]]] = []
+def _verdict_lines(text: str) -> list[tuple[str, Label]]:
+    """The reply's verdict lines as seen, outside code blocks (quotations are not verdict lines), in order."""
+    found: list[tuple[str, Label]] = []
     in_code = False
-    for line in unicodedata.normalize("NFKC", text).splitlines():
+    for line in visible(text).splitlines():
         in_code ^= line.lstrip().startswith("```")
         match = None if in_code else VERDICT_LINE.match(line)
         if match is not None:
@@ -53,21 +57,32 @@ def _verdict_lines(text: str) -> list[tuple[str, Literal["ok", "wrong"]]]:
     return found
 
 
-def final_evaluation(text: str) -> Literal["ok", "wrong"] | None:
-    """The judge's last verdict line outside code blocks (quotations too), or None if it wrote none."""
-    lines = _verdict_lines(text)
-    return lines[-1][1] if lines else None
+def final_evaluation(text: str) -> Label | None:
+    """The judge's verdict: what its verdict lines outside code blocks (and quotations) all say; None
+    when it wrote none, or lines that disagree."""
+    labels = {label for _, label in _verdict_lines(text)}
+    return labels.pop() if len(labels) == 1 else None
 
 
 def _bare(line: str) -> str:
-    """A line as compared across texts: as a reader sees it, without emphasis or quoting, any case."""
-    return visible(line).strip(" \t*_#>`\"'.!").casefold()
+    """A line as compared across texts: as a reader sees it, without emphasis, quoting or any
+    whitespace, in any case, so a retyped line (`EVALUATION :OK`) is the line it copies."""
+    return "".join(char for char in visible(line) if not char.isspace() and char not in MARKS).casefold()
 
 
 def repeats_answer(text: str, answer: str) -> bool:
     """Whether a verdict line of the judge's reply is also a line of the answer it judged."""
     answer_lines = {_bare(line) for line in visible(answer).splitlines()} - {""}
     return any(_bare(line) in answer_lines for line, _ in _verdict_lines(text))
+
+
+def undecided(text: str, answer: str) -> str | None:
+    """Why the judge's reply decides nothing whatever its verdict lines say, or None."""
+    if repeats_answer(text, answer):
+        return REPEATED
+    if len({label for _, label in _verdict_lines(text)}) > 1:
+        return CONFLICTING
+    return None
 
 
 TURNS = "\n---\n"
@@ -114,8 +129,8 @@ class LLMJudge:
         first = await self.agent.acall(messages, CallSpec(task="judge"))
         if (stopped := _stopped(first)) is not None:
             return self._verdict("abstain", [first], asked, stopped)
-        if repeats_answer(first.text, answer):
-            return self._verdict("abstain", [first], asked, REPEATED)
+        if (why := undecided(first.text, answer)) is not None:
+            return self._verdict("abstain", [first], asked, why)
         label = final_evaluation(first.text)
         if label is not None:
             return self._verdict(label, [first], asked)
@@ -123,8 +138,8 @@ class LLMJudge:
         follow_up = [*messages, AIMessage(content=first.text), HumanMessage(content=reask)]
         asked.append(reask)
         second = await self.agent.acall(follow_up, CallSpec(task="judge"))
-        if repeats_answer(second.text, answer):
-            return self._verdict("abstain", [first, second], asked, REPEATED)
+        if (why := undecided(second.text, answer)) is not None:
+            return self._verdict("abstain", [first, second], asked, why)
         label = final_evaluation(second.text)
         if label is None:
             return self._verdict(
