@@ -57,10 +57,10 @@ def select_runs(
             kept.append(run_id)
             continue
         done = f"{summary.done}/{summary.planned if summary.planned is not None else '?'} items done"
-        retry = " --retry-errors" if summary.status == "failed" else ""
+        retry = " --retry-errors" if summary.status in ("partial", "failed") else ""
         resume = f"`{RESUME_HINT.format(run_id=run_id)}{retry}`"
         hint = "" if summary.status == "running" else f"; finish it with {resume}"
-        if summary.status == "failed" and not summary.retryable:
+        if summary.status in ("partial", "failed") and not summary.retryable:
             hint = "; its failures would repeat on a retry (the strategy refused them)"
         (incomplete if include_incomplete else left_out).append(f"{run_id} ({summary.status}, {done}{hint})")
         if include_incomplete:

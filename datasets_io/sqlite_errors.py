@@ -85,6 +85,12 @@ def writable(path: Path) -> bool:
     return os.access(path.parent, os.W_OK) and (not path.exists() or os.access(path, os.W_OK))
 
 
+def require_writable(file: OwnedFile, path: Path) -> None:
+    """Refuse now, before anything is sent or paid for, a file a command will have to write."""
+    if not writable(path):
+        raise SQLiteFileError(file, path, OSError(errno.EROFS, "it cannot be written"))
+
+
 def advice(file: OwnedFile, cause: Cause) -> str:
     return {
         "locked": "it is locked by another process writing it (another bongard command?); try again when it "

@@ -283,7 +283,7 @@ def explain(path: Path, error: sqlite3.Error | OSError) -> StoreFileError:
     return StoreFileError(STORE, path, error)
 
 
-RunStatus = Literal["running", "interrupted", "complete", "failed"]
+RunStatus = Literal["running", "interrupted", "complete", "partial", "failed"]
 RESUME_HINT = "bongard run --resume {run_id}"
 
 
@@ -309,13 +309,16 @@ def process_alive(owner: str | None) -> bool:
 
 
 def run_status(planned: int | None, stored: int, failed: int, finished: bool, held: bool) -> RunStatus:
-    """running: a live process holds it; interrupted: items it planned are missing; failed: all are
-    stored, some failed (`--resume RUN --retry-errors`); complete: every planned item done."""
+    """running: a live process holds it; interrupted: items it planned are missing; partial: all are
+    stored, some done and some failed (`bongard run` exits 3; `--resume RUN --retry-errors`); failed:
+    all stored, none done (exit 4); complete: every planned item done (exit 0)."""
     if held:
         return "running"
     if (planned is not None and stored < planned) or (planned is None and not finished):
         return "interrupted"
-    return "failed" if failed else "complete"
+    if not failed:
+        return "complete"
+    return "partial" if stored > failed else "failed"
 
 
 @dataclass(frozen=True)

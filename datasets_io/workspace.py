@@ -5,12 +5,31 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from datasets_io.errors import BongardError
+
 HOME_ENV = "BONGARD_HOME"
 DEFAULT_HOME = Path("~/.bongard")
 
 
+class WorkspaceError(BongardError):
+    """The workspace folder is not one: a file, or a place it cannot be made."""
+
+
 def workspace_home(home: Path | None = None) -> Path:
-    """`home` if given, else `$BONGARD_HOME`, else `~/.bongard`; created on first use."""
+    """`home` if given, else `$BONGARD_HOME`, else `~/.bongard`; created on first use. One that is a
+    file, or cannot be made, is refused in one line naming it and where it was given."""
+    given = "--home" if home else HOME_ENV if os.environ.get(HOME_ENV) else "the default workspace"
     path = (home or Path(os.environ.get(HOME_ENV) or DEFAULT_HOME)).expanduser()
-    path.mkdir(parents=True, exist_ok=True)
+    if path.exists() and not path.is_dir():
+        raise WorkspaceError(
+            f"the workspace {path} ({given}) is a file, not a folder: give --home DIR or set {HOME_ENV} "
+            "to a folder"
+        )
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise WorkspaceError(
+            f"the workspace {path} ({given}) cannot be made: {error.strerror or error}: give --home DIR or "
+            f"set {HOME_ENV} to a folder you can write"
+        ) from None
     return path

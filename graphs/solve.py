@@ -29,6 +29,14 @@ def compiled(name: str) -> Graph:
     return get_strategy(name).build()
 
 
+def no_test_images(name: str, problem: BongardProblem) -> StrategyError:
+    """The refusal of strategy `name`, which places held-out test images, on a problem with none."""
+    return StrategyError(
+        f"{name} needs test images and {problem.key} has none "
+        "(for bongard-classic, hold out panels 5 and 11 with -O holdout_test=true)"
+    )
+
+
 def strategy_inputs(
     name: str,
     problem: BongardProblem,
@@ -44,10 +52,7 @@ def strategy_inputs(
     """
     info = get_strategy(name)
     if info.needs_test_panels and not problem.test_panels:
-        raise StrategyError(
-            f"{name} needs test images and {problem.key} has none "
-            "(for bongard-classic, hold out panels 5 and 11 with -O holdout_test=true)"
-        )
+        raise no_test_images(name, problem)
     parsed = options if isinstance(options, StrategyOptions) else info.parse_options(options)
     preparation = Preparation(problem, context, seed, parsed, dict(reused or {}))
     return info.prepare(preparation) if info.prepare else None

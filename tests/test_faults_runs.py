@@ -88,7 +88,7 @@ def test_a_panel_that_does_not_decode_fails_its_item_alone(
     )
     first = run_bongard(*run_args(server, classic_copy, tmp_path, strategy))
     assert first.returncode == EXIT_NOT_ALL_DONE, first.stderr
-    assert named.search(first.stderr) and "failed, 2/3 items done, 1 failed" in first.stdout
+    assert named.search(first.stderr) and "partial, 2/3 items done, 1 failed" in first.stdout
     # Every answered request is stored and costed, the failed item's before its bad panel too.
     assert runs_json(tmp_path)[0]["calls"] == len(list(server.model_requests()))
     resumed = run_bongard("run", "--resume", "latest", "--home", tmp_path)
@@ -103,7 +103,7 @@ def test_exclude_drops_a_problem_from_the_run_for_good(
     not_an_image(classic_copy / "bongard-classic" / "002" / "7.png")
     run_bongard(*run_args(server, classic_copy, tmp_path), "--problems", "1-2")
     [failed] = runs_json(tmp_path)
-    assert (failed["status"], failed["planned"], failed["failed"]) == ("failed", 2, 1)
+    assert (failed["status"], failed["planned"], failed["failed"]) == ("partial", 2, 1)
     stray = run_bongard("run", "--resume", "latest", "--exclude", "3", "--home", tmp_path)
     assert stray.returncode == 2 and "--exclude 3: not among the run's problems" in stray.stderr
     sent = len(list(server.model_requests()))
@@ -160,7 +160,7 @@ def test_an_endpoint_that_has_answered_is_not_stopped(
     server.fault_policy = lambda index: None if index == 0 else BAD_KEY
     ran = run_bongard(*run_args(server, classic_copy, tmp_path), "--concurrency", "1", "--max-failures", "1")
     assert ran.returncode == EXIT_NOT_ALL_DONE and "stopped" not in ran.stderr
-    assert "failed, 1/3 items done, 2 failed" in ran.stdout
+    assert "partial, 1/3 items done, 2 failed" in ran.stdout
 
 
 def test_a_run_where_every_call_fails_exits_non_zero(

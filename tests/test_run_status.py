@@ -1,5 +1,6 @@
-"""A run says what state it is in: running, interrupted, complete or failed, never a partial count
-read as a whole one; an interrupted run tells how to resume it."""
+"""A run says what state it is in: running, interrupted, complete, partial or failed (its word the
+one its exit code says: 0 complete, 3 partial, 4 failed), never a partial count read as a whole
+one; an interrupted run tells how to resume it."""
 
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ BONGARD = Path(sys.executable).parent / "bongard"
         (10, 4, 0, False, True, "running"),
         (10, 4, 0, False, False, "interrupted"),
         (10, 10, 0, True, False, "complete"),
-        (10, 10, 2, True, False, "failed"),
+        (10, 10, 2, True, False, "partial"),  # some done: `bongard run` exits 3
+        (10, 10, 10, True, False, "failed"),  # none done: exit 4
         (10, 7, 0, True, False, "interrupted"),  # a pass ended, but items it planned are missing
         (None, 3, 0, False, False, "interrupted"),  # a run stored before plans were kept
         (None, 3, 0, True, False, "complete"),

@@ -11,13 +11,12 @@ whole run a 1 MiB tmpfs; a read-only workspace is a read-only bind mount when ru
 from __future__ import annotations
 
 import asyncio
-import os
 import sqlite3
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import closing, contextmanager
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -30,6 +29,7 @@ from datasets_io.sqlite_errors import SQLiteFileError
 from datasets_io.store import STORE_FILE, ResultsStore, StoreError
 from graphs.runs.checkpoints import CHECKPOINTS_FILE, open_checkpoints
 from tests.cli import run_bongard, run_bongard_process
+from tests.read_only import made_read_only
 
 CONFIG = {"strategy": "direct", "dataset": "d", "agents": {}}
 FILES = {"store": STORE_FILE, "cache": CACHE_FILE, "checkpoints": CHECKPOINTS_FILE}
@@ -187,33 +187,6 @@ def test_after_a_failed_checkpoint_write_the_queued_ones_fail_at_once(
     outcomes, took = asyncio.run(_queued_writes(tmp_path))
     assert all(isinstance(outcome, sqlite3.OperationalError) for outcome in outcomes)
     assert took < 2
-
-
-def _read_only_bind(source: Path, target: Path) -> bool:
-    target.mkdir()
-    mounts = (["mount", "--bind", str(source), str(target)], ["mount", "-o", "remount,bind,ro", str(target)])
-    for command in mounts:
-        if subprocess.run(command, capture_output=True).returncode != 0:
-            subprocess.run(["umount", str(target)], capture_output=True)
-            return False
-    return True
-
-
-@contextmanager
-def made_read_only(home: Path, tmp_path: Path) -> Iterator[Path]:
-    """`home` as a folder nothing may write: by permissions, or for root (whom they do not stop) by a
-    read-only bind mount; skipped where neither is possible."""
-    if os.geteuid() != 0:
-        for file in home.iterdir():
-            file.chmod(0o555 if file.is_dir() else 0o444)
-        home.chmod(0o555)
-        yield home
-        home.chmod(0o755)
-    elif _read_only_bind(home, tmp_path / "read-only"):
-        yield tmp_path / "read-only"
-        subprocess.run(["umount", "--lazy", str(tmp_path / "read-only")], check=True)
-    else:
-        pytest.skip("running as root, where permissions stop no write, and no read-only bind mount allowed")
 
 
 @pytest.fixture

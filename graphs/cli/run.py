@@ -19,7 +19,7 @@ from rich.table import Table
 from agents.breaker import DEFAULT_MAX_FAILURES, EndpointDown
 from datasets_io.counting import Aggregate, Counting
 from datasets_io.render import Variant
-from datasets_io.sqlite_errors import SQLiteFileError, writable
+from datasets_io.sqlite_errors import CACHE, STORE, SQLiteFileError, require_writable, writable
 from datasets_io.store import RESUME_HINT, STORE_FILE, ReadOnlyStore, ResultsStore, RunSummary
 from datasets_io.task2 import PROBE_STRATEGY
 from datasets_io.workspace import workspace_home
@@ -42,6 +42,7 @@ from graphs.cli.options import (
 
 if TYPE_CHECKING:  # the graphs room loads LangGraph: imported by the commands that run graphs
     from graphs.cluster.executor import ClusterOptions
+    from graphs.runs.judging import JudgingReport
     from graphs.runs.runner import ItemOutcome, RunConfig, Runner
     from judges.styles import JudgeStyle
 
@@ -55,15 +56,20 @@ DEFAULT_RUN: dict[str, Any] = {
 """The embedded default: no keys, no GPU, no network."""
 
 EXIT_NOT_ALL_DONE = 3
-"""`bongard run` ended with some items done and others failed or left for a resume."""
+"""`bongard run` ended with some items done and others failed or left for a resume; `bongard judge`
+with some answers left undecided by a failed judge call."""
 EXIT_NONE_DONE = 4
-"""`bongard run` ended with no item done: every one failed, or the endpoint was down."""
+"""`bongard run` ended with no item done: every one failed, or the endpoint was down; `bongard judge`
+with no answer judged."""
 
 runs_app = typer.Typer(help="List and inspect stored runs.", no_args_is_help=True)
 
 
 def open_store(home: Path | None) -> ResultsStore:
-    return ResultsStore(workspace_home(home) / STORE_FILE)
+    """The store for a command that writes it, refused at once where it could not be written."""
+    path = workspace_home(home) / STORE_FILE
+    require_writable(STORE, path)
+    return ResultsStore(path)
 
 
 def open_reader(home: Path | None) -> ResultsStore:
@@ -243,7 +249,8 @@ def run(
 
     With no options at all: the embedded default, images-to-sides with the offline
     perception agent over bongard-classic (panels 5 and 11 held out as the test pair).
-    Exit code 0 when every item is done, 3 when some are not, 4 when none is.
+    Exit code 0 when every item is done (and, with --judges, judged), 3 when some are not, 4 when
+    none is.
     """
     from graphs.runs.runner import parse_selection, resume_run, start_run
 
@@ -288,11 +295,15 @@ def run(
     _print_summary(summary, home)
     if summary.config["strategy"] == PROBE_STRATEGY and summary.done:
         _print_probe_criteria(store, run_id)
+    undecided = False
     if judges and stopped is None:
-        judge(run_id, judges, policy, judge_style, param=judge_param, agent_config=agent_config, home=home)
+        report = _judge_stored(run_id, judges, policy, judge_style, None, judge_param, agent_config, home)
+        undecided = bool(report.failed)
     console.print(_result_table(store, run_id))  # judged, where --judges judged it
     if summary.status != "complete":
         raise typer.Exit(EXIT_NOT_ALL_DONE if summary.done else EXIT_NONE_DONE)
+    if undecided:
+        raise typer.Exit(EXIT_NOT_ALL_DONE)
 
 
 def _check_judging(
@@ -751,17 +762,35 @@ def judge(
     """Judge a stored run's free-form answers; nothing is re-solved, repeated judging is cached. A run
     another process is still writing is refused (`latest` skips it).
     `-M` parameters reach every agent judge whose provider takes them (a base_url, a temperature
-    over the judges' 0, limits), as `bongard run`'s reach its agents."""
+    over the judges' 0, limits), as `bongard run`'s reach its agents.
+    Exit code 0 when every free-form answer was judged, 3 when some were not (a judge call failed for
+    good), 4 when none was; a workspace it could not write is refused before any call."""
+    report = _judge_stored(run_id, judges, policy, style, human, param, agent_config, home)
+    if report.failed:
+        raise typer.Exit(EXIT_NOT_ALL_DONE if report.decisions else EXIT_NONE_DONE)
+
+
+def _judge_stored(
+    run_id: str,
+    judges: str,
+    policy: str | None,
+    style: JudgeStyle | None,
+    human: Path | None,
+    param: list[str] | None,
+    agent_config: Path | None,
+    home: Path | None,
+) -> JudgingReport:
+    """`bongard judge`'s work, its report printed: for the command and for `run --judges`."""
+    from agents.registry import CACHE_FILE, read_agent_config
     from datasets_io.catalog import open_run_dataset
     from graphs.runs.judging import judge_run
 
     store = open_store(home)
+    require_writable(CACHE, workspace_home(home) / CACHE_FILE)  # each verdict's reply is cached
     resolved = store.resolve_run(run_id, resumable=True)  # never a run another process is writing
     if resolved != (newest := store.resolve_run(run_id)):
         console.print(f"judging {resolved}: {newest}, the latest, is being run by another process")
     dataset = open_run_dataset(store.run_config(resolved))
-    from agents.registry import read_agent_config
-
     config = read_agent_config(agent_config) if agent_config else None
     report = asyncio.run(
         judge_run(
@@ -779,6 +808,7 @@ def judge(
     )
     for line in report.lines():
         console.print(escape(line))  # plain text: a server's error message may hold [brackets]
+    return report
 
 
 def compare(

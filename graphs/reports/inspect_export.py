@@ -62,7 +62,13 @@ INSPECT_STOP_REASONS: dict[str, Literal["max_tokens", "content_filter"]] = {
 }  # fmt: skip
 """An item's stopped outcome as inspect's stop reason (it names a refusal a content filter, as its
 own Anthropic provider does)."""
-STATUS = {"complete": "success", "failed": "error", "interrupted": "cancelled", "running": "started"}
+STATUS = {
+    "complete": "success",
+    "partial": "error",
+    "failed": "error",
+    "interrupted": "cancelled",
+    "running": "started",
+}
 """Our run status -> inspect's eval status."""
 DIGITS = re.compile(r"\d+")
 SAMPLE_ID_DIGITS = 6

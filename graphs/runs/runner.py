@@ -57,7 +57,7 @@ from graphs.registry import (
 )
 from graphs.runs.checkpoints import Checkpoints, checkpointed_trace, item_thread, open_checkpoints
 from graphs.runs.provenance import dataset_fingerprint, session_record, toolkit_version
-from graphs.solve import solve
+from graphs.solve import no_test_images, solve
 
 RANGE = re.compile(r"^(\d+)-(\d+)$")
 
@@ -578,8 +578,22 @@ def start_run(config: RunConfig, store: ResultsStore, home: Path | None = None) 
     runner = Runner(config, store, home)  # a sample is drawn here; the run stores the drawn ids
     if runner.members and config.strategy_options.get("complete", "true") != "false":
         runner = Runner(_completed_members(runner, store, home), store, home)
+    _check_test_images(runner)
     runner.check_files()
     return store.create_run(runner.config.model_dump(mode="json"), toolkit_version() or "unknown"), runner
+
+
+def _check_test_images(runner: Runner) -> None:
+    """A strategy that places held-out test images, on a dataset that holds none, is refused before
+    the run is stored (every item would fail): told by the first problem selected."""
+    if not runner.info.needs_test_panels or not runner.problems:
+        return
+    try:
+        first = runner.dataset.load(runner.problems[0].id)
+    except DatasetError:
+        return  # that item fails on its own, named
+    if not first.test_panels:
+        raise no_test_images(runner.info.name, first)
 
 
 def _pinned_runs(store: ResultsStore, runs: str) -> str:
