@@ -53,7 +53,7 @@ def test_a_run_keeps_what_it_made_before_out_of_the_collectors_passes(
     run goes and given back to the collector after."""
     config = RunConfig(
         strategy="images-to-sides", dataset="bongard-classic", data_dir=str(shared_data),
-        agents={"reasoner": "perception"}, problems=["1", "2"],
+        agents={"reasoner": "perception"}, problems=["1", "2"], dataset_options={"holdout_test": "true"},
     )  # fmt: skip
     run_id, runner = start_run(config, ResultsStore(tmp_path / STORE_FILE), tmp_path)
     frozen: list[int] = []

@@ -163,6 +163,7 @@ def download(
         bool,
         typer.Option(
             "--repin",
+            metavar="",
             help="Forget this dataset's pins (archive checksums, Hub commits) and take what its source "
             "serves now; the new pins replace them only once it installs.",
         ),
