@@ -39,8 +39,8 @@ from agents.perception.rules import Row, Side
 from agents.perception.separability import SHARPNESS, pair_sides, single_side
 from agents.perception.table import panel_row
 from datasets_io.catalog import Dataset, default_data_dir, open_dataset
-from datasets_io.intervals import wilson
 from datasets_io.workspace import workspace_home
+from results.intervals import wilson
 
 OFFICIAL = (5, 5)
 """Held out in `bongard run`: the 6th panel of each side (panels 5 and 11)."""

@@ -39,7 +39,7 @@ TOOLKIT = {
     "images": ("datasets_io/images.py", "datasets_io/render.py", "agents/images.py"),
     HTTP: ("agents/wire_sessions.py", "agents/http_pool.py"),
     "prompts": ("agents/prompt_library.py",),
-    "results store": ("datasets_io/store.py",),
+    "results store": ("results/store.py",),
 }
 """The toolkit's own modules that belong to a layer; its other code is a layer of its own."""
 IMPORTS = "<frozen importlib._bootstrap"

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from benchmarks.reports import DATASET, write_dataset
-from datasets_io.store import STORE_FILE, ResultsStore
+from results.store import STORE_FILE, ResultsStore
 from tests.ray_clusters import LOOPBACK_ONLY, loopback_cluster
 from tests.standins.protocols import OpenAIChat
 from tests.standins.server import StandInServer

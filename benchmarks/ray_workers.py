@@ -29,10 +29,10 @@ import ray
 
 from agents.cache import ReplyCache, ResponseCache
 from agents.limits import Endpoint, RateLimits, endpoint_slot
-from datasets_io.store import STORE_FILE, ResultsStore
 from graphs.cluster.executor import ClusterOptions, run_on_ray
 from graphs.cluster.services import RayCache, RayLimiter, RemoteKeeper, RemoteLimiter
 from graphs.runs.runner import RunConfig, start_run
+from results.store import STORE_FILE, ResultsStore
 from tests.standins.protocols import OpenAIChat
 from tests.standins.server import StandInServer
 

@@ -32,7 +32,7 @@ from PIL import Image
 
 from datasets_io.loaders.rwr_plus import SOURCE_PROBLEMS_PER_BLOCK
 from datasets_io.records import Answer, CallTrace
-from datasets_io.store import STORE_FILE, ResultsStore
+from results.store import STORE_FILE, ResultsStore
 
 BONGARD = Path(sys.executable).with_name("bongard")
 DATASET = "bongard-rwr-plus"

@@ -60,9 +60,9 @@ import httpx
 from openai import AsyncOpenAI
 
 from datasets_io.catalog import default_data_dir
-from datasets_io.store import STORE_FILE, ResultsStore
 from graphs.runs.checkpoints import checkpointed_calls
 from graphs.runs.runner import RunConfig, start_run
+from results.store import STORE_FILE, ResultsStore
 from tests.repeated_classic import repeated_classic
 
 BONGARD = Path(sys.executable).with_name("bongard")

@@ -57,9 +57,9 @@ from pathlib import Path
 
 from benchmarks.runs import BONGARD, LatencyServer, latency_server, model_spec
 from datasets_io.catalog import default_data_dir
-from datasets_io.store import STORE_FILE, ResultsStore
 from graphs.registry import get_strategy
 from graphs.runs.checkpoints import checkpointed_calls
+from results.store import STORE_FILE, ResultsStore
 
 RWR_PLUS = frozenset({"concept-selection", "image-to-side"})
 """The Bongard-RWR+ tasks, soaked on the folder `rwr_plus_folder` builds."""

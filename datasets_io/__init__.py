@@ -1,1 +1,1 @@
-"""What is solved and where results go: problems, dataset loaders, rendering."""
+"""What is solved: problems, dataset loaders, downloads, rendering; results go to `results`."""

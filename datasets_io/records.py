@@ -22,7 +22,7 @@ STOP_WORDS: dict[StopKind, str] = {"refused": "refused", "blocked": "blocked", "
 ItemOutcome = Literal[
     "solved", "wrong", "format error", "refused", "blocked", "cut off", "unjudged", "failed"
 ]
-"""What became of an item, in one word (`datasets_io.store.ITEM_OUTCOME` decides it): a failure, or
+"""What became of an item, in one word (`results.store.ITEM_OUTCOME` decides it): a failure, or
 solved; else why not: a call refused, blocked or cut off, a reply that did not parse, a wrong answer,
 or a free-form answer no judging has decided yet."""
 STOPPED_OUTCOMES: tuple[ItemOutcome, ...] = ("refused", "blocked", "cut off")

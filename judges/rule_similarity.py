@@ -30,7 +30,7 @@ def rule_description_similarity(queries: pd.DataFrame, correct_only: bool = Fals
     """Per run and polarity: the (rule, description) pairs found, their mean and (population)
     standard deviation of similarity, and the mean's 95% interval (normal approximation, the sample
     standard deviation over the square root of the pairs); `queries` is
-    `datasets_io.query_report.query_frame`."""
+    `results.query_report.query_frame`."""
     usable = queries[queries["rule"].notna() & queries["description"].notna()]
     if correct_only:
         usable = usable[usable["correct"]]

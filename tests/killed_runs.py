@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from datasets_io.store import STORE_FILE, ResultsStore, RunSummary
+from results.store import STORE_FILE, ResultsStore, RunSummary
 from tests.cli import BONGARD
 from tests.standins.server import StandInServer
 

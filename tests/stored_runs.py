@@ -8,8 +8,8 @@ import sqlite3
 from pathlib import Path
 
 from datasets_io.records import Answer
-from datasets_io.store import ResultsStore
 from graphs.runs.runner import RunConfig, start_run
+from results.store import ResultsStore
 
 
 class Stored:

@@ -11,7 +11,7 @@ import pytest
 
 from agents.call import Usage
 from agents.pricing import Price, PublishedPrice, find_price, price_table
-from datasets_io.store import STORE_FILE, ResultsStore
+from results.store import STORE_FILE, ResultsStore
 from tests.cli import run_bongard
 from tests.standins.protocols import TOKENS_IN, TOKENS_OUT, OpenAIChat
 from tests.standins.server import StandInServer

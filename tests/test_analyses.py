@@ -15,19 +15,19 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from datasets_io.counting import Aggregate, Counting
-from datasets_io.intervals import wilson
-from datasets_io.probe_report import probe_criteria
-from datasets_io.query_report import category_accuracy, query_accuracy, query_frame
-from datasets_io.report import problems_frame, solved_problems
-from datasets_io.store import STORE_FILE, ResultsStore
-from datasets_io.task2 import CRITERION_WORDS, ProbeCriterion
-from datasets_io.task_types import TaskTypes, write_types
 from graphs.answer import Answer
 from graphs.registry import StrategyError
 from graphs.reports.analyses import group_accuracy, task_types_of_runs, wonderland_category_accuracy
 from judges.rule_similarity import rule_description_similarity
 from judges.verdict import Verdict
+from results.counting import Aggregate, Counting
+from results.intervals import wilson
+from results.probe_report import probe_criteria
+from results.query_report import category_accuracy, query_accuracy, query_frame
+from results.report import problems_frame, solved_problems
+from results.store import STORE_FILE, ResultsStore
+from results.task2 import CRITERION_WORDS, ProbeCriterion
+from results.task_types import TaskTypes, write_types
 from tests.cli import run_bongard
 
 DATASET = "bongard-classic"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from datasets_io.store import STORE_FILE, ResultsStore
+from results.store import STORE_FILE, ResultsStore
 from tests.cli import run_bongard
 
 RUN = ("run", "--strategy", "concept-selection", "--model", "perception", "--dataset", "bongard-rwr")

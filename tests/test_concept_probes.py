@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from datasets_io.store import STORE_FILE, ResultsStore
+from results.store import STORE_FILE, ResultsStore
 from tests.cli import run_bongard
 from tests.standins.schema_replies import minimal_reply, output_schema
 from tests.standins.server import StandIn, StandInServer

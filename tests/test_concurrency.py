@@ -15,10 +15,10 @@ import pytest
 
 from agents.limits import Endpoint, RateLimits, in_flight
 from datasets_io.catalog import open_dataset
-from datasets_io.store import STORE_FILE, ResultsStore
 from graphs.generation.graph import GenerationSettings
 from graphs.generation.run import GenerationConfig, start_generation
 from graphs.registry import get_strategy
+from results.store import STORE_FILE, ResultsStore
 from tests.cli import run_bongard
 from tests.data_paths import shared_data_dir
 from tests.standins.server import StandIn, StandInServer

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from datasets_io.store import STORE_FILE, ResultsStore
 from graphs.runs.checkpoints import checkpointed_calls
+from results.store import STORE_FILE, ResultsStore
 from tests.cli import run_bongard
 from tests.killed_runs import kill, run_args, start, wait_for
 from tests.standins.schema_replies import minimal_reply

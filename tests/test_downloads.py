@@ -23,7 +23,7 @@ from datasets_io.catalog import open_dataset
 from datasets_io.downloads import SOURCES, DownloadError, RepositoryFiles, download
 from datasets_io.fetching import sha256_of
 from datasets_io.problem import Concept
-from datasets_io.store import STORE_FILE, ResultsStore
+from results.store import STORE_FILE, ResultsStore
 from tests.cli import run_bongard
 from tests.hoi_releases import make_record, write_split
 from tests.openworld_releases import github_release

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from datasets_io.store import STORE_FILE, ResultsStore
+from results.store import STORE_FILE, ResultsStore
 from tests.cli import run_bongard
 
 

@@ -84,9 +84,9 @@ def test_the_log_carries_each_calls_images_events_and_roles_in_problem_number_or
 
     from datasets_io.catalog import open_dataset
     from datasets_io.render import render_sheet
-    from datasets_io.store import STORE_FILE, ResultsStore
     from graphs.reports.export_images import EXPORT_IMAGE_SIDE
     from graphs.reports.inspect_export import export_run
+    from results.store import STORE_FILE, ResultsStore
 
     config = RunConfig(
         strategy="images-to-sides", dataset="bongard-classic", data_dir=str(shared_data),
@@ -165,8 +165,8 @@ def test_the_eval_writer_flushes_on_the_way_and_json_holds_the_same_samples(
 ) -> None:
     """inspect's recorder compares each sample with every one buffered, so the writer flushes every
     `FLUSH_EVERY` samples (here every one); the json log holds the same samples in one document."""
-    from datasets_io.store import STORE_FILE, ResultsStore
     from graphs.reports import inspect_export
+    from results.store import STORE_FILE, ResultsStore
 
     run_id = perception_run(tmp_path, shared_data, "descriptive")
     store = ResultsStore(tmp_path / STORE_FILE)
@@ -188,9 +188,9 @@ def test_the_export_lets_go_of_an_items_images_once_its_sample_is_made(
     import gc
     import weakref
 
-    from datasets_io.store import STORE_FILE, ResultsStore
     from graphs.reports import inspect_export
     from graphs.reports.export_images import DrawingJob, DrawnImages, draw
+    from results.store import STORE_FILE, ResultsStore
 
     config = RunConfig(
         strategy="images-to-sides", dataset="bongard-classic", data_dir=str(shared_data),
@@ -223,8 +223,8 @@ def test_a_large_export_draws_in_processes_the_same_images_and_reports_a_missing
     import shutil
 
     from datasets_io.errors import DatasetError
-    from datasets_io.store import STORE_FILE, ResultsStore
     from graphs.reports import export_images, inspect_export
+    from results.store import STORE_FILE, ResultsStore
 
     data = tmp_path / "data"
     shutil.copytree(shared_data / "bongard-classic", data / "bongard-classic")

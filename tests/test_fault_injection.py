@@ -22,7 +22,7 @@ import pytest
 import agents.registry
 from agents.cache import ResponseCache
 from agents.retry import RetryPolicy
-from datasets_io.store import ResultsStore
+from results.store import ResultsStore
 from tests.cli import run_bongard
 from tests.planted_secrets import PLANTED, files_containing
 from tests.standins.faults import FaultMode, sent_key

@@ -18,10 +18,10 @@ from agents.provider import Provider
 from agents.registry import register_provider
 from datasets_io.catalog import open_dataset
 from datasets_io.generated import Pool
-from datasets_io.reviews import GenerationRecords
-from datasets_io.store import ResultsStore, StoreError
 from graphs.generation.graph import GenerationSettings, ReviewVerdict, checked_decisions, image_id
 from graphs.generation.run import GenerationConfig, resume_generation, start_generation
+from results.reviews import GenerationRecords
+from results.store import ResultsStore, StoreError
 from tests.scripted import Request, RequestLog, Script, ScriptedChatModel
 
 SOURCES = ["6", "31"]  # triangles vs quadrangles; one line vs two lines

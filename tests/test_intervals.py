@@ -6,9 +6,9 @@ import pandas as pd
 import pytest
 from scipy.stats import binomtest
 
-from datasets_io.intervals import clustered_wilson, design_effect, wilson
-from datasets_io.report import comparison_table
-from datasets_io.report_rows import UNSOLVED_COLUMNS
+from results.intervals import clustered_wilson, design_effect, wilson
+from results.report import comparison_table
+from results.report_rows import UNSOLVED_COLUMNS
 
 
 @pytest.mark.parametrize(("k", "n"), [(0, 3), (3, 3), (71, 100), (142, 200), (1, 2), (130, 200), (7, 12)])

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from datasets_io.frames import store_frame
 from datasets_io.plugins import Registry
-from datasets_io.store import STORE_FILE
 from graphs.cli import main
 from graphs.runs.runner import RunConfig
 from judges import specs
+from results.frames import store_frame
+from results.store import STORE_FILE
 from tests.distributions import installed_distribution
 from tests.stored_runs import Stored, run_into_store
 

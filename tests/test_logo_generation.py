@@ -19,7 +19,7 @@ from datasets_io.logo_generation import (
     read_manifest,
     task_name,
 )
-from datasets_io.store import STORE_FILE, ResultsStore
+from results.store import STORE_FILE, ResultsStore
 from tests.cli import run_bongard
 from tests.logo_tables import write_shape_tables
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agents.model_families import FAMILIES, DecodingRefused, family_of, fit_decoding
-from datasets_io.store import STORE_FILE, ResultsStore
+from results.store import STORE_FILE, ResultsStore
 from tests.cli import run_bongard
 from tests.standins.protocols import AnthropicMessages, OpenAIChat
 from tests.standins.schema_replies import minimal_reply

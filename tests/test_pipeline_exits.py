@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from agents.retry import RetryPolicy
-from datasets_io.store import STORE_FILE, ResultsStore
 from graphs.cli.run import EXIT_NONE_DONE, EXIT_NOT_ALL_DONE
 from graphs.runs.runner import RunConfig
+from results.store import STORE_FILE, ResultsStore
 from tests.cli import run_bongard
 from tests.read_only import made_read_only
 from tests.standins.protocols import OpenAIChat

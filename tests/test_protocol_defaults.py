@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from datasets_io.store import STORE_FILE, ResultsStore
+from results.store import STORE_FILE, ResultsStore
 from tests.cli import run_bongard
 from tests.standins.protocols import OpenAIChat
 from tests.standins.server import StandInServer
@@ -166,7 +166,7 @@ def test_judging_again_with_a_stricter_judge_lowers_the_count(shared_data: Path,
     assert judge("embedding:0.99") == 0  # stricter, later: it counts
     lenient = "strict|embedding:0.01@vote:1"
     assert compared("--judging", lenient) == 4  # unless an earlier judging is named
-    from datasets_io.store import judging_id
+    from results.store import judging_id
 
     assert compared("--judging", judging_id(lenient)) == 4  # or its short id
     shown = run_bongard("runs", "show", "latest", *home).stdout
@@ -181,7 +181,7 @@ def test_image_accuracy_stands_beside_problem_accuracy(tmp_path: Path) -> None:
     """I1S, D1S and the paradigms are reported per test image in the papers; a problem is solved
     only when all its test images are right."""
     from datasets_io.records import Answer
-    from datasets_io.report import comparison_table, problems_frame
+    from results.report import comparison_table, problems_frame
 
     store = ResultsStore(tmp_path / STORE_FILE)
     config = {"strategy": "image-to-side", "dataset": "bongard-rwr", "agents": {"reasoner": "m"}}

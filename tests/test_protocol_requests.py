@@ -25,8 +25,8 @@ from PIL import Image
 from datasets_io.catalog import open_dataset
 from datasets_io.problem import SIDES, BongardProblem
 from datasets_io.render import BORDER_GREY, COLUMNS_PER_SIDE, SEPARATOR_BLACK, SheetLayout
-from datasets_io.store import STORE_FILE, ResultsStore
 from graphs.registry import get_strategy, strategy_names
+from results.store import STORE_FILE, ResultsStore
 from tests.cli import run_bongard
 from tests.standins.protocols import OpenAIChat
 from tests.standins.schema_replies import minimal_reply, output_schema

@@ -17,9 +17,9 @@ import pytest
 from datasets_io.catalog import open_dataset
 from datasets_io.file_digests import DIGESTS_FILE
 from datasets_io.problem import BongardProblem
-from datasets_io.store import ResultsStore
 from graphs.runs.provenance import dataset_fingerprint, git_commit, provenance_lines
 from graphs.runs.runner import RunConfig, resume_run
+from results.store import ResultsStore
 from tests.cli import run_bongard
 from tests.stored_runs import run_into_store
 

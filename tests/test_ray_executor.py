@@ -26,8 +26,8 @@ import pytest
 
 from agents.limits import RateLimits
 from agents.registry import CACHE_FILE
-from datasets_io.store import STORE_FILE, ResultsStore
 from graphs.runs.runner import ItemOutcome, RunConfig, start_run
+from results.store import STORE_FILE, ResultsStore
 from tests.cli import run_bongard, run_bongard_process
 from tests.killed_runs import kill, start, wait_for
 from tests.ports import refused_port

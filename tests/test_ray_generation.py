@@ -24,10 +24,10 @@ from typing import Any
 import pytest
 
 from datasets_io.generated import Decision
-from datasets_io.reviews import GenerationRecords
-from datasets_io.store import STORE_FILE, ResultsStore
 from graphs.generation.graph import GenerationState
 from graphs.generation.run import Advanced, Generation, GenerationStatus
+from results.reviews import GenerationRecords
+from results.store import STORE_FILE, ResultsStore
 from tests.cli import run_bongard
 from tests.standins.server import StandIn, StandInServer
 

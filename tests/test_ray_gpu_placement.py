@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from datasets_io.store import STORE_FILE, ResultsStore
 from graphs.runs.runner import ItemOutcome, RunConfig, start_run
+from results.store import STORE_FILE, ResultsStore
 from tests.cli import run_bongard
 from tests.ray_clusters import loopback_cluster
 from tests.standins.vllm_package.vllm import RECORDS_ENV

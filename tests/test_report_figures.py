@@ -11,12 +11,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from datasets_io.report import write_report
-from datasets_io.report_figures import FIGURES, INTERVAL_GID
-from datasets_io.run_compatibility import IncompatibleRuns, select_runs
-from datasets_io.store import ResultsStore
-from datasets_io.task_types import TaskTypes, write_types
 from graphs.runs.runner import RunConfig
+from results.report import write_report
+from results.report_figures import FIGURES, INTERVAL_GID
+from results.run_compatibility import IncompatibleRuns, select_runs
+from results.store import ResultsStore
+from results.task_types import TaskTypes, write_types
 from tests.stored_runs import run_into_store
 
 HELD_OUT = {"holdout_test": "true"}
@@ -162,7 +162,7 @@ def test_the_venn_of_types_keeps_its_whole_title_and_draws_empty_sets_without_a_
 
 def local_server_problems(runs: int, problems: int) -> pd.DataFrame:
     """A problems frame as `problems_frame` gives it: `runs` runs of local servers with long specs."""
-    from datasets_io.report_rows import UNSOLVED_COLUMNS
+    from results.report_rows import UNSOLVED_COLUMNS
 
     rows = [
         {
@@ -187,8 +187,8 @@ def test_figures_of_long_local_server_specs_and_many_problems_are_bounded_and_wa
     the terminal, and the coverage figure took one column per problem (20 inches at 160)."""
     from PIL import Image
 
-    from datasets_io.report import comparison_table
-    from datasets_io.report_figures import write_figures
+    from results.report import comparison_table
+    from results.report_figures import write_figures
 
     frame = local_server_problems(4, problems)
     with warnings.catch_warnings():

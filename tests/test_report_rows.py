@@ -15,12 +15,12 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from datasets_io.counting import Aggregate, Counting, solved_count
-from datasets_io.intervals import clustered_wilson, wilson
 from datasets_io.records import Answer, Verdict
-from datasets_io.report import comparison_table, items_frame, problems_frame, runs_frame
-from datasets_io.report_rows import UNSOLVED_COLUMNS, problem_rows, run_result
-from datasets_io.store import STORE_FILE, ResultsStore
+from results.counting import Aggregate, Counting, solved_count
+from results.intervals import clustered_wilson, wilson
+from results.report import comparison_table, items_frame, problems_frame, runs_frame
+from results.report_rows import UNSOLVED_COLUMNS, problem_rows, run_result
+from results.store import STORE_FILE, ResultsStore
 
 STOPS = [None, None, None, "refused", "blocked", "cut"]
 
@@ -173,8 +173,8 @@ def test_a_runs_result_row_is_its_comparison_row(tmp_path: Path) -> None:
 RESULT_WITHOUT_PANDAS = """
 import json, sys
 from pathlib import Path
-from datasets_io.report_rows import run_result
-from datasets_io.store import ResultsStore
+from results.report_rows import run_result
+from results.store import ResultsStore
 store = ResultsStore(Path(sys.argv[1]))
 row = run_result(store, sys.argv[2])
 print(json.dumps({"pandas": "pandas" in sys.modules, "problems": row and row["problems"]}))

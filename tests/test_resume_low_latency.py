@@ -14,7 +14,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from datasets_io.store import STORE_FILE, ResultsStore
+from results.store import STORE_FILE, ResultsStore
 from tests.cli import run_bongard
 from tests.killed_runs import kill, respond, run_args, start, wait_for
 from tests.standins.server import Recorded, StandIn

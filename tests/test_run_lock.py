@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from datasets_io.store import STORE_FILE, ResultsStore, StoreError
 from graphs.runs.checkpoints import checkpointed_calls
+from results.store import STORE_FILE, ResultsStore, StoreError
 from tests.cli import run_bongard
 from tests.killed_runs import kill, respond, run_args, start, summaries, wait_for
 from tests.standins.server import StandIn, StandInServer
@@ -36,7 +36,7 @@ def test_a_run_held_by_a_live_process_is_refused_and_a_killed_holders_run_taken_
         [sys.executable, "-c", (
             "import sys\n"
             "from pathlib import Path\n"
-            "from datasets_io.store import ResultsStore\n"
+            "from results.store import ResultsStore\n"
             f"ResultsStore(Path({str(store.path)!r})).hold_run({newer!r}, planned=2)\n"
             "print('held', flush=True)\n"
             "sys.stdin.read()\n"

@@ -12,8 +12,8 @@ import gc
 import tracemalloc
 from pathlib import Path
 
-from datasets_io.store import STORE_FILE, ResultsStore
 from graphs.runs.runner import RunConfig, Runner, start_run
+from results.store import STORE_FILE, ResultsStore
 from tests.repeated_classic import repeated_classic
 
 SUMMARY_BYTES = 2_000

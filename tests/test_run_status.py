@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from datasets_io.records import Answer, CallTrace, Verdict
-from datasets_io.store import STORE_FILE, ResultsStore, run_status
+from results.store import STORE_FILE, ResultsStore, run_status
 from tests.cli import run_bongard
 
 BONGARD = Path(sys.executable).parent / "bongard"

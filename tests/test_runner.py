@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from datasets_io.store import STORE_FILE, ResultsStore, StoreError
 from graphs.runs.checkpoints import checkpointed_calls
 from graphs.runs.runner import RunConfig, resume_run
+from results.store import STORE_FILE, ResultsStore, StoreError
 from tests.cli import BONGARD, run_bongard
 from tests.standins.server import Fault, StandIn, StandInServer
 

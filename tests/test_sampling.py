@@ -9,8 +9,8 @@ import pytest
 
 from datasets_io.problem import BongardProblem
 from datasets_io.sampling import SampleError, SampleSpec, draw, stratum
-from datasets_io.store import STORE_FILE, ResultsStore
 from datasets_io.wonderland_categories import wonderland_category
+from results.store import STORE_FILE, ResultsStore
 from tests.cli import run_bongard
 
 

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from datasets_io.records import Answer, CallTrace, Verdict
-from datasets_io.store import MIGRATIONS, STORE_FILE, ResultsStore
 from graphs.view.data import item_rows, run_results
+from results.store import MIGRATIONS, STORE_FILE, ResultsStore
 from tests.cli import run_bongard
 
 PROBLEMS = ("bongard-classic/1", "bongard-classic/2", "bongard-classic/3")

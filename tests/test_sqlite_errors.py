@@ -26,8 +26,8 @@ from langgraph.checkpoint.base import empty_checkpoint
 from agents.cache import ResponseCache
 from agents.registry import CACHE_FILE
 from datasets_io.sqlite_errors import SQLiteFileError
-from datasets_io.store import STORE_FILE, ResultsStore, StoreError
 from graphs.runs.checkpoints import CHECKPOINTS_FILE, open_checkpoints
+from results.store import STORE_FILE, ResultsStore, StoreError
 from tests.cli import run_bongard, run_bongard_process
 from tests.read_only import made_read_only
 

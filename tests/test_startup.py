@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from datasets_io.intervals import wilson
+from results.intervals import wilson
 from tests.standins.protocols import OpenAIChat
 from tests.standins.server import StandInServer
 
@@ -99,7 +99,7 @@ def test_the_parser_and_the_schema_validator_still_work_once_asked_for() -> None
 BOTH_LEFT = {"explanation": "", "concept": "", "answer": "LEFT"}
 REPORT_LIBRARIES = {"pandas", "scipy", "matplotlib", "matplotlib_venn", "tabulate"}
 """What `compare` and the viewer's compare page draw and tabulate with; a run's own result row is
-read without them (`datasets_io.report_rows`)."""
+read without them (`results.report_rows`)."""
 
 
 def test_a_run_ends_with_its_result_table_and_loads_no_table_or_plot_library(

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from datasets_io.records import StopKind
-from datasets_io.report import comparison_table, problems_frame
-from datasets_io.store import STORE_FILE, ResultsStore
+from results.report import comparison_table, problems_frame
+from results.store import STORE_FILE, ResultsStore
 from tests.cli import run_bongard
 from tests.standins.protocols import REFUSAL_TEXT, OpenAIChat
 from tests.standins.server import Fault, StandInServer

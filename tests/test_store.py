@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from datasets_io.frames import store_frame, store_frames
 from datasets_io.records import Answer, Verdict
-from datasets_io.store import CALL_FIELDS, MIGRATIONS, STORE_FILE, ResultsStore, StoreError
+from results.frames import store_frame, store_frames
+from results.store import CALL_FIELDS, MIGRATIONS, STORE_FILE, ResultsStore, StoreError
 from tests.cli import run_bongard
 
 CONFIG = {"strategy": "descriptive", "dataset": "bongard-rwr", "agents": {"reasoner": "m"}, "seed": 3}

@@ -7,10 +7,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from datasets_io.intervals import wilson
 from datasets_io.records import CallTrace
-from datasets_io.store import STORE_FILE, ResultsStore
 from graphs.answer import Answer
+from results.intervals import wilson
+from results.store import STORE_FILE, ResultsStore
 from tests.cli import run_bongard
 
 DATASET = "bongard-classic"

@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from datasets_io.store import STORE_FILE, ResultsStore
 from graphs.answer import Answer
 from graphs.registry import get_strategy
 from graphs.strategies.mixture_rules import agreement
+from results.store import STORE_FILE, ResultsStore
 from tests.cli import run_bongard
 
 DATASET = "bongard-classic"

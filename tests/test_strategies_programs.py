@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from datasets_io.catalog import open_dataset
-from datasets_io.store import STORE_FILE, ResultsStore
 from graphs.answer import Answer
 from graphs.registry import get_strategy
+from results.store import STORE_FILE, ResultsStore
 from tests.cli import run_bongard
 from tests.standins.protocols import OpenAIChat
 from tests.standins.schema_replies import output_schema

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from datasets_io.catalog import open_dataset
-from datasets_io.intervals import wilson
-from datasets_io.store import STORE_FILE, ResultsStore
 from graphs.answer import Answer
 from graphs.registry import get_strategy
+from results.intervals import wilson
+from results.store import STORE_FILE, ResultsStore
 from tests.cli import run_bongard
 from tests.standins.protocols import OpenAIChat
 from tests.standins.schema_replies import minimal_reply

@@ -10,7 +10,6 @@ import pytest
 
 from datasets_io.catalog import open_dataset
 from datasets_io.problem import BongardProblem, Concept
-from datasets_io.store import ResultsStore
 from graphs.answer import Answer
 from graphs.registry import DatasetContext, Reused, StrategyError
 from graphs.runs.judging import candidate_texts, judge_run
@@ -25,6 +24,7 @@ from graphs.strategies.wonderland import (
     distinct_hypotheses,
     numbered_pairs,
 )
+from results.store import ResultsStore
 from tests.scripted import Request, SchemaReplies
 from tests.strategy_runs import StrategyRunner
 

@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from datasets_io.records import Answer, CallTrace, Verdict
-from datasets_io.store import STORE_FILE, ResultsStore, StoreError
+from results.store import STORE_FILE, ResultsStore, StoreError
 from tests.cli import BONGARD, run_bongard
 
 pytest.importorskip("starlette")
@@ -299,7 +299,7 @@ def test_the_judgings_page_gives_agreement_and_an_undefined_kappa_where_every_la
 
 
 def test_the_viewer_never_writes_the_store(runs: Runs) -> None:
-    from datasets_io.store import ReadOnlyStore
+    from results.store import ReadOnlyStore
 
     store = ReadOnlyStore(runs.home / STORE_FILE)
     assert store.summary(runs.judged).status == "complete"
@@ -508,8 +508,8 @@ def test_a_large_runs_compare_page_is_paged_and_its_figures_are_drawn_when_first
 
 
 def test_the_compare_page_shows_every_figure_compare_writes() -> None:
-    from datasets_io.report_figures import FIGURES
     from graphs.view.app import PLOTS
+    from results.report_figures import FIGURES
 
     assert tuple(f"{name}.png" for name in FIGURES) == PLOTS
 
@@ -556,7 +556,7 @@ def test_the_runs_page_fits_a_laptop_screen_with_local_server_specs(
         pytest.skip("no Chromium on this machine (apt-get install chromium; scripts/check installs it)")
     from playwright.sync_api import sync_playwright
 
-    from datasets_io.store import judging_id
+    from results.store import judging_id
 
     store, judging = judged_local_runs(tmp_path / "home", shared_data, 8)
     assert len(judging) > 200

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from datasets_io.counting import Aggregate, Counting
 from graphs.cli.console import console, error_console
 from graphs.cli.options import (
     AggregateOption,
@@ -23,6 +22,7 @@ from graphs.cli.options import (
     JudgingOption,
 )
 from graphs.cli.run import open_reader
+from results.counting import Aggregate, Counting
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -50,7 +50,7 @@ ROW_LABELS = ["strategy", "model", "dataset"]
 
 @dataclass(frozen=True)
 class Shown:
-    """An analysis table and how its figure reads it (`datasets_io.analysis_figures.rate_figure`)."""
+    """An analysis table and how its figure reads it (`results.analysis_figures.rate_figure`)."""
 
     table: pd.DataFrame
     rates: list[tuple[str, str]]
@@ -59,7 +59,7 @@ class Shown:
 
 
 def _queries(run_ids: list[str], home: Path | None) -> pd.DataFrame:
-    from datasets_io.query_report import query_frame
+    from results.query_report import query_frame
 
     store = open_reader(home)
     frame = query_frame(store, [store.resolve_run(run) for run in run_ids])
@@ -70,7 +70,7 @@ def _queries(run_ids: list[str], home: Path | None) -> pd.DataFrame:
 
 def _show(tables: dict[str, Shown], out: Path | None) -> None:
     """Print each table; with `out`, write it as CSV and draw its figure."""
-    from datasets_io.analysis_figures import rate_figure
+    from results.analysis_figures import rate_figure
 
     for name, shown in tables.items():
         table = shown.table
@@ -87,7 +87,7 @@ def _show(tables: dict[str, Shown], out: Path | None) -> None:
 @analyze_app.command("queries")
 def queries(run_ids: RunIds, out: OutOption = None, home: HomeOption = None) -> None:
     """Query accuracy overall, on positive and negative queries, and per concept category."""
-    from datasets_io.query_report import category_accuracy, query_accuracy
+    from results.query_report import category_accuracy, query_accuracy
 
     frame = _queries(run_ids, home)
     polarities = [("accuracy", "queries"), ("positive_accuracy", "positive_queries")]
@@ -145,8 +145,8 @@ def categories(
 def probes(run_ids: RunIds, out: OutOption = None, home: HomeOption = None) -> None:
     """Concept-probe runs by Bongard in Wonderland's Table 9: problems with every panel right in every
     attempt, and in at least 2 of 3."""
-    from datasets_io.probe_report import probe_criteria
-    from datasets_io.task2 import TABLE_9
+    from results.probe_report import probe_criteria
+    from results.task2 import TABLE_9
 
     store = open_reader(home)
     table = probe_criteria(store, [store.resolve_run(r) for r in run_ids])
@@ -221,9 +221,9 @@ def types(
     home: HomeOption = None,
 ) -> None:
     """Type I-IV: the problems solved in each task and their intersections, a table and a Venn diagram."""
-    from datasets_io.task2 import CRITERION_WORDS
-    from datasets_io.task_types import TASKS, markdown_table, write_types
     from graphs.reports.analyses import task_types_of_runs
+    from results.task2 import CRITERION_WORDS
+    from results.task_types import TASKS, markdown_table, write_types
 
     if probe_criterion not in CRITERION_WORDS:
         raise typer.BadParameter(
@@ -243,7 +243,7 @@ def types(
 @analyze_app.command("describers")
 def describers(run_ids: RunIds, out: OutOption = None, home: HomeOption = None) -> None:
     """Query accuracy per describer x reasoner (description-based and componential runs)."""
-    from datasets_io.query_report import describer_reasoner_accuracy
+    from results.query_report import describer_reasoner_accuracy
 
     table = describer_reasoner_accuracy(_queries(run_ids, home))
     if table.empty:

@@ -16,7 +16,6 @@ from rich.markup import escape
 from rich.table import Table
 
 from datasets_io.generated import Decision
-from datasets_io.reviews import GenerationRecords, Review
 from graphs.cli.console import console, error_console
 from graphs.cli.generate_logo import logo
 from graphs.cli.options import (
@@ -28,6 +27,7 @@ from graphs.cli.options import (
     parse_key_values,
 )
 from graphs.cli.run import open_store
+from results.reviews import GenerationRecords, Review
 
 if TYPE_CHECKING:
     from graphs.generation.run import Generation, GenerationStatus

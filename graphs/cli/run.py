@@ -17,11 +17,8 @@ from rich.progress import Progress
 from rich.table import Table
 
 from agents.breaker import DEFAULT_MAX_FAILURES, EndpointDown
-from datasets_io.counting import Aggregate, Counting
 from datasets_io.render import Variant
 from datasets_io.sqlite_errors import CACHE, STORE, SQLiteFileError, require_writable, writable
-from datasets_io.store import RESUME_HINT, STORE_FILE, ReadOnlyStore, ResultsStore, RunSummary
-from datasets_io.task2 import PROBE_STRATEGY
 from datasets_io.workspace import workspace_home
 from graphs.cli.console import console, error_console, print_error, progress_columns
 from graphs.cli.options import (
@@ -39,6 +36,9 @@ from graphs.cli.options import (
     StyleOption,
     parse_key_values,
 )
+from results.counting import Aggregate, Counting
+from results.store import RESUME_HINT, STORE_FILE, ReadOnlyStore, ResultsStore, RunSummary
+from results.task2 import PROBE_STRATEGY
 
 if TYPE_CHECKING:  # the graphs room loads LangGraph: imported by the commands that run graphs
     from graphs.cluster.executor import ClusterOptions
@@ -546,9 +546,9 @@ def _result_table(store: ResultsStore, run_id: str) -> Table:
     """The run's row of the comparison table, its strategy, model and dataset in the title and short
     headers with a caption saying what each divides, so it fits 100 columns. Read without pandas,
     whose import was most of a run's tail."""
-    from datasets_io.counting import unscored_text
-    from datasets_io.report_rows import run_result
-    from datasets_io.run_compatibility import model_label
+    from results.counting import unscored_text
+    from results.report_rows import run_result
+    from results.run_compatibility import model_label
 
     row = run_result(store, run_id)
     config = store.run_config(run_id)
@@ -587,8 +587,8 @@ PANEL_ACCURACY = (
 
 def _print_probe_criteria(store: ResultsStore, run_id: str) -> None:
     """A concept-probe run's Table 9 counts by name, beside its solved count (which is neither)."""
-    from datasets_io.probe_report import probe_criteria
-    from datasets_io.task2 import CRITERION_WORDS, TABLE_9, TABLE_9_CRITERIA
+    from results.probe_report import probe_criteria
+    from results.task2 import CRITERION_WORDS, TABLE_9, TABLE_9_CRITERIA
 
     [row] = probe_criteria(store, [run_id]).to_dict("records")
     counts = [
@@ -843,8 +843,8 @@ def compare(
     home: HomeOption = None,
 ) -> None:
     """Solved problems and accuracy per strategy x model x dataset, as tables and plots."""
-    from datasets_io.report import markdown, write_report
-    from datasets_io.run_compatibility import select_runs
+    from results.report import markdown, write_report
+    from results.run_compatibility import select_runs
 
     store = open_reader(home)
     chosen = [store.resolve_run(run_id) for run_id in run_ids] if run_ids else store.run_ids()
@@ -867,8 +867,8 @@ def compare(
             console.print(f"  {escape(line)}", highlight=False)
     probes = [r for r in selection.run_ids if store.run_config(r)["strategy"] == PROBE_STRATEGY]
     if probes:  # Task 2 as the paper reports it, beside the table's solved (neither criterion)
-        from datasets_io.probe_report import probe_criteria
-        from datasets_io.task2 import TABLE_9
+        from results.probe_report import probe_criteria
+        from results.task2 import TABLE_9
 
         criteria = probe_criteria(store, probes)[["run_id", "model", "dataset", "problems", *TABLE_9]]
         criteria.to_csv(out / "probe_criteria.csv", index=False)

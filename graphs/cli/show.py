@@ -40,11 +40,11 @@ def show(
 ) -> None:
     """A run's answers and verdicts, a page of items at a time; with PROBLEM, its answer, true
     concept, judges and calls."""
-    from datasets_io.counting import Counting
     from datasets_io.images import natural_key
     from datasets_io.records import format_note
-    from datasets_io.report import items_frame
-    from datasets_io.report_rows import resolved_judging
+    from results.counting import Counting
+    from results.report import items_frame
+    from results.report_rows import resolved_judging
 
     store = open_reader(home)
     resolved = store.resolve_run(run_id)

@@ -10,10 +10,10 @@ import typer
 from rich.markup import escape
 
 from datasets_io.errors import BongardError
-from datasets_io.store import STORE_FILE
 from datasets_io.workspace import DEFAULT_HOME, HOME_ENV
 from graphs.cli.console import console, error_console
 from graphs.cli.options import HomeOption
+from results.store import STORE_FILE
 
 DEFAULT_PORT = 8765
 VIEW_PACKAGES = ("starlette", "jinja2", "uvicorn", "markupsafe", "anyio", "h11", "click")

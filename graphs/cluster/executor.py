@@ -28,7 +28,6 @@ from typing import Any
 from agents.breaker import DEFAULT_MAX_FAILURES, CircuitBreaker
 from agents.prompt_library import PromptLibrary
 from datasets_io.catalog import ProblemSummary
-from datasets_io.store import STORE_FILE, ResultsStore
 from graphs.cluster.connect import (  # first: without Ray, this import is the one-line ClusterError
     MAX_RESTARTS,
     ClusterError,
@@ -49,6 +48,7 @@ from graphs.kept import KeptResults
 from graphs.nodes import SolveRuntime
 from graphs.runs.checkpoints import Checkpoints, item_thread, open_checkpoints
 from graphs.runs.runner import ItemOutcome, RunConfig, Runner, SolvedItem
+from results.store import STORE_FILE, ResultsStore
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 from agents.image_generators import resolve_generator
-from datasets_io.store import STORE_FILE, ResultsStore
 from graphs.cluster.connect import (  # first: without Ray, this import is the one-line ClusterError
     MAX_RESTARTS,
     NAMESPACE,
@@ -53,6 +52,7 @@ from graphs.generation.run import (
     advance_source,
 )
 from graphs.runs.checkpoints import open_checkpoints
+from results.store import STORE_FILE, ResultsStore
 
 __all__ = ["ClusterError", "ClusterOptions", "GenerationWorker", "generate_on_ray"]
 

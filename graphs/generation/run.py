@@ -40,8 +40,6 @@ from datasets_io.generated import (
     write_manifest,
 )
 from datasets_io.problem import BongardProblem
-from datasets_io.reviews import GenerationRecords, Review
-from datasets_io.store import ResultsStore
 from datasets_io.workspace import workspace_home
 from graphs.generation.graph import Generation as GenerationGraph
 from graphs.generation.graph import (
@@ -55,6 +53,8 @@ from graphs.generation.graph import (
 )
 from graphs.nodes import SolveRuntime
 from graphs.runs.checkpoints import open_checkpoints
+from results.reviews import GenerationRecords, Review
+from results.store import ResultsStore
 
 
 class GenerationConfig(BaseModel):

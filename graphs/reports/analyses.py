@@ -14,16 +14,16 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from datasets_io.catalog import Dataset, open_run_dataset
-from datasets_io.counting import DEFAULT_COUNTING, Counting, solved_count
-from datasets_io.intervals import wilson
-from datasets_io.probe_report import panel_hits, problems_meeting
-from datasets_io.report import problems_frame, runs_frame, solved_problems
-from datasets_io.store import ResultsStore
-from datasets_io.task2 import CRITERION_WORDS, ProbeCriterion
-from datasets_io.task_types import TASKS, TaskTypes
 from datasets_io.wonderland_categories import wonderland_category
 from graphs.registry import StrategyError, get_strategy
 from judges.metrics import METRICS, MetricScore, concept_metrics
+from results.counting import DEFAULT_COUNTING, Counting, solved_count
+from results.intervals import wilson
+from results.probe_report import panel_hits, problems_meeting
+from results.report import problems_frame, runs_frame, solved_problems
+from results.store import ResultsStore
+from results.task2 import CRITERION_WORDS, ProbeCriterion
+from results.task_types import TASKS, TaskTypes
 
 
 @dataclass

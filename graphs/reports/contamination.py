@@ -15,8 +15,8 @@ import pandas as pd
 
 from datasets_io.catalog import open_run_dataset
 from datasets_io.logo_generation import read_manifest
-from datasets_io.store import ResultsStore
 from graphs.reports.rates import Rate, overlap_words
+from results.store import ResultsStore
 
 
 @dataclass(frozen=True)

@@ -35,10 +35,6 @@ from typing import TYPE_CHECKING, Any, Literal
 from datasets_io.errors import BongardError
 from datasets_io.images import natural_key
 from datasets_io.render import VARIANTS, Variant
-from datasets_io.report import items_frame
-from datasets_io.report_rows import UNSOLVED_COLUMNS, run_result
-from datasets_io.run_compatibility import model_label
-from datasets_io.store import Judging, ResultsStore
 from graphs.reports.export_images import (
     DRAWN_AHEAD,
     DrawingJob,
@@ -48,6 +44,10 @@ from graphs.reports.export_images import (
     drawing_pool,
     opened_dataset,
 )
+from results.report import items_frame
+from results.report_rows import UNSOLVED_COLUMNS, run_result
+from results.run_compatibility import model_label
+from results.store import Judging, ResultsStore
 
 if TYPE_CHECKING:
     from inspect_ai.event import Event

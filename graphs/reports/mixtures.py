@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from datasets_io.intervals import wilson
-from datasets_io.store import ResultsStore
+from results.intervals import wilson
+from results.store import ResultsStore
 
 
 @dataclass(frozen=True)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from datasets_io.store import ResultsStore
 from graphs.reports.contamination import contrasts
 from graphs.reports.mixtures import mixture_rows
 from graphs.reports.symbols import pixels_and_symbols
+from results.store import ResultsStore
 
 Section = tuple[str, list[str]]
 

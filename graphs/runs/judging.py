@@ -21,7 +21,6 @@ from agents.managed import AgentCallError
 from agents.registry import AgentConfig
 from datasets_io.catalog import Dataset
 from datasets_io.records import Answer
-from datasets_io.store import ResultsStore
 from graphs.registry import get_strategy
 from judges.agreement import (
     agreement_with_humans,
@@ -36,6 +35,7 @@ from judges.llm_judge import LLMJudge
 from judges.specs import build_judges
 from judges.styles import JudgeStyle
 from judges.verdict import Decision, Verdict, decide
+from results.store import ResultsStore
 
 JUDGING_CONCURRENCY = 8
 COMPARED_POLICIES = ("all", "any", "majority")

@@ -37,9 +37,7 @@ from datasets_io.images import natural_key
 from datasets_io.problem import BongardProblem
 from datasets_io.records import CallTrace
 from datasets_io.render import Variant
-from datasets_io.run_compatibility import model_label
 from datasets_io.sampling import SampleSpec, draw
-from datasets_io.store import ResultsStore, StoreError
 from datasets_io.survey_cache import SURVEYS, cached_survey
 from datasets_io.workspace import workspace_home
 from graphs.answer import Answer
@@ -58,6 +56,8 @@ from graphs.registry import (
 from graphs.runs.checkpoints import Checkpoints, checkpointed_trace, item_thread, open_checkpoints
 from graphs.runs.provenance import dataset_fingerprint, session_record, toolkit_version
 from graphs.solve import no_test_images, solve
+from results.run_compatibility import model_label
+from results.store import ResultsStore, StoreError
 
 RANGE = re.compile(r"^(\d+)-(\d+)$")
 

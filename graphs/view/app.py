@@ -42,8 +42,6 @@ from datasets_io.errors import BongardError
 from datasets_io.images import natural_key
 from datasets_io.records import OUTPUT_MODE_WORDS, STOP_WORDS
 from datasets_io.render import VARIANTS, Variant
-from datasets_io.run_compatibility import short_spec
-from datasets_io.store import ReadOnlyStore, StoreError
 from graphs.runs.provenance import provenance_lines
 from graphs.view.data import (
     SHOWN,
@@ -59,6 +57,8 @@ from graphs.view.data import (
     run_rows,
     verdict_counts,
 )
+from results.run_compatibility import short_spec
+from results.store import ReadOnlyStore, StoreError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -71,7 +71,7 @@ HOST = "127.0.0.1"
 """The only address the viewer listens on."""
 HERE = Path(__file__).parent
 PLOTS = ("accuracy.png", "coverage.png", "any_vs_best.png", "cost_per_solved.png", "tokens_per_solved.png")
-"""The PNG plots `datasets_io.report_figures.write_figures` draws, in the order the
+"""The PNG plots `results.report_figures.write_figures` draws, in the order the
 compare page shows them."""
 PANEL_SIDE = 256
 IMAGES_KEPT = 64
@@ -458,8 +458,8 @@ def compare_page(request: Request) -> Response:
         key = fingerprint(store, chosen)
         with viewer.drawing:
             if key not in viewer.reports:
-                from datasets_io.report import comparison_table, problems_frame
-                from datasets_io.run_compatibility import select_runs
+                from results.report import comparison_table, problems_frame
+                from results.run_compatibility import select_runs
 
                 # chosen by hand, so counted, but never as complete; never a mixed row
                 viewer.incomplete[key] = select_runs(store, chosen, include_incomplete=True).incomplete
@@ -518,7 +518,7 @@ def compare_plot(request: Request) -> Response:
         raise HTTPException(404, "no such plot (compare the runs again)")
     with viewer.drawing:  # the first of a page's images draws them all
         if (undrawn := viewer.undrawn.pop(key, None)) is not None:
-            from datasets_io.report_figures import write_figures
+            from results.report_figures import write_figures
 
             path.parent.mkdir(parents=True, exist_ok=True)
             write_figures(*undrawn, path.parent)
@@ -635,8 +635,8 @@ def _warm_up(viewer: Viewer) -> None:
         store = viewer.store()
         if store is not None:
             viewer.every_run_row(store)
-    import datasets_io.report  # noqa: F401  (the compare page's)
     import judges.agreement  # noqa: F401  (the judgings page's)
+    import results.report  # noqa: F401  (the compare page's)
 
 
 def serve(store_path: Path, port: int, announce: Callable[[str], None]) -> None:

@@ -2,7 +2,7 @@
 
 Every count comes from the toolkit's own rules: an item's outcome is the store's `ITEM_OUTCOME`
 SQL (the run's latest judging counts), a run's row by
-`datasets_io.report_rows.comparison` (no pandas), a comparison by `write_report`, agreement by
+`results.report_rows.comparison` (no pandas), a comparison by `write_report`, agreement by
 `judges.agreement`. pandas, SciPy and the agreement statistics are imported when a page needs them.
 """
 
@@ -18,7 +18,6 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
-from datasets_io.counting import unscored_text
 from datasets_io.errors import BongardError
 from datasets_io.images import natural_key
 from datasets_io.records import (
@@ -30,7 +29,8 @@ from datasets_io.records import (
     VerdictLabel,
     format_note,
 )
-from datasets_io.store import (
+from results.counting import unscored_text
+from results.store import (
     ITEM_OUTCOME,
     VERDICT_FIELDS,
     Judging,
@@ -85,7 +85,7 @@ class Rate:
 
 @dataclass(frozen=True)
 class ResultRow:
-    """One comparison row (`datasets_io.report_rows`), as plain values."""
+    """One comparison row (`results.report_rows`), as plain values."""
 
     strategy: str
     model: str
@@ -178,7 +178,7 @@ class RunRow:
 def run_results(store: ResultsStore, run_ids: Sequence[str]) -> tuple[dict[str, ResultRow], dict[str, str]]:
     """Each run's row of the comparison table (the runs apart, never pooled), and the runs whose
     table could not be made, with why."""
-    from datasets_io.report_rows import ROW_KEY, comparison
+    from results.report_rows import ROW_KEY, comparison
 
     def rows_of(chosen: Sequence[str]) -> dict[str, ResultRow]:
         rows = comparison(store, list(chosen), by=("run_id", *ROW_KEY))
@@ -489,7 +489,7 @@ ProblemVerdict = Literal["solved", "wrong", "unjudged", "failed"]
 def problem_verdicts(store: ResultsStore, run_ids: Sequence[str]) -> dict[str, dict[str, ProblemVerdict]]:
     """Problem -> run -> its verdict there, counted as the comparison table counts it (the majority
     of attempts; failed where an attempt failed); problems in natural order."""
-    from datasets_io.report import problems_frame
+    from results.report import problems_frame
 
     problems = problems_frame(store, list(run_ids))
     table: dict[str, dict[str, ProblemVerdict]] = {}

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from datasets_io.counting import solved_count
-from datasets_io.figures import FigureFormat, figure_file
 from datasets_io.images import natural_key
+from results.counting import solved_count
+from results.figures import FigureFormat, figure_file
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

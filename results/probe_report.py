@@ -13,10 +13,10 @@ from typing import Any
 
 import pandas as pd
 
-from datasets_io.intervals import wilson
-from datasets_io.report import runs_frame
-from datasets_io.store import ResultsStore
-from datasets_io.task2 import TABLE_9, TABLE_9_CRITERIA, ProbeCriterion
+from results.intervals import wilson
+from results.report import runs_frame
+from results.store import ResultsStore
+from results.task2 import TABLE_9, TABLE_9_CRITERIA, ProbeCriterion
 
 PanelHits = dict[str, dict[str, list[bool]]]
 

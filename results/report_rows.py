@@ -1,6 +1,6 @@
 """The comparison's arithmetic on plain rows, its per-problem sums made by SQLite.
 
-`datasets_io.report` turns these rows into pandas tables for reports, plots and the viewer; a
+`results.report` turns these rows into pandas tables for reports, plots and the viewer; a
 command that shows one run's row (`bongard run`'s result table) takes them as they are, without
 pandas' 0.2-0.3 s import. One rule either way: a problem is solved by the counting's aggregate of
 its attempts, scored when every attempt is, `failed` (outside n) when one failed; a cost is unknown
@@ -15,13 +15,13 @@ import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from datasets_io.counting import DEFAULT_COUNTING, Counting, solved_count
 from datasets_io.errors import BongardError, did_you_mean
-from datasets_io.intervals import clustered_wilson, wilson
 from datasets_io.records import STOPPED_OUTCOMES
-from datasets_io.run_compatibility import model_label
 from datasets_io.sqlite_errors import reading_uri
-from datasets_io.store import ITEM_OUTCOME, ITEM_SCORED, ITEM_SOLVED, ResultsStore
+from results.counting import DEFAULT_COUNTING, Counting, solved_count
+from results.intervals import clustered_wilson, wilson
+from results.run_compatibility import model_label
+from results.store import ITEM_OUTCOME, ITEM_SCORED, ITEM_SOLVED, ResultsStore
 
 ITEMS_SQL = f"""
 SELECT i.run_id, i.problem, i.attempt, i.status, i.parse_status,

@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from datasets_io.errors import BongardError
-from datasets_io.store import RESUME_HINT, RUN_ID, ResultsStore
+from results.store import RESUME_HINT, RUN_ID, ResultsStore
 
 PROTOCOL_SETTINGS = (
     "dataset_options",

@@ -14,9 +14,9 @@ from typing import Any
 
 import pandas as pd
 
-from datasets_io.intervals import clustered_wilson
 from datasets_io.records import Answer
-from datasets_io.store import ResultsStore
+from results.intervals import clustered_wilson
+from results.store import ResultsStore
 
 QUERY_COLUMNS = [
     "run_id", "strategy", "describer", "reasoner", "problem", "attempt", "query", "truth", "polarity",
@@ -74,7 +74,7 @@ def query_frame(store: ResultsStore, run_ids: list[str]) -> pd.DataFrame:
 
 def query_rate(queries: pd.DataFrame, name: str = "accuracy") -> dict[str, Any]:
     """`name`: queries classified right / queries, with its 95% interval; the queries of one problem
-    count as decided together (`datasets_io.intervals.clustered_wilson`)."""
+    count as decided together (`results.intervals.clustered_wilson`)."""
     per_problem = queries.groupby(["run_id", "problem"])["correct"].agg(["sum", "count"])
     low, high = clustered_wilson(list(per_problem["sum"]), list(per_problem["count"]))
     accuracy = round(float(queries["correct"].mean()), 4) if len(queries) else None

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from datasets_io.generated import Decision
-from datasets_io.store import ResultsStore, StoreError
+from results.store import ResultsStore, StoreError
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-from datasets_io.figures import FigureFormat, figure_file
+from results.figures import FigureFormat, figure_file
 
 TASKS = ("open-ended", "concept-probe", "hypotheses")
 """The strategy behind T1, T2 and T3."""

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from datasets_io.figures import figure_file
+from results.figures import figure_file
 
 ROW_HEIGHT = 0.28
 """Inches per bar: the figure grows with the table, and no label overprints another."""

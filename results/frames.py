@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from datasets_io.sqlite_errors import reading_uri
-from datasets_io.store import StoreError
+from results.store import StoreError
 
 TABLES = ("runs", "items", "calls", "verdicts", "decisions")
 JSON_COLUMNS = {"runs": ("config",), "items": ("answer",), "calls": ("images", "parsed")}

@@ -6,7 +6,7 @@ attempt is solved when its classification answer is correct or the run's
 latest judging (or the one named by `Counting.judging`) accepted its
 free-form answer. The table follows the case study's Tables 1
 and 4: solved problems and accuracy per strategy x model x dataset. The arithmetic is
-`datasets_io.report_rows`' (SQLite sums each problem's attempts); this module makes its rows tables.
+`results.report_rows`' (SQLite sums each problem's attempts); this module makes its rows tables.
 """
 
 from __future__ import annotations
@@ -18,10 +18,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from datasets_io.counting import DEFAULT_COUNTING, AggregateError, Counting, unscored_text
-from datasets_io.figures import FigureFormat
-from datasets_io.report_figures import write_figures
-from datasets_io.report_rows import (
+from datasets_io.sqlite_errors import reading_uri
+from results.counting import DEFAULT_COUNTING, AggregateError, Counting, unscored_text
+from results.figures import FigureFormat
+from results.report_figures import write_figures
+from results.report_rows import (
     COMPARISON_COLUMNS,
     FLOAT_COLUMNS,
     ITEMS_SQL,
@@ -32,8 +33,7 @@ from datasets_io.report_rows import (
     resolved_judging,
     run_keys,
 )
-from datasets_io.sqlite_errors import reading_uri
-from datasets_io.store import ResultsStore
+from results.store import ResultsStore
 
 
 def items_frame(
@@ -68,7 +68,7 @@ def comparison_table(problems: pd.DataFrame, by: Sequence[str] = ROW_KEY) -> pd.
     0), solved, `failed` problems (an attempt failed: outside n), accuracy with its 95% interval,
     image accuracy (test images put on their true side / test images: the papers' per-image accuracy
     for I1S, D1S and the paradigms; empty without test images) with its interval, which counts the
-    images of one problem as decided together (`datasets_io.intervals.CLUSTERED_METHOD`), the attempts
+    images of one problem as decided together (`results.intervals.CLUSTERED_METHOD`), the attempts
     unsolved by format errors, refusals, blocks and cut-offs (`UNSOLVED_COLUMNS`, counted apart from
     wrong answers; all of them count against accuracy), tokens and cost: of solving (failed items'
     calls included), of judging, and their total, which `cost_per_solved_usd` divides; a cost is
