@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from datasets_io.diverse_subsets import cosine_matrix, most_diverse_subset, select_diverse_subsets
+from datasets_io.generation.diverse_subsets import cosine_matrix, most_diverse_subset, select_diverse_subsets
 
 
 def enumerate_all(similarity: np.ndarray[Any, Any], size: int) -> tuple[int, ...]:

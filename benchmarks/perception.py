@@ -2,7 +2,7 @@
 
 Run from the repository root: `python -m benchmarks.perception [--data-dir DIR]`, or
 `python -m benchmarks.perception --fresh N --seed S` for N Bongard-LOGO free-form problems generated
-now (`datasets_io.logo_generation`; kept in `--fresh-dir`, so a second run only perceives them).
+now (`datasets_io.generation.logo_generation`; kept in `--fresh-dir`, so a second run only perceives them).
 The agent's design was tuned while looking at classic problems 1-100, so those figures say how well
 it fits them, not what a new problem can expect: the fresh figure does, and a change to the agent is
 judged on a seed chosen after the change.
@@ -105,7 +105,7 @@ def load(data_dir: Path) -> list[Problem]:
 def load_fresh(folder: Path, count: int, seed: int) -> list[Problem]:
     """`count` free-form problems generated from `seed` into `folder` (kept: generated once), each
     side's 7 images in order, the last being the one `bongard run` holds out."""
-    from datasets_io.logo_generation import generate
+    from datasets_io.generation.logo_generation import generate
 
     generate(folder, count, seed)
     return perceived(open_dataset(f"bongard-logo:{folder}", None, {}))

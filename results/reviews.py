@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from datasets_io.generated import Decision
+from datasets_io.generation.generated import Decision
 from results.store import ResultsStore, StoreError
 
 

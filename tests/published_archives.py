@@ -18,7 +18,7 @@ from pathlib import Path
 
 from PIL import Image
 
-from datasets_io.archives import PANEL_PX, WONDERLAND_PROBLEMS, panel_boxes
+from datasets_io.downloads.archives import PANEL_PX, WONDERLAND_PROBLEMS, panel_boxes
 
 SHEET_PX = (2231, 1408)
 GiB = 1 << 30

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from datasets_io.diverse_subsets import (
+from datasets_io.generation.diverse_subsets import (
     cosine_matrix,
     mean_similarity,
     most_diverse_subset,

@@ -18,10 +18,10 @@ from subprocess import CompletedProcess
 import pytest
 from PIL import Image
 
-from datasets_io.archives import PANEL_PX
 from datasets_io.catalog import open_dataset
 from datasets_io.downloads import SOURCES, DownloadError, RepositoryFiles, download
-from datasets_io.fetching import sha256_of
+from datasets_io.downloads.archives import PANEL_PX
+from datasets_io.downloads.fetching import sha256_of
 from datasets_io.problem import Concept
 from results.store import STORE_FILE, ResultsStore
 from tests.cli import run_bongard

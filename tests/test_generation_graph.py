@@ -17,7 +17,7 @@ from agents import registry
 from agents.provider import Provider
 from agents.registry import register_provider
 from datasets_io.catalog import open_dataset
-from datasets_io.generated import Pool
+from datasets_io.generation.generated import Pool
 from graphs.generation.graph import GenerationSettings, ReviewVerdict, checked_decisions, image_id
 from graphs.generation.run import GenerationConfig, resume_generation, start_generation
 from results.reviews import GenerationRecords

@@ -25,7 +25,7 @@ import pytest
 
 from datasets_io.catalog import open_dataset
 from datasets_io.downloads import SOURCES, RepositoryFiles
-from datasets_io.fetching import sha256_of
+from datasets_io.downloads.fetching import sha256_of
 from tests.cli import run_bongard
 from tests.hoi_releases import make_record, write_split
 from tests.openworld_releases import github_release
@@ -317,7 +317,7 @@ PEAK_RSS = """
 import json, sys
 from pathlib import Path
 from datasets_io.downloads import RepositoryFiles, download
-from datasets_io.fetching import DownloadError
+from datasets_io.downloads.fetching import DownloadError
 splits = json.loads(sys.argv[4])
 RepositoryFiles.manifest = lambda self: splits
 try:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from datasets_io.logo_concepts import ShapeTables
-from datasets_io.logo_generation import (
+from datasets_io.generation.logo_concepts import ShapeTables
+from datasets_io.generation.logo_generation import (
     PARTIAL,
     GeneratorUnavailable,
     check_requirements,

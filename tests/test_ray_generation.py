@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from datasets_io.generated import Decision
+from datasets_io.generation.generated import Decision
 from graphs.generation.graph import GenerationState
 from graphs.generation.run import Advanced, Generation, GenerationStatus
 from results.reviews import GenerationRecords

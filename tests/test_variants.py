@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from datasets_io.generated import Decision, Pool, PoolImage, SourceConcept
+from datasets_io.generation.generated import Decision, Pool, PoolImage, SourceConcept
+from datasets_io.generation.variants import impure_matrices, pool_matrices, rejected, tvt_matrices
 from datasets_io.problem import SIDES, Side
-from datasets_io.variants import impure_matrices, pool_matrices, rejected, tvt_matrices
 
 CONTEXT_IMAGES = 5  # source images 0-4 per side, and the side's test image (index 5)
 VARIANTS = 3

@@ -15,7 +15,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from datasets_io.generated import Decision
+from datasets_io.generation.generated import Decision
 from graphs.cli.console import console, error_console
 from graphs.cli.generate_logo import logo
 from graphs.cli.options import (

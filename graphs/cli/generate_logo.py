@@ -35,9 +35,9 @@ def logo(
     """Generate fresh Bongard-LOGO problems with the authors' own generator (PyPI `bongard` 0.0.2), in
     their published layout: problems made today, which no model can have seen. Resumable: problems
     already in DIR are kept. Needs Tk, ghostscript, and Xvfb where there is no display."""
+    from datasets_io.generation.logo_concepts import ShapeTables
+    from datasets_io.generation.logo_generation import check_requirements, generate
     from datasets_io.loaders.logo import PROBLEM_TYPES, TYPE_NAMES
-    from datasets_io.logo_concepts import ShapeTables
-    from datasets_io.logo_generation import check_requirements, generate
 
     chosen = list(dict.fromkeys(part.strip() for part in types.split(",") if part.strip()))
     unknown = [kind for kind in chosen if kind not in PROBLEM_TYPES]

@@ -38,8 +38,8 @@ from agents.call import ImageSource
 from agents.image_embedders import ImageEmbedder
 from agents.image_generators import ImageGenerator
 from agents.prompt_library import prompt_family
-from datasets_io.diverse_subsets import MEAN_SIMILARITY_LIMIT, SUBSETS_PER_SIDE
-from datasets_io.generated import Decision, PoolImage, SourceConcept
+from datasets_io.generation.diverse_subsets import MEAN_SIMILARITY_LIMIT, SUBSETS_PER_SIDE
+from datasets_io.generation.generated import Decision, PoolImage, SourceConcept
 from datasets_io.problem import SIDES, BongardProblem, Panel, PanelRole, Side
 from graphs.answer import CallTrace
 from graphs.generation.tools import FAMILY, IMAGE_SIDE, VARIATIONS, ToolCallError, generation_tools

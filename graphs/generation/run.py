@@ -30,7 +30,7 @@ from agents.secrets import redact
 from datasets_io.catalog import open_dataset
 from datasets_io.concept_groups import check_group
 from datasets_io.errors import DatasetError
-from datasets_io.generated import (
+from datasets_io.generation.generated import (
     MANIFEST_FILE,
     Matrix,
     Pool,

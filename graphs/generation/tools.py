@@ -22,8 +22,12 @@ from agents.call import AgentReply, ImageSource, TaskKind
 from agents.image_embedders import ImageEmbedder
 from agents.image_generators import ImageGenerator
 from agents.prompt_library import prompt_family
-from datasets_io.diverse_subsets import MEAN_SIMILARITY_LIMIT, SUBSETS_PER_SIDE, select_diverse_subsets
-from datasets_io.generated import SourceConcept, build_matrices
+from datasets_io.generation.diverse_subsets import (
+    MEAN_SIMILARITY_LIMIT,
+    SUBSETS_PER_SIDE,
+    select_diverse_subsets,
+)
+from datasets_io.generation.generated import SourceConcept, build_matrices
 from datasets_io.problem import Panel, Side
 from datasets_io.render import save_png
 from graphs.nodes import RunOnly, SolveRuntime, ask, recording_calls

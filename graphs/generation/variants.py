@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 
 from agents.image_embedders import ImageEmbedder
-from datasets_io.generated import MANIFEST_FILE, Matrix, Pool, read_manifest, write_manifest
+from datasets_io.generation.generated import MANIFEST_FILE, Matrix, Pool, read_manifest, write_manifest
+from datasets_io.generation.variants import impure_matrices, pool_matrices, tvt_matrices
 from datasets_io.problem import SIDES
-from datasets_io.variants import impure_matrices, pool_matrices, tvt_matrices
 from graphs.generation.graph import embeddings_file
 
 

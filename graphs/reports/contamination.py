@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from datasets_io.catalog import open_run_dataset
-from datasets_io.logo_generation import read_manifest
+from datasets_io.generation.logo_generation import read_manifest
 from graphs.reports.rates import Rate, overlap_words
 from results.store import ResultsStore
 

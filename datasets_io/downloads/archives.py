@@ -1,6 +1,6 @@
 """Published archives unpacked into a dataset's staging folder, in the layout its loader reads.
 
-Each reads its archive through `datasets_io.unpacking` (surveyed whole, members checked and capped,
+Each reads its archive through `datasets_io.downloads.unpacking` (surveyed whole, members checked and capped,
 copied in chunks) and writes only inside the dataset folder. Errors come out as `ValueError` naming
 the archive and what is wrong with it, so a download can drop the archive and say to fetch it again.
 """
@@ -12,8 +12,8 @@ from pathlib import Path
 
 from PIL import Image
 
-from datasets_io.safe_paths import inside
-from datasets_io.unpacking import ArchiveReader, MiB
+from datasets_io.downloads.safe_paths import inside
+from datasets_io.downloads.unpacking import ArchiveReader, MiB
 
 WONDERLAND_PANELS = Path("data") / "bongard-problems-high-res"
 """Where the Wonderland repository keeps the cropped panels, one `pNNNN/` folder per problem."""

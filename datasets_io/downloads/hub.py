@@ -7,7 +7,7 @@ the first download, pinned with the other first-download checksums once the down
 fetched from then on (said so), and a listing is always of that commit. Nothing a listing says is
 taken as a place unchecked: a dataset id must be `owner/name` in the Hub's characters (its name is
 the folder it goes in, one folder per dataset), a commit 40 hexadecimal digits, a listed path a
-relative one with no `.` or `..` part (`datasets_io.safe_paths`). Requests follow the Hub's public
+relative one with no `.` or `..` part (`datasets_io.downloads.safe_paths`). Requests follow the Hub's public
 HTTP API (the paths `huggingface_hub` uses): `/api/collections/SLUG`, `/api/datasets/ID/revision/main`,
 `/api/datasets/ID/tree/COMMIT?recursive=true` (paged by its `Link: rel="next"` header) and
 `/datasets/ID/resolve/COMMIT/PATH`.
@@ -21,9 +21,9 @@ from typing import Any
 
 import httpx
 
-from datasets_io.fetching import DownloadError, Expected, check_answer, mirrored, unreachable
-from datasets_io.recorded_checksums import RecordedChecksums
-from datasets_io.safe_paths import UnsafeName, commit_id, hub_dataset_id, relative_name
+from datasets_io.downloads.fetching import DownloadError, Expected, check_answer, mirrored, unreachable
+from datasets_io.downloads.pins import RecordedChecksums
+from datasets_io.downloads.safe_paths import UnsafeName, commit_id, hub_dataset_id, relative_name
 
 HUB = "https://huggingface.co"
 SKIPPED = frozenset({".gitattributes"})

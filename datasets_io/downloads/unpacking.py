@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO
 
-from datasets_io.safe_paths import relative_name
+from datasets_io.downloads.safe_paths import relative_name
 
 MARGIN = 4
 """How many times its largest genuine member a member may be."""

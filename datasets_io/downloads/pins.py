@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from datasets_io.fetching import DownloadError
+from datasets_io.downloads.fetching import DownloadError
 
 INSTALLED = "installed"
 

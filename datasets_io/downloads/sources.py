@@ -1,13 +1,13 @@
-"""Datasets fetched from their public sources, pinned and checked, never left half-written.
+"""Every dataset's public source, and the download that fetches, checks, unpacks and pins it.
 
 A dataset is made of parts: files of a public repository at one commit, fetched one by one from
 GitHub's raw file host and each checked against the SHA-256 this toolkit ships for it
 (`data/downloads/NAME.json`, computed from the upstream files at that commit), and published
 archives (OSF, Zenodo, Google Drive), which publish no checksum we could compute, each checked against
 the SHA-256 pinned when it first installed, and the datasets of a Hugging Face collection
-(`datasets_io.hub`: each pinned to a commit when it first installed, every file checked against the
+(`datasets_io.downloads.hub`: each pinned to a commit when it first installed, every file checked against the
 digest the Hub lists). Everything gathers in a staging folder beside the target, archives are
-unpacked into a folder of their own there (`datasets_io.unpacking`: surveyed whole, members checked
+unpacked into a folder of their own there (`datasets_io.downloads.unpacking`: surveyed whole, members checked
 and capped, copied in chunks) and the staging folder is renamed into place only when every part is
 there and checked; only then are new pins written (`RecordedChecksums.save`), so an archive that was
 refused leaves no pin for the genuine one to fail against. A cut, a refused connection or a wrong
@@ -29,11 +29,21 @@ from pathlib import Path
 
 import httpx
 
-from datasets_io.archives import unpack_hoi_annotations, unpack_openworld_images, unpack_wonderland_sheets
-from datasets_io.fetching import MIRROR_ENV, DigestMismatch, DownloadError, Expected, fetch, mirrored
-from datasets_io.hub import HubCollection, HubFile
-from datasets_io.recorded_checksums import RecordedChecksums
-from datasets_io.safe_paths import inside
+from datasets_io.downloads.archives import (
+    unpack_hoi_annotations,
+    unpack_openworld_images,
+    unpack_wonderland_sheets,
+)
+from datasets_io.downloads.fetching import (
+    DigestMismatch,
+    DownloadError,
+    Expected,
+    fetch,
+    mirrored,
+)
+from datasets_io.downloads.hub import HubCollection, HubFile
+from datasets_io.downloads.pins import RecordedChecksums
+from datasets_io.downloads.safe_paths import inside
 
 RAW_HOST = "https://raw.githubusercontent.com"
 PARALLEL = 8
@@ -48,7 +58,6 @@ and Hugging Face) for when the crawled URLs have gone; `confirm=t` skips Drive's
 large to scan."""
 Progress = Callable[[int, int], None]
 """`progress(done, total)` after each file or archive."""
-__all__ = ["MIRROR_ENV", "SOURCES", "Archive", "DownloadError", "Downloaded", "RepositoryFiles", "Source"]
 
 
 @dataclass(frozen=True)

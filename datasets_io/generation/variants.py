@@ -22,8 +22,12 @@ from typing import Any, Literal
 
 import numpy as np
 
-from datasets_io.diverse_subsets import MEAN_SIMILARITY_LIMIT, SUBSETS_PER_SIDE, select_diverse_subsets
-from datasets_io.generated import Matrix, Pool, PoolImage, build_matrices, matrix_id
+from datasets_io.generation.diverse_subsets import (
+    MEAN_SIMILARITY_LIMIT,
+    SUBSETS_PER_SIDE,
+    select_diverse_subsets,
+)
+from datasets_io.generation.generated import Matrix, Pool, PoolImage, build_matrices, matrix_id
 from datasets_io.problem import SIDES, Side
 
 Split = Literal["train", "validation", "test"]

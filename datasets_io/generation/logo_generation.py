@@ -4,7 +4,7 @@ PyPI `bongard` 0.0.2 is Bongard-LOGO's generator (NVlabs, MIT): a free-form prob
 share one stroke program and its seven negatives each perturb it; a basic problem's positives show
 one shape (or two) that each negative swaps for another of its super class; an abstract problem's
 positives are shapes with an attribute (or two) that its negatives lack. Basic and abstract problems
-need the authors' shape tables, read from the user's checkout (`datasets_io.logo_concepts`).
+need the authors' shape tables, read from the user's checkout (`datasets_io.generation.logo_concepts`).
 Problems made today cannot be in any model's training data, so a figure measured on them is not
 memory (and they measure the offline agent on problems its design never saw). The package draws
 with Tk's turtle and writes PostScript, so it needs Tk, ghostscript and a display: a virtual one
@@ -43,8 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from datasets_io.errors import BongardError
-from datasets_io.loaders.logo import IMAGES_PER_SIDE, TYPE_NAMES
-from datasets_io.logo_concepts import (
+from datasets_io.generation.logo_concepts import (
     ShapeTables,
     ShapeTablesError,
     abstract_attributes,
@@ -52,6 +51,7 @@ from datasets_io.logo_concepts import (
     basic_concept,
     basic_shapes,
 )
+from datasets_io.loaders.logo import IMAGES_PER_SIDE, TYPE_NAMES
 
 GENERATOR = "bongard"
 GENERATOR_VERSION = "0.0.2"
