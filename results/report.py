@@ -19,8 +19,9 @@ from pathlib import Path
 import pandas as pd
 
 from datasets_io.sqlite_errors import reading_uri
-from results.counting import DEFAULT_COUNTING, AggregateError, Counting, unscored_text
+from results.counting import DEFAULT_COUNTING, AggregateError, Counting, solved_count, unscored_text
 from results.figures import FigureFormat
+from results.intervals import wilson
 from results.report_figures import write_figures
 from results.report_rows import (
     COMPARISON_COLUMNS,
@@ -75,6 +76,28 @@ def comparison_table(problems: pd.DataFrame, by: Sequence[str] = ROW_KEY) -> pd.
     unknown where any of its parts' is (`report_rows.comparison_rows`)."""
     rows = comparison_rows(problems.to_dict("records"), by)
     return _floats(pd.DataFrame(rows, columns=[*by, *COMPARISON_COLUMNS]))
+
+
+def accuracy_per_group(problems: pd.DataFrame, heading: str) -> pd.DataFrame:
+    """Solved problems and accuracy per strategy, model, dataset and the `heading` column (a
+    problem's group): accuracy is solved / n, the problems scored (failed ones outside n, counted
+    apart), with its 95% Wilson interval, as the run table's."""
+    table = (
+        problems.groupby(["strategy", "model", "dataset", heading], sort=True)
+        .agg(
+            problems=("problem", "count"),
+            n=("scored", "sum"),
+            failed=("failed", "sum"),
+            solved=("solved", "sum"),
+        )
+        .reset_index()
+    )
+    table["solved"] = table["solved"].map(solved_count)
+    table["accuracy"] = (table["solved"] / table["n"].where(table["n"] > 0)).round(3)
+    bounds = [wilson(float(s), float(n)) for s, n in zip(table["solved"], table["n"], strict=True)]
+    table["accuracy_low"] = [low for low, _ in bounds]
+    table["accuracy_high"] = [high for _, high in bounds]
+    return table
 
 
 def _floats(frame: pd.DataFrame) -> pd.DataFrame:

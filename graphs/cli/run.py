@@ -859,7 +859,7 @@ def compare(
         console.print(f"the runs compared have no stored item yet: nothing to tabulate or plot ({out})")
         return
     console.print(markdown(table))
-    from graphs.reports.side_by_side import side_by_side_lines
+    from results.side_by_side import side_by_side_lines
 
     for heading, lines in side_by_side_lines(store, selection.run_ids, table):
         console.print(f"\n{heading}:")

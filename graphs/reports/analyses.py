@@ -1,6 +1,6 @@
 """Analyses across stored runs: which runs go together, and what each analysis needs of them.
 
-The tables themselves come from `datasets_io` (query accuracy, Type I-IV sets)
+The tables themselves come from `results` (query accuracy, Type I-IV sets, accuracy per group)
 and `judges` (rule-description similarity); this module picks the runs out of
 the store, checks they are the runs an analysis needs, and says what is missing
 (an unjudged run solves nothing until it is judged).
@@ -17,10 +17,9 @@ from datasets_io.catalog import Dataset, open_run_dataset
 from datasets_io.wonderland_categories import wonderland_category
 from graphs.registry import StrategyError, get_strategy
 from judges.metrics import METRICS, MetricScore, concept_metrics
-from results.counting import DEFAULT_COUNTING, Counting, solved_count
-from results.intervals import wilson
+from results.counting import DEFAULT_COUNTING, Counting
 from results.probe_report import panel_hits, problems_meeting
-from results.report import problems_frame, runs_frame, solved_problems
+from results.report import accuracy_per_group, problems_frame, runs_frame, solved_problems
 from results.store import ResultsStore
 from results.task2 import CRITERION_WORDS, ProbeCriterion
 from results.task_types import TASKS, TaskTypes
@@ -129,23 +128,7 @@ def accuracy_by(
             problems["run_id"], problems["dataset"], problems["problem"], strict=True
         )
     ]
-    table = (
-        problems.assign(**{heading: keys})
-        .groupby(["strategy", "model", "dataset", heading], sort=True)
-        .agg(
-            problems=("problem", "count"),
-            n=("scored", "sum"),
-            failed=("failed", "sum"),
-            solved=("solved", "sum"),
-        )
-        .reset_index()
-    )
-    table["solved"] = table["solved"].map(solved_count)
-    table["accuracy"] = (table["solved"] / table["n"].where(table["n"] > 0)).round(3)
-    bounds = [wilson(float(s), float(n)) for s, n in zip(table["solved"], table["n"], strict=True)]
-    table["accuracy_low"] = [low for low, _ in bounds]
-    table["accuracy_high"] = [high for _, high in bounds]
-    return table
+    return accuracy_per_group(problems.assign(**{heading: keys}), heading)
 
 
 def group_accuracy(

@@ -463,7 +463,7 @@ def compare_page(request: Request) -> Response:
 
                 # chosen by hand, so counted, but never as complete; never a mixed row
                 viewer.incomplete[key] = select_runs(store, chosen, include_incomplete=True).incomplete
-                from graphs.reports.side_by_side import side_by_side_lines
+                from results.side_by_side import side_by_side_lines
 
                 problems = problems_frame(store, chosen)
                 table = comparison_table(problems)

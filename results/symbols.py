@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from graphs.reports.rates import Rate, overlap_words
+from results.rates import Rate, overlap_words
 
 PIXELS, SYMBOLS = "direct-rule-learning", "symbolic-rule-learning"
 

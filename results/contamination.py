@@ -15,7 +15,7 @@ import pandas as pd
 
 from datasets_io.catalog import open_run_dataset
 from datasets_io.generation.logo_generation import read_manifest
-from graphs.reports.rates import Rate, overlap_words
+from results.rates import Rate, overlap_words
 from results.store import ResultsStore
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from graphs.reports.contamination import contrasts
-from graphs.reports.mixtures import mixture_rows
-from graphs.reports.symbols import pixels_and_symbols
+from results.contamination import contrasts
+from results.mixtures import mixture_rows
 from results.store import ResultsStore
+from results.symbols import pixels_and_symbols
 
 Section = tuple[str, list[str]]
 
