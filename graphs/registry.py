@@ -299,11 +299,53 @@ STRATEGIES: Registry[StrategyInfo[Any]] = Registry(ENTRY_POINT_GROUP, "strategy"
 StrategyDecorator = Callable[[Callable[[], Graph]], Callable[[], Graph]]
 
 
-def strategy(name: str, **info: Any) -> StrategyDecorator:
-    """Decorator: register the graph builder it wraps as strategy `name` (options default: none)."""
+def strategy(
+    name: str,
+    *,
+    family: str,
+    paper: str,
+    section: str,
+    roles: tuple[str, ...],
+    calls: str,
+    options: type[StrategyOptions] = NoOptions,
+    prepare: Callable[[Preparation[Any]], Any] | None = None,
+    needs_test_panels: bool = False,
+    recursion_limit: int = 25,
+    judged: bool = False,
+    judge_style: JudgeStyle = "strict",
+    decoding: Mapping[str, Any] | None = None,
+    card: ProtocolCard | None = None,
+    count: Callable[[Shape[Any]], int] | None = None,
+    protocols: tuple[PaperProtocol, ...] = (),
+    reads_label_table: bool = False,
+    reuses: dict[str, tuple[str, str]] | None = None,
+) -> StrategyDecorator:
+    """Decorator: register the graph builder it wraps as strategy `name`. Every field is a typed
+    keyword (`StrategyInfo` says what each means), so a type checker catches a plugin's missing or
+    misspelt one before it runs; options default to none."""
 
     def register(build: Callable[[], Graph]) -> Callable[[], Graph]:
-        described = StrategyInfo(name=name, build=build, **{"options": NoOptions, **info})
+        described: StrategyInfo[Any] = StrategyInfo(
+            name=name,
+            family=family,
+            paper=paper,
+            section=section,
+            roles=roles,
+            calls=calls,
+            build=build,
+            options=options,
+            prepare=prepare,
+            needs_test_panels=needs_test_panels,
+            recursion_limit=recursion_limit,
+            judged=judged,
+            judge_style=judge_style,
+            decoding=dict(decoding or {}),
+            card=card,
+            count=count,
+            protocols=protocols,
+            reads_label_table=reads_label_table,
+            reuses=dict(reuses or {}),
+        )
         STRATEGIES.register(name, described, source=build.__module__)
         return build
 
