@@ -9,10 +9,11 @@ with one warning, and the decorator's fields are typed, so mypy catches the miss
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from langchain_core.language_models import FakeListChatModel
 from mypy import api as mypy_api
 
 from agents import registry
@@ -36,7 +37,9 @@ def no_calls() -> Graph:
 
 
 def impostor_provider() -> Provider:
-    return Provider(name="openai", summary="not OpenAI", build=lambda model, params: None)
+    return Provider(
+        name="openai", summary="not OpenAI", build=lambda model, params: FakeListChatModel(responses=[])
+    )
 
 
 def fresh_providers(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -77,7 +80,7 @@ def test_an_in_process_embedding_judge_is_refused_before_and_after_the_built_in_
 
 
 @pytest.fixture
-def broken_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def broken_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """A package whose strategy module raises on import, installed beside the built-ins."""
     STRATEGIES.names()
     for attribute in ("_entries", "_sources", "_left_out"):
