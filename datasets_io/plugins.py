@@ -118,12 +118,6 @@ class Registry(Generic[T]):
             )
         return self._entries[name]
 
-    def load_all(self) -> dict[str, T]:
-        """Every entry, all entry points loaded (for listings)."""
-        for entry in list(self._entry_points().values()):
-            self._load(entry)
-        return dict(self._entries)
-
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and name in self.names()
 

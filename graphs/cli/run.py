@@ -46,14 +46,19 @@ if TYPE_CHECKING:  # the graphs room loads LangGraph: imported by the commands t
     from graphs.runs.runner import ItemOutcome, RunConfig, Runner
     from judges.styles import JudgeStyle
 
-DEFAULT_RUN: dict[str, Any] = {
-    "strategy": "images-to-sides",
-    "model": "perception",
-    "dataset": "bongard-classic",
-    "options": ["holdout_test=true"],
-    "concurrency": 8,
-}
-"""The embedded default: no keys, no GPU, no network."""
+
+@dataclass(frozen=True)
+class DefaultRun:
+    """The embedded default: no keys, no GPU, no network."""
+
+    strategy: str = "images-to-sides"
+    model: str = "perception"
+    dataset: str = "bongard-classic"
+    options: tuple[str, ...] = ("holdout_test=true",)
+    concurrency: int = 8
+
+
+DEFAULT_RUN = DefaultRun()
 
 EXIT_NOT_ALL_DONE = 3
 """`bongard run` ended with some items done and others failed or left for a resume; `bongard judge`
@@ -332,14 +337,14 @@ def _data_for_the_default_run(home: Path | None) -> Path | None:
     from datasets_io.downloads import DownloadError
     from graphs.cli.fetching import download_dir, fetch_dataset
 
-    if (default_data_dir() / DEFAULT_RUN["dataset"]).is_dir():
+    if (default_data_dir() / DEFAULT_RUN.dataset).is_dir():
         return None
     to = download_dir(home)
-    if (to / DEFAULT_RUN["dataset"]).is_dir():
+    if (to / DEFAULT_RUN.dataset).is_dir():
         return to  # fetched into this workspace before
-    console.print(f"no {DEFAULT_RUN['dataset']} data found: fetching it into {to}")
+    console.print(f"no {DEFAULT_RUN.dataset} data found: fetching it into {to}")
     try:
-        fetch_dataset(DEFAULT_RUN["dataset"], to, home)
+        fetch_dataset(DEFAULT_RUN.dataset, to, home)
     except DownloadError as error:
         raise DownloadError(
             f"{error}. Without a network: run `bongard datasets download bongard-classic --to DIR` where "
@@ -412,11 +417,11 @@ class NewRun:
             return self
         return replace(
             self,
-            strategy=DEFAULT_RUN["strategy"],
-            model=DEFAULT_RUN["model"],
-            dataset=DEFAULT_RUN["dataset"],
-            option=[*self.option, *DEFAULT_RUN["options"]],
-            concurrency=max(self.concurrency, DEFAULT_RUN["concurrency"]),
+            strategy=DEFAULT_RUN.strategy,
+            model=DEFAULT_RUN.model,
+            dataset=DEFAULT_RUN.dataset,
+            option=[*self.option, *DEFAULT_RUN.options],
+            concurrency=max(self.concurrency, DEFAULT_RUN.concurrency),
         )
 
     def config(self) -> RunConfig:

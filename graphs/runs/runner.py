@@ -321,13 +321,14 @@ class Runner:
         return in_flight(self.config.concurrency, gates)
 
     def pending(self, run_id: str, retry_errors: bool) -> list[tuple[ProblemSummary, int]]:
-        done = self.store.finished_items(run_id)
-        failed = set() if retry_errors else self.store.failed_items(run_id)
+        skipped = self.store.finished_items(run_id)
+        if not retry_errors:
+            skipped |= self.store.failed_items(run_id)
         return [
             (problem, attempt)
             for problem in self.problems
             for attempt in range(self.config.attempts)
-            if (problem.key, attempt) not in done | failed
+            if (problem.key, attempt) not in skipped
         ]
 
     async def run(
