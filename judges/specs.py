@@ -30,6 +30,8 @@ solving stopped re-asking by default)."""
 JudgeKind = Callable[[str], Judge]
 """The argument after `KIND:` -> a ready judge."""
 JUDGE_KINDS: Registry[JudgeKind] = Registry(ENTRY_POINT_GROUP, "judge kind")
+"""Judge kinds by name (`KIND` of a `KIND:ARGUMENT` judge spec): a function from the argument to a
+judge. Built-ins and plugins arrive through the entry-point group `bongard_agents.judges`."""
 
 
 def build_judge(
