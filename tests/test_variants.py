@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from datasets_io.generation.generated import Decision, Pool, PoolImage, SourceConcept
+from datasets_io.generation.generated import Decision, Matrix, Pool, PoolImage, SourceConcept
 from datasets_io.generation.variants import impure_matrices, pool_matrices, rejected, tvt_matrices
 from datasets_io.problem import SIDES, Side
 
@@ -53,15 +53,18 @@ def test_p_panel_problems_pair_every_left_subset_with_every_right_one() -> None:
 
 
 def test_without_removal_images_are_reused_more() -> None:
+    """Algorithm 2 with removal drops each round's most redundant image from the pool, so later
+    subsets reach further: on this pool 10 distinct left images against 7 without (measured; equal
+    counts would mean `remove` went unheeded)."""
     found = pool()
     vectors = embeddings(found)
     kept = pool_matrices(found, vectors, panels=3, seed=0, count=4, remove=False)
     removed = pool_matrices(found, vectors, panels=3, seed=0, count=4, remove=True)
 
-    def distinct(matrices: list) -> int:  # type: ignore[type-arg]
+    def distinct(matrices: list[Matrix]) -> int:
         return len({i for m in matrices for i in m.left})
 
-    assert distinct(kept) <= distinct(removed)
+    assert (distinct(kept), distinct(removed)) == (7, 10)
 
 
 def test_tvt_splits_draw_their_test_images_from_disjoint_source_images() -> None:
