@@ -9,7 +9,6 @@ call's images and prior turns, the sheet's size and layout, and the decoding sen
 
 from __future__ import annotations
 
-import base64
 import io
 import json
 import re
@@ -28,6 +27,7 @@ from datasets_io.render import BORDER_GREY, COLUMNS_PER_SIDE, SEPARATOR_BLACK, S
 from graphs.registry import get_strategy, strategy_names
 from results.store import STORE_FILE, ResultsStore
 from tests.cli import run_bongard
+from tests.sent_requests import sent_images
 from tests.standins.protocols import OpenAIChat
 from tests.standins.schema_replies import minimal_reply, output_schema
 from tests.standins.server import StandInServer
@@ -159,17 +159,6 @@ def test_the_table_agrees_with_itself() -> None:
     """Calls count sheets exactly where a sheet is expected."""
     for name, protocol in PROTOCOLS.items():
         assert any(call.sheets for call in protocol.calls) == (protocol.sheet is not None), name
-
-
-def sent_images(body: Mapping[str, Any]) -> list[bytes]:
-    """Every image of a request, decoded from its data URL, in message order."""
-    return [
-        base64.b64decode(block["image_url"]["url"].split(",", 1)[1])
-        for message in body["messages"]
-        if isinstance(message["content"], list)
-        for block in message["content"]
-        if block.get("type") == "image_url"
-    ]
 
 
 def decoded_sheet(data: bytes) -> Sheet:

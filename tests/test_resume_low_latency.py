@@ -17,8 +17,8 @@ from pathlib import Path
 from results.store import STORE_FILE, ResultsStore
 from tests.cli import run_bongard
 from tests.killed_runs import kill, respond, run_args, start, wait_for
+from tests.sent_requests import sent_images
 from tests.standins.server import Recorded, StandIn
-from tests.test_protocol_requests import sent_images
 
 LATENCY_S = 0.005
 SETTLED_S = 0.3

@@ -16,10 +16,10 @@ from graphs.answer import Answer
 from graphs.registry import get_strategy
 from results.store import STORE_FILE, ResultsStore
 from tests.cli import run_bongard
+from tests.sent_requests import sent_images
 from tests.standins.protocols import OpenAIChat
 from tests.standins.schema_replies import output_schema
 from tests.standins.server import StandInServer
-from tests.test_protocol_requests import sent_images
 
 CONTEXT = 10
 """Classic problem 1's context panels with panels 5 and 11 held out."""

@@ -15,10 +15,10 @@ from graphs.registry import get_strategy
 from results.intervals import wilson
 from results.store import STORE_FILE, ResultsStore
 from tests.cli import run_bongard
+from tests.logo_releases import FOUR_STROKES, make_task, programs_for, write_json
 from tests.standins.protocols import OpenAIChat
 from tests.standins.schema_replies import minimal_reply
 from tests.standins.server import StandInServer
-from tests.test_loader_logo import FOUR_STROKES, make_task, programs_for, write_json
 
 FORMAT = "bongard-logo"
 TASK = "ff_nact4_0007"
