@@ -1,1 +1,1 @@
-"""Who answers: chat models and non-LLM agents behind one LangChain interface."""
+"""bongard-agents: who answers: chat models and non-LLM agents behind one LangChain interface."""

@@ -1,1 +1,2 @@
-"""What is solved: problems, dataset loaders, downloads, rendering; results go to `results`."""
+"""bongard-agents: what is solved: problems, dataset loaders, downloads, rendering; results go to
+`results`."""

@@ -1,4 +1,4 @@
-"""How a problem is solved: LangGraph strategies, the dataset runner and the CLI.
+"""bongard-agents: how a problem is solved: LangGraph strategies, the dataset runner and the CLI.
 
 Three strata, each importing only the ones below it:
 

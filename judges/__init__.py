@@ -1,1 +1,1 @@
-"""Was it right: verdicts, voting ensembles, text metrics and agreement statistics."""
+"""bongard-agents: was it right: verdicts, voting ensembles, text metrics and agreement statistics."""

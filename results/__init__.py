@@ -1,2 +1,2 @@
-"""Where every number comes from: the results store, and each rate, interval, count, table and
+"""bongard-agents: where every number comes from: the results store, and each rate, interval, count, table and
 figure read from it."""
