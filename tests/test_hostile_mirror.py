@@ -235,12 +235,15 @@ def test_other_bytes_than_the_pinned_ones_are_refused_and_repin_takes_them_on_pu
     before = files_under(tmp_path)
     line = refusal(hoi.download(tmp_path / "second"))
     assert "does not match its SHA-256" in line and "bongard datasets download bongard-hoi --repin" in line
-    assert files_under(tmp_path) - before == set() and pins(hoi.home) == pinned
-    changed = sha256_of(hoi.archive)
-    repinned = hoi.download(tmp_path / "second", "--repin")
+    assert files_under(tmp_path) == before and pins(hoi.home) == pinned
+    assert not (tmp_path / "second" / ".bongard-hoi.partial").exists()
+    changed = hoi.archive.read_bytes()
+    hoi.installs(tmp_path / "second")  # the genuine bytes again: the same command installs them
+    hoi.archive.write_bytes(changed)
+    repinned = hoi.download(tmp_path / "third", "--repin")
     assert repinned.returncode == 0, repinned.stderr
     assert "its earlier pin was replaced" in repinned.stdout
-    assert pins(hoi.home)[ANNOTATIONS.url] == {"pin": changed, "installed": True}
+    assert pins(hoi.home)[ANNOTATIONS.url] == {"pin": sha256_of(hoi.archive), "installed": True}
 
 
 def test_a_pin_no_install_confirmed_is_not_trusted(hoi: HoiMirror, tmp_path: Path) -> None:
@@ -352,12 +355,21 @@ def test_a_gigabyte_image_in_a_megabyte_zip_is_refused_with_the_memory_bounded(
     assert int(said["peak-rss-kib"]) < RSS_LIMIT_KIB, said
     assert not (to / "bongard-openworld").exists() and not (to / ".bongard-openworld.partial").exists()
     assert not checksums.exists()
+    images_backup(openworld.upstream, openworld.backup)
+    done = openworld.download(to)
+    assert done.returncode == 0, done.stderr
 
 
 # --- the Wonderland sheets: images cut from sheets ------------------------------------------------
 
 WONDERLAND = SOURCES["bongard-wonderland"]
 SHEETS = WONDERLAND.archives[0]
+
+
+@pytest.fixture(scope="module")
+def genuine_sheets(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Path:
+    """The 100 sheets, as OSF serves them, built once for the module."""
+    return sheets_zip(shared_data, tmp_path_factory.mktemp("sheets") / "bpimgs.zip")
 
 
 @pytest.mark.parametrize(
@@ -368,7 +380,13 @@ SHEETS = WONDERLAND.archives[0]
     ],
 )
 def test_a_decompression_bomb_sheet_is_refused_in_one_line_before_it_is_decoded(
-    width: int, height: int, why: str, shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    width: int,
+    height: int,
+    why: str,
+    genuine_sheets: Path,
+    shared_data: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     rules = shared_data / "bongard-classic" / "bp_solutions.json"
     monkeypatch.setattr(
@@ -383,9 +401,13 @@ def test_a_decompression_bomb_sheet_is_refused_in_one_line_before_it_is_decoded(
         before = files_under(tmp_path)
         args = ("datasets", "download", "bongard-wonderland", "--to", tmp_path / "data", "--home", home)
         line = refusal(run_bongard(*args, "--mirror", server.url))
-    assert why in line and "p0001.png" in line and "refused before decoding" in line, line
-    assert files_under(tmp_path) == before and not pins(home)
-    assert not (tmp_path / "data" / ".bongard-wonderland.partial").exists()
+        assert why in line and "p0001.png" in line and "refused before decoding" in line, line
+        assert files_under(tmp_path) == before and not pins(home)
+        assert not (tmp_path / "data" / ".bongard-wonderland.partial").exists()
+        archive.write_bytes(genuine_sheets.read_bytes())  # the genuine sheets: the same command installs
+        done = run_bongard(*args, "--mirror", server.url)
+    assert done.returncode == 0, done.stderr
+    assert len(list((tmp_path / "data" / "bongard-wonderland" / "data" / "bpimgs").glob("p*.png"))) == 100
 
 
 # --- a Hugging Face collection ---------------------------------------------------------------------
