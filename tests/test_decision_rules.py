@@ -10,14 +10,19 @@ guards rounding).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from datasets_io.problem import Concept
+from datasets_io.records import Answer
 from judges.ensemble import JudgeEnsemble
 from judges.errors import JudgeError
 from judges.verdict import Verdict, decide
 from results.counting import Aggregate, AggregateError, solved_count
 from results.intervals import clustered_wilson, design_effect, wilson
+from results.report_rows import UnknownJudging, resolved_judging
+from results.store import STORE_FILE, ResultsStore, judging_id
 
 
 def verdicts(*labels: str) -> list[Verdict]:
@@ -154,3 +159,37 @@ def test_at_least_k_is_refused_on_a_run_with_fewer_attempts_and_nothing_else_is(
 @pytest.mark.parametrize(("shares", "count"), [(2.5, 3), (2.49, 2), (0.0, 0), (0.5, 1)])
 def test_a_tables_count_rounds_half_up(shares: float, count: int) -> None:
     assert solved_count(shares) == count
+
+
+def judged_store(tmp_path: Path) -> tuple[ResultsStore, str, str]:
+    """A store with one judged run (two judgings, the lenient one first) and one never judged."""
+    store = ResultsStore(tmp_path / STORE_FILE)
+    judged, never = (
+        store.create_run({"strategy": "open-ended", "dataset": "d", "agents": {}}, "t") for _ in "ab"
+    )
+    for run_id in (judged, never):
+        store.save_item(run_id, "d/1", 0, Answer(strategy="open-ended", problem="d/1", text="x"), None)
+    for judging in ("strict|embedding:0.01", "strict|embedding:0.99"):
+        store.save_judging(judged, "d/1", 0, judging, "vote:1", True, verdicts("ok"))
+    return store, judged, never
+
+
+def test_a_judging_is_named_by_its_name_or_its_short_id_on_every_judged_run(tmp_path: Path) -> None:
+    store, judged, never = judged_store(tmp_path)
+    lenient = "strict|embedding:0.01@vote:1"
+    assert resolved_judging(store, [judged, never], lenient) == lenient
+    assert resolved_judging(store, [never, judged], judging_id(lenient)) == lenient
+    assert resolved_judging(store, [never], "anything") == "anything"  # nothing to choose from
+
+
+def test_a_judging_a_judged_run_lacks_is_refused_naming_its_judgings(tmp_path: Path) -> None:
+    store, judged, never = judged_store(tmp_path)
+    with pytest.raises(UnknownJudging) as refused:
+        resolved_judging(store, [never, judged], "strict|embedding:0.1@vote:1")
+    names = [judging.name for judging in store.judgings(judged)]
+    listed = ", ".join(f"{judging_id(name)} {name}" for name in names)
+    assert str(refused.value) == (
+        f"run {judged} has no judging 'strict|embedding:0.1@vote:1' (did you mean "
+        f"'strict|embedding:0.01@vote:1'?); its judgings, oldest first: {listed} "
+        f"(`bongard runs show {judged}`)"
+    )

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 
 import pytest
 
-from graphs.programs.language import MAX_CHARACTERS, MAX_DEPTH, RuleError, parse_rule, symbols_of
+from graphs.programs.language import MAX_CHARACTERS, MAX_DEPTH, MAX_NODES, RuleError, parse_rule, symbols_of
 from graphs.programs.search import Panel, score, search, vlp_weight
 
 VOCABULARY = ["figures", "closed_figures", "triangles", "circles", "holes"]
@@ -107,3 +107,66 @@ def test_vlp_ranking_prefers_the_rule_whose_symbols_are_likelier_under_its_weigh
     assert found.separates and str(found.rule) == "y > 0.5 and z > 0.5"
     assert vlp_weight(6, 3, 6, 6) == 6 / 9 and vlp_weight(0, 4, 6, 6) == 0.01
     assert str(search(panels([{"x": 1}] * 6, [{"x": 0}] * 6), ["x"], "vlp").rule) == "x > 0.5"
+
+
+# --- the language's limits and messages, each at its edge (issue 48: mutants that survived) -------
+
+LIMITS = ["figures", "holes", "triangles"]
+
+
+def refusal_of(text: str) -> str:
+    with pytest.raises(RuleError) as refused:
+        parse_rule(text, LIMITS)
+    return str(refused.value)
+
+
+def padded(length: int) -> str:
+    """`figures <= 1` padded inside to `length` characters (the ends are stripped before counting)."""
+    return "figures" + " " * (length - len("figures<= 1")) + "<= 1"
+
+
+def test_a_rule_of_the_longest_length_is_read_and_one_character_more_is_refused() -> None:
+    assert str(parse_rule(padded(MAX_CHARACTERS), LIMITS)) == "figures <= 1"
+    assert refusal_of(padded(MAX_CHARACTERS + 1)) == (
+        f"the rule is {MAX_CHARACTERS + 1} characters long; at most {MAX_CHARACTERS} are read"
+    )
+
+
+@pytest.mark.parametrize("opening", ["(", "not "])
+def test_the_deepest_nesting_is_read_and_one_level_more_is_refused(opening: str) -> None:
+    closing = ")" if opening == "(" else ""
+    deepest = opening * MAX_DEPTH + "figures > 1" + closing * MAX_DEPTH
+    assert parse_rule(deepest, LIMITS).holds({"figures": 2}) is (opening == "(" or MAX_DEPTH % 2 == 0)
+    deeper = opening * (MAX_DEPTH + 1) + "figures > 1" + closing * (MAX_DEPTH + 1)
+    assert (
+        refusal_of(deeper) == f"the rule nests deeper than {MAX_DEPTH} levels or has over {MAX_NODES} parts"
+    )
+
+
+def test_a_rule_of_the_most_parts_is_read_and_one_part_more_is_refused() -> None:
+    most = " or ".join(["figures > 1"] * (MAX_NODES - 1))  # the disjunction and its comparisons
+    assert str(parse_rule(most, LIMITS)) == most
+    assert refusal_of(f"{most} or figures > 1") == f"the rule has over {MAX_NODES} parts"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("figures <=", "not a rule of the language at character 9: 'figures <='"),
+        ("figures", "not a rule of the language at character 1: 'figures'"),
+        ("figures < 1000000001", "the number 1000000001 is beyond 1e+09"),
+        ("figures < 1e999", "the number 1e999 is beyond 1e+09"),
+        ("a > 1 and b < 2", "unknown symbol(s) a, b: the vocabulary is figures, holes, triangles"),
+    ],
+)
+def test_what_is_no_rule_is_refused_saying_why(text: str, message: str) -> None:
+    assert refusal_of(text) == message
+
+
+def test_the_largest_number_is_read_and_values_read_as_written() -> None:
+    assert str(parse_rule("figures < 1e9", LIMITS)) == "figures < 1000000000"
+    assert str(parse_rule("figures < 1e-5", LIMITS)) == "figures < 1e-05"
+    assert str(parse_rule("false", LIMITS)) == "false"
+    assert parse_rule("holes == 0", LIMITS).holds({})  # a symbol a panel lacks counts 0
+    assert parse_rule("figures < holes", LIMITS).holds({"figures": 1, "holes": 2})
+    assert not parse_rule("figures < holes", LIMITS).holds({"figures": 2, "holes": 1})

@@ -103,3 +103,22 @@ def test_impure_problems_swap_one_context_image_per_side_for_a_rejected_one() ->
             assert len(changed) == 1 and after[changed[0]] in bad
     accepted_only = Pool(concepts=found.concepts, images=[i for i in found.images if i.accepted])
     assert impure_matrices(matrices, accepted_only, seed=4) == ([], len(matrices))
+
+
+def test_removal_is_the_default_as_in_algorithm_2() -> None:
+    found = pool()
+    vectors = embeddings(found)
+    assert pool_matrices(found, vectors, panels=3, seed=0, count=4) == pool_matrices(
+        found, vectors, panels=3, seed=0, count=4, remove=True
+    )
+
+
+def test_every_variant_is_the_same_for_the_same_seed_and_numbers_its_problems_in_order() -> None:
+    """A dataset variant is reproduced from its seed alone: each draw is seeded by the problem."""
+    found = pool()
+    vectors = embeddings(found)
+    splits = tvt_matrices(found, vectors, panels=2, seed=1, count=2)
+    assert splits == tvt_matrices(found, vectors, panels=2, seed=1, count=2)
+    assert [m.id for m in splits["train"]] == [n * 1000 + 7 for n in range(4)]  # one per context pair
+    matrices = pool_matrices(found, vectors, panels=2, seed=0, count=2)
+    assert impure_matrices(matrices, found, seed=4) == impure_matrices(matrices, found, seed=4)
