@@ -28,6 +28,7 @@ from datasets_io.downloads import SOURCES, RepositoryFiles
 from datasets_io.downloads.fetching import sha256_of
 from tests.cli import run_bongard
 from tests.hoi_releases import make_record, write_split
+from tests.mounts import small_tmpfs
 from tests.openworld_releases import github_release
 from tests.published_archives import (
     GiB,
@@ -52,6 +53,15 @@ RSS_LIMIT_KIB = 300 * 1024
 
 def served(url: str) -> str:
     return url.split("://", 1)[1]
+
+
+def download_command(
+    name: str, to: Path, home: Path, mirror: StandInServer, *more: str
+) -> CompletedProcess[str]:
+    """`bongard datasets download NAME` into `to`, from the mirror, with its own workspace."""
+    return run_bongard(
+        "datasets", "download", name, "--to", to, "--home", home, "--mirror", mirror.url, *more
+    )
 
 
 def refusal(result: CompletedProcess[str]) -> str:
@@ -86,18 +96,7 @@ class HoiMirror:
     images: Path
 
     def download(self, to: Path, *more: str) -> CompletedProcess[str]:
-        args = (
-            "datasets",
-            "download",
-            "bongard-hoi",
-            "--to",
-            to,
-            "--home",
-            self.home,
-            "--mirror",
-            self.server.url,
-        )
-        return run_bongard(*args, *more)
+        return download_command("bongard-hoi", to, self.home, self.server, *more)
 
     def installs(self, to: Path) -> None:
         """The genuine tar, served now, installs with the same command and loads."""
@@ -186,12 +185,8 @@ def test_a_gigabyte_member_in_a_megabyte_tar_is_over_the_cap(
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
     """A 128 MiB tmpfs."""
-    mount = tmp_path / "small"
-    mount.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=128m", "tmpfs", str(mount)]).returncode != 0:
-        pytest.skip("no tmpfs can be mounted here (not root)")
-    yield mount
-    subprocess.run(["umount", "--lazy", str(mount)], check=True)
+    with small_tmpfs(tmp_path / "small", "128m", "no tmpfs can be mounted here (not root)") as mount:
+        yield mount
 
 
 def test_a_member_larger_than_the_free_disk_is_refused_before_a_byte_is_written(
@@ -271,18 +266,7 @@ class OpenWorldMirror:
     home: Path
 
     def download(self, to: Path) -> CompletedProcess[str]:
-        args = (
-            "datasets",
-            "download",
-            "bongard-openworld",
-            "--to",
-            to,
-            "--home",
-            self.home,
-            "--mirror",
-            self.server.url,
-        )
-        return run_bongard(*args)
+        return download_command("bongard-openworld", to, self.home, self.server)
 
 
 @pytest.fixture

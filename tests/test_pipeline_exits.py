@@ -19,7 +19,7 @@ from graphs.cli.run import EXIT_NONE_DONE, EXIT_NOT_ALL_DONE
 from graphs.runs.runner import RunConfig
 from results.store import STORE_FILE, ResultsStore
 from tests.cli import run_bongard
-from tests.read_only import made_read_only
+from tests.mounts import made_read_only
 from tests.standins.protocols import OpenAIChat
 from tests.standins.server import Fault, StandInServer
 from tests.stored_runs import Stored, run_into_store

@@ -29,7 +29,7 @@ from datasets_io.sqlite_errors import SQLiteFileError
 from graphs.runs.checkpoints import CHECKPOINTS_FILE, open_checkpoints
 from results.store import STORE_FILE, ResultsStore, StoreError
 from tests.cli import run_bongard, run_bongard_process
-from tests.read_only import made_read_only
+from tests.mounts import made_read_only, small_tmpfs
 
 CONFIG = {"strategy": "direct", "dataset": "d", "agents": {}}
 FILES = {"store": STORE_FILE, "cache": CACHE_FILE, "checkpoints": CHECKPOINTS_FILE}
@@ -242,12 +242,9 @@ def test_commands_on_bad_files_end_in_one_line_naming_the_file(tmp_path: Path, s
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
     """A workspace on a 1 MiB tmpfs."""
-    mount = tmp_path / "small"
-    mount.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)]).returncode != 0:
-        pytest.skip("no tmpfs can be mounted here (not root); the page-cap tests above cover a full disk")
-    yield mount
-    subprocess.run(["umount", "--lazy", str(mount)], check=True)
+    why = "no tmpfs can be mounted here (not root); the page-cap tests above cover a full disk"
+    with small_tmpfs(tmp_path / "small", "1m", why) as mount:
+        yield mount
 
 
 def test_a_run_that_fills_the_disk_ends_in_one_line_and_resumes_once_there_is_space(

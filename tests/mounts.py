@@ -1,4 +1,5 @@
-"""A workspace nothing may write, for the tests of commands that must refuse it before they start."""
+"""Folders on mounts a test makes: a workspace nothing may write (a read-only bind mount for root), a
+small disk (a tmpfs), for the tests of commands that must refuse or survive them."""
 
 from __future__ import annotations
 
@@ -36,3 +37,14 @@ def made_read_only(home: Path, tmp_path: Path) -> Iterator[Path]:
         subprocess.run(["umount", "--lazy", str(tmp_path / "read-only")], check=True)
     else:
         pytest.skip("running as root, where permissions stop no write, and no read-only bind mount allowed")
+
+
+@contextmanager
+def small_tmpfs(mount: Path, size: str, why_skip: str) -> Iterator[Path]:
+    """`mount` as a tmpfs of `size` (`1m`, `128m`) for the block; skipped, saying `why_skip`, where no
+    tmpfs can be mounted."""
+    mount.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mount)]).returncode != 0:
+        pytest.skip(why_skip)
+    yield mount
+    subprocess.run(["umount", "--lazy", str(mount)], check=True)
