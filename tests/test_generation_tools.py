@@ -46,21 +46,21 @@ def test_the_six_tools_carry_names_descriptions_and_argument_schemas(tmp_path: P
     tools = generation_tools(
         runtime(ScriptedAgent(), tmp_path), resolve_generator("shapes"), ClassicalEmbedder()
     )
-    assert list(tools) == [
+    assert [tool.name for tool in tools.all()] == [
         "describe_image", "augment_prompt", "render_image", "embed_images", "select_diverse_subsets",
         "build_matrices",
-    ]  # fmt: skip
-    for tool in tools.values():
+    ]  # fmt: skip  # each tool's own name, as an agent sees it, is its attribute's
+    for tool in tools.all():
         assert tool.description and tool.args  # what a tool-calling agent is shown
-    assert set(tools["describe_image"].args) == {"image_path", "side", "concept"}
-    assert set(tools["build_matrices"].args) >= {"source", "row", "left_subsets", "right_subsets", "seed"}
+    assert set(tools.describe_image.args) == {"image_path", "side", "concept"}
+    assert set(tools.build_matrices.args) >= {"source", "row", "left_subsets", "right_subsets", "seed"}
 
 
 def test_describe_image_sends_the_image_and_its_sides_concept(shared_data: Path, tmp_path: Path) -> None:
     agent = ScriptedAgent(replies={PromptPair: prompt_pair})
     tools = generation_tools(runtime(agent, tmp_path), resolve_generator("shapes"), ClassicalEmbedder())
     image = shared_data.joinpath(*RWR_31)
-    found = call(tools["describe_image"], image_path=str(image), side="left", concept="One line")
+    found = call(tools.describe_image, image_path=str(image), side="left", concept="One line")
     [request] = agent.requests
     assert request.call.task == "describe" and request.call.output_schema is PromptPair
     assert request.image_paths() == [str(image)] and request.call.images[0].panels[0].side == "left"
@@ -106,14 +106,14 @@ def test_render_image_writes_the_generators_image_once(tmp_path: Path) -> None:
         "seed": 5,
         "size": 128,
     }
-    found = call(tools["render_image"], out_path=str(target), **args)
+    found = call(tools.render_image, out_path=str(target), **args)
     assert found == {"path": str(target), "generator": "shapes:v1"} and target.is_file()
     first = target.read_bytes()
     again = tmp_path / "b.png"
-    call(tools["render_image"], out_path=str(again), **args)
+    call(tools.render_image, out_path=str(again), **args)
     assert again.read_bytes() == first  # the test generator is deterministic
     target.write_bytes(b"kept")
-    call(tools["render_image"], out_path=str(target), **args)
+    call(tools.render_image, out_path=str(target), **args)
     assert target.read_bytes() == b"kept"  # a rendered image is never rendered again
 
 
@@ -122,7 +122,7 @@ def test_embed_select_and_build_work_on_plain_values(shared_data: Path, tmp_path
         runtime(ScriptedAgent(), tmp_path), resolve_generator("shapes"), ClassicalEmbedder()
     )
     paths = [str(shared_data / "bongard-rwr" / "31" / "left" / f"{n}.jpg") for n in range(5)]
-    embedded = call(tools["embed_images"], paths=paths)
+    embedded = call(tools.embed_images, paths=paths)
     assert embedded["embedder"] == "classical" and len(embedded["embeddings"]) == 5
     json.dumps(embedded)  # plain JSON, as tool results must be
     selected = call(select_diverse_subsets_tool, embeddings=embedded["embeddings"], size=3, count=2)

@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Protocol, TypedDict, cast, get_args
 
 import numpy as np
-from langchain_core.tools import StructuredTool
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
@@ -42,7 +41,14 @@ from datasets_io.generation.diverse_subsets import MEAN_SIMILARITY_LIMIT, SUBSET
 from datasets_io.generation.generated import Decision, PoolImage, SourceConcept
 from datasets_io.problem import SIDES, BongardProblem, Panel, PanelRole, Side
 from graphs.answer import CallTrace
-from graphs.generation.tools import FAMILY, IMAGE_SIDE, VARIATIONS, ToolCallError, generation_tools
+from graphs.generation.tools import (
+    FAMILY,
+    IMAGE_SIDE,
+    VARIATIONS,
+    GenerationTools,
+    ToolCallError,
+    generation_tools,
+)
 from graphs.nodes import Conversation, Item, SolveRuntime, ask, recording_calls
 
 RWR_PLUS = prompt_family("rwr_plus", "graphs")
@@ -75,7 +81,7 @@ class GenerationRuntime:
     """Agents by role: describer, augmenter, and for the automatic review reviewer and review_judge."""
     generator: ImageGenerator
     embedder: ImageEmbedder
-    tools: dict[str, StructuredTool] = field(init=False)
+    tools: GenerationTools = field(init=False)
 
     def __post_init__(self) -> None:
         self.tools = generation_tools(self.solve, self.generator, self.embedder)
@@ -239,7 +245,7 @@ async def _describe(state: GenerationState, runtime: Ctx) -> GenerationState:
     panel = next(p for p in item.problem.all_panels if p.ref == state["panel"])
     args = {"image_path": str(panel.path), "side": panel.side, "concept": item.side_concept(panel.side)}
     with _about(item.about(panel.side, panel.index)):
-        found = await item.run.tools["describe_image"].ainvoke(args)
+        found = await item.run.tools.describe_image.ainvoke(args)
     prompts: SourcePrompts = {
         "side": panel.side, "index": panel.index, "role": panel.role,
         "positive": found["positive"], "negative": found["negative"],
@@ -258,7 +264,7 @@ async def _augment(state: GenerationState, runtime: Ctx) -> GenerationState:
         "count": item.settings.variations,
     }  # fmt: skip
     with _about(item.about(prompts["side"], prompts["index"])):
-        found = await item.run.tools["augment_prompt"].ainvoke(args)
+        found = await item.run.tools.augment_prompt.ainvoke(args)
     variants: SourceVariants = {**prompts, "variants": found["prompts"]}
     return {"variants": [variants], "trace": [CallTrace.model_validate(found["call"])]}
 
@@ -281,7 +287,7 @@ async def _render(state: GenerationState, runtime: Ctx) -> GenerationState:
         "positive": task["prompt"], "negative": source["negative"], "seed": seed,
         "out_path": str(item.folder / relative), "size": settings.size,
     }  # fmt: skip
-    await item.run.tools["render_image"].ainvoke(args)
+    await item.run.tools.render_image.ainvoke(args)
     image = PoolImage(
         image_id=identity, source=concept.source, side=source["side"], source_index=source["index"],
         source_role=source["role"], variant=task["number"], path=relative, positive=task["prompt"],
@@ -420,7 +426,7 @@ async def _embed(state: GenerationState, runtime: Ctx) -> GenerationState:
     target = embeddings_file(item.folder, item.run.embedder.spec, item.concept.source, side)
     if accepted:
         paths = [str(item.folder / image.path) for image in accepted]
-        found = await item.run.tools["embed_images"].ainvoke({"paths": paths})
+        found = await item.run.tools.embed_images.ainvoke({"paths": paths})
         target.parent.mkdir(parents=True, exist_ok=True)
         np.savez(target, ids=np.array([i.image_id for i in accepted]), vectors=np.array(found["embeddings"]))
     return {"embedded": [{"side": side, "file": str(target), "count": len(accepted)}]}
@@ -438,7 +444,7 @@ async def _select(state: GenerationState, runtime: Ctx) -> GenerationState:
         "embeddings": vectors, "size": settings.panels + 1, "count": settings.subsets,
         "remove": settings.remove, "mean_limit": settings.mean_limit,
     }  # fmt: skip
-    found = await runtime.context.run.tools["select_diverse_subsets"].ainvoke(args)
+    found = await runtime.context.run.tools.select_diverse_subsets.ainvoke(args)
     chosen: SideSubsets = {
         "side": side,
         "subsets": [[ids[k] for k in subset] for subset in found["subsets"]],
@@ -455,7 +461,7 @@ async def _build(state: GenerationState, runtime: Ctx) -> GenerationState:
         "source": concept.source, "row": concept.row, "left_rule": concept.left, "right_rule": concept.right,
         "left_subsets": subsets["left"], "right_subsets": subsets["right"], "seed": item.settings.seed,
     }  # fmt: skip
-    matrices = await item.run.tools["build_matrices"].ainvoke(args)
+    matrices = await item.run.tools.build_matrices.ainvoke(args)
     return {"matrices": matrices, "images": [_record(image) for image in _reviewed_images(state)]}
 
 

@@ -11,6 +11,7 @@ the call trace come with them; a tool that calls a model returns its trace
 
 from __future__ import annotations
 
+from dataclasses import dataclass, fields
 from functools import cache
 from pathlib import Path
 from typing import Annotated, Any
@@ -187,16 +188,32 @@ select_diverse_subsets_tool = StructuredTool.from_function(func=_select, name="s
 build_matrices_tool = StructuredTool.from_function(func=_build, name="build_matrices", args_schema=MatrixArgs)
 
 
+@dataclass(frozen=True)
+class GenerationTools:
+    """The six tools, by name as attributes, so a node that calls one is checked by the type checker
+    (a misspelt tool is an error before it runs, not a `KeyError` mid-generation)."""
+
+    describe_image: StructuredTool
+    augment_prompt: StructuredTool
+    render_image: StructuredTool
+    embed_images: StructuredTool
+    select_diverse_subsets: StructuredTool
+    build_matrices: StructuredTool
+
+    def all(self) -> list[StructuredTool]:
+        """Every tool, in the pipeline's order."""
+        return [getattr(self, spot.name) for spot in fields(self)]
+
+
 def generation_tools(
     runtime: SolveRuntime, generator: ImageGenerator, embedder: ImageEmbedder
-) -> dict[str, StructuredTool]:
+) -> GenerationTools:
     """The six tools, bound to the agents by role (describer, augmenter), a generator and an embedder."""
-    tools = [
-        describe_image_tool(runtime),
-        augment_prompt_tool(runtime),
-        render_image_tool(runtime, generator),
-        embed_images_tool(embedder),
-        select_diverse_subsets_tool,
-        build_matrices_tool,
-    ]
-    return {tool.name: tool for tool in tools}
+    return GenerationTools(
+        describe_image=describe_image_tool(runtime),
+        augment_prompt=augment_prompt_tool(runtime),
+        render_image=render_image_tool(runtime, generator),
+        embed_images=embed_images_tool(embedder),
+        select_diverse_subsets=select_diverse_subsets_tool,
+        build_matrices=build_matrices_tool,
+    )
