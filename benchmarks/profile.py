@@ -110,9 +110,11 @@ def print_summary(samples: Counter[str], cpu_per_call_ms: float | None) -> None:
 def main() -> None:
     parser = run_parser(__doc__)
     parser.add_argument(
-        "--client", choices=("lean", "sdk"), default="lean",
+        "--client",
+        choices=("lean", "sdk"),
+        default="lean",
         help="the toolkit's own OpenAI-protocol client, or ChatOpenAI and the openai SDK (the path before)",
-    )  # fmt: skip
+    )
     parser.add_argument("--keep", type=Path, help="also write py-spy's raw output here")
     parser.add_argument("--summarize", type=Path, help="only summarize this kept raw output")
     args = parser.parse_args()

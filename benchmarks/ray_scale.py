@@ -68,10 +68,13 @@ def main() -> None:
             server.latency_s = options.latency_ms / 1000
             spec = f"openai-compatible:bench@{server.url}/v1"
             config = RunConfig(
-                strategy="image-to-side", dataset=DATASET, data_dir=str(root / "data"),
-                agents={"reasoner": spec}, agent_params={"cache": False},
+                strategy="image-to-side",
+                dataset=DATASET,
+                data_dir=str(root / "data"),
+                agents={"reasoner": spec},
+                agent_params={"cache": False},
                 concurrency=options.nodes * options.per_worker,
-            )  # fmt: skip
+            )
             home = root / "home"
             started = time.time()
             run_id, runner = start_run(config, ResultsStore(home / STORE_FILE), home)

@@ -125,8 +125,10 @@ def served_load(home: Path, path: str, pause: float) -> float:
     click leaves it)."""
     viewer = subprocess.Popen(
         [str(BONGARD), "view", "--port", "0", "--home", str(home)],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     try:
         assert viewer.stdout is not None
         found = None

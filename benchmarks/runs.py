@@ -107,10 +107,20 @@ def latency_server(latency_ms: float, folder: Path, record: bool = False) -> Ite
     log, bodies = folder / f"answered-{latency_ms:g}ms.tsv", folder / f"requests-{latency_ms:g}ms.jsonl"
     recording = ["--record", str(bodies)] if record else []
     process = subprocess.Popen(
-        [sys.executable, "-m", "benchmarks.latency_server", "--latency-ms", f"{latency_ms}", "--log", log,
-         *recording],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "benchmarks.latency_server",
+            "--latency-ms",
+            f"{latency_ms}",
+            "--log",
+            log,
+            *recording,
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert process.stdout is not None and process.stdin is not None
     try:
         url = process.stdout.readline().strip()
@@ -207,11 +217,27 @@ def measured_child(
     finished = threading.Event()
     launched = time.perf_counter()
     child = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=SDK_ENV)
-    spy = None if profile is None else subprocess.Popen(
-        [str(BONGARD.with_name("py-spy")), "record", "--pid", str(child.pid), "--format", "raw",
-         "--rate", "250", "--full-filenames", "--output", str(profile)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+    spy = (
+        None
+        if profile is None
+        else subprocess.Popen(
+            [
+                str(BONGARD.with_name("py-spy")),
+                "record",
+                "--pid",
+                str(child.pid),
+                "--format",
+                "raw",
+                "--rate",
+                "250",
+                "--full-filenames",
+                "--output",
+                str(profile),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    )
 
     def sample() -> None:
         while not finished.wait(SAMPLE_S):
@@ -234,10 +260,17 @@ def measured_child(
     total = usage.ru_utime + usage.ru_stime
     startup, at_last = cpu_at(samples, first), cpu_at(samples, last)
     return Figures(
-        label, calls, last - first, at_last - startup, server.cpu_s() - server_before, in_flight,
-        startup_cpu_s=startup, after_cpu_s=total - at_last, peak_rss_mib=usage.ru_maxrss / 1024,
+        label,
+        calls,
+        last - first,
+        at_last - startup,
+        server.cpu_s() - server_before,
+        in_flight,
+        startup_cpu_s=startup,
+        after_cpu_s=total - at_last,
+        peak_rss_mib=usage.ru_maxrss / 1024,
         launch_to_exit_s=exited - launched,
-    )  # fmt: skip
+    )
 
 
 def replayed(label: str, server: LatencyServer, replay: Any) -> Figures:
@@ -365,11 +398,14 @@ def speed(server: LatencyServer, problems: int, concurrency: int, home: Path) ->
     for figures in (*floors, sdk, run, through_sdk):
         wall, server_ms = figures.wall_s / ideal, figures.server_cpu_s / figures.calls * 1e3
         cells = (
-            figures.client, figures.calls, figures.max_in_flight, f"{wall:.2f}",
+            figures.client,
+            figures.calls,
+            figures.max_in_flight,
+            f"{wall:.2f}",
             f"{figures.cpu_per_call_ms:.1f} ms",
             f"{figures.wall_s / sdk.wall_s:.2f}x, {figures.cpu_per_call_ms / sdk.cpu_per_call_ms:.2f}x",
             f"{server_ms:.2f} ms ({figures.server_cpu_s / figures.wall_s:.0%})",
-        )  # fmt: skip
+        )
         print("| " + " | ".join(map(str, cells)) + " |")
     for label, figures in (("`bongard run`", run), ("through the SDK", through_sdk)):
         print(
@@ -456,9 +492,13 @@ def memory_and_scale(server: LatencyServer, sizes: list[int], work: Path) -> Non
         args[args.index("--problems") : args.index("--problems") + 2] = []
         runs.append(figures := measured_child(f"{size} items", args, server))
         cells = (
-            size, figures.calls, f"{figures.wall_s:.0f} s", f"{figures.startup_cpu_s:.2f} s",
-            f"{figures.cpu_per_call_ms:.1f} ms", f"{figures.peak_rss_mib:.0f} MiB",
-        )  # fmt: skip
+            size,
+            figures.calls,
+            f"{figures.wall_s:.0f} s",
+            f"{figures.startup_cpu_s:.2f} s",
+            f"{figures.cpu_per_call_ms:.1f} ms",
+            f"{figures.peak_rss_mib:.0f} MiB",
+        )
         print("| " + " | ".join(map(str, cells)) + " |", flush=True)
     small, large = runs[0], runs[-1]
     assert small.peak_rss_mib is not None and large.peak_rss_mib is not None

@@ -229,9 +229,16 @@ def soak(
     uninterrupted = Counter(digest for digest, _ in answered[reference_from:answered_before])
     extra = repeats(answered[answered_before:], uninterrupted, kill_times)
     return Soak(
-        strategy, len(kill_times), planned - done, items_stored(home, earlier) - planned,
-        max(0, calls - reference_calls), extra["finished"], extra["in flight"], sent_again, intact(home),
-    )  # fmt: skip
+        strategy,
+        len(kill_times),
+        planned - done,
+        items_stored(home, earlier) - planned,
+        max(0, calls - reference_calls),
+        extra["finished"],
+        extra["in flight"],
+        sent_again,
+        intact(home),
+    )
 
 
 def kept_calls(home: Path, strategy: str, earlier: str | None) -> int:

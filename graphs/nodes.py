@@ -333,9 +333,16 @@ class Conversation:
         self.messages.append(user_message(text, images))
         self.images += images
         reply = await call_agent(
-            self.item, self.role, self.messages, task=task, images=self.images,
-            conversation=self.name, step=self.turns, schema=schema, extra=extra,
-        )  # fmt: skip
+            self.item,
+            self.role,
+            self.messages,
+            task=task,
+            images=self.images,
+            conversation=self.name,
+            step=self.turns,
+            schema=schema,
+            extra=extra,
+        )
         self.messages.append(AIMessage(content=reply.text))
         self.turns += 1
         return reply

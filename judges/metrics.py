@@ -112,9 +112,14 @@ def _bertscore_prf(
 
     try:
         p, r, f1 = score(
-            list(candidates), list(references), model_type=model.model_type, num_layers=model.num_layers,
-            lang="en", rescale_with_baseline=model.rescale_with_baseline, verbose=False,
-        )  # fmt: skip
+            list(candidates),
+            list(references),
+            model_type=model.model_type,
+            num_layers=model.num_layers,
+            lang="en",
+            rescale_with_baseline=model.rescale_with_baseline,
+            verbose=False,
+        )
     except Exception as error:  # the weights cannot be had: name the model the paper used
         raise MissingResource(f"needs the weights of {model.model_type} ({type(error).__name__})") from error
     return float(p.mean()), float(r.mean()), float(f1.mean())

@@ -110,9 +110,13 @@ def run_keys(store: ResultsStore, run_ids: list[str]) -> list[dict[str, str]]:
     for run_id in run_ids:
         config = store.run_config(run_id)
         rows.append(
-            {"run_id": run_id, "strategy": config["strategy"], "model": model_label(config),
-             "dataset": config["dataset"]}
-        )  # fmt: skip
+            {
+                "run_id": run_id,
+                "strategy": config["strategy"],
+                "model": model_label(config),
+                "dataset": config["dataset"],
+            }
+        )
     return rows
 
 

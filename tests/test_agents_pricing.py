@@ -96,10 +96,22 @@ def test_a_runs_cost_is_the_published_price_or_unknown(
     model: str, cost: str, openai_standin: StandInServer, shared_data: Path, tmp_path: Path
 ) -> None:
     ran = run_bongard(
-        "run", "--strategy", "direct", "--model", f"openai:{model}", "-M",
-        f"base_url={openai_standin.url}/v1", "--dataset", "bongard-classic", "--problems", "1-2",
-        "--data-dir", shared_data, "--home", tmp_path,
-    )  # fmt: skip
+        "run",
+        "--strategy",
+        "direct",
+        "--model",
+        f"openai:{model}",
+        "-M",
+        f"base_url={openai_standin.url}/v1",
+        "--dataset",
+        "bongard-classic",
+        "--problems",
+        "1-2",
+        "--data-dir",
+        shared_data,
+        "--home",
+        tmp_path,
+    )
     assert ran.returncode == 0, ran.stdout + ran.stderr
     store = ResultsStore(tmp_path / STORE_FILE)
     run_id = store.resolve_run("latest")

@@ -49,9 +49,13 @@ def probe_answer(problem: str, wrong: set[str]) -> Answer:
     flipped = {"left": "right", "right": "left"}
     sides = {ref: flipped[side] if ref in wrong else side for ref, side in PANELS.items()}
     return Answer(
-        strategy="concept-probe", problem=problem, text="", sides=sides, expected={"sides": PANELS},
+        strategy="concept-probe",
+        problem=problem,
+        text="",
+        sides=sides,
+        expected={"sides": PANELS},
         correct=not wrong,
-    )  # fmt: skip
+    )
 
 
 def scored_answer(strategy: str, problem: str, correct: bool) -> Answer:
@@ -114,10 +118,17 @@ def test_the_mean_over_attempts_is_wonderlands_table_1_count(store: ResultsStore
     attempt 0 solves 1, 2 and 5, attempt 1 solves 3, attempt 2 solves 4 and 5: (3 + 1 + 2) / 3 = 2;
     by majority only 5 (2 of 3) counts, by any all five do."""
     judged_run(
-        store, "open-ended",
-        {"1": [True, False, False], "2": [True, False, False], "3": [False, True, False],
-         "4": [False, False, True], "5": [True, False, True], "6": [False] * 3},
-    )  # fmt: skip
+        store,
+        "open-ended",
+        {
+            "1": [True, False, False],
+            "2": [True, False, False],
+            "3": [False, True, False],
+            "4": [False, False, True],
+            "5": [True, False, True],
+            "6": [False] * 3,
+        },
+    )
     home = ("--home", store.path.parent)
 
     def counted(aggregate: str) -> tuple[int, float]:
@@ -154,15 +165,29 @@ def test_the_types_are_the_intersections_of_the_three_solved_sets() -> None:
 def three_runs(store: ResultsStore) -> tuple[str, str, str]:
     """T1 = {1, 2, 3, 5}, T2 = {1, 2, 4}, T3 = {2, 3, 4, 6}."""
     open_ended = judged_run(
-        store, "open-ended",
-        {"1": [True] * 3, "2": [True, True, False], "3": [False, True, True], "4": [True, False, False],
-         "5": [True] * 3, "6": [False] * 3},
-    )  # fmt: skip
+        store,
+        "open-ended",
+        {
+            "1": [True] * 3,
+            "2": [True, True, False],
+            "3": [False, True, True],
+            "4": [True, False, False],
+            "5": [True] * 3,
+            "6": [False] * 3,
+        },
+    )
     probe = scored_run(
-        store, "concept-probe",
-        {"1": [True, True, True], "2": [True, False, True], "3": [False] * 3, "4": [True, True, False],
-         "5": [False, False, True], "6": [False] * 3},
-    )  # fmt: skip
+        store,
+        "concept-probe",
+        {
+            "1": [True, True, True],
+            "2": [True, False, True],
+            "3": [False] * 3,
+            "4": [True, True, False],
+            "5": [False, False, True],
+            "6": [False] * 3,
+        },
+    )
     hypotheses = judged_run(
         store, "hypotheses", {"1": [False], "2": [True], "3": [True], "4": [True], "5": [False], "6": [True]}
     )
@@ -383,9 +408,13 @@ def test_table_9_counts_each_panel_across_attempts(store: ResultsStore) -> None:
                 for ref, side in truth.items()
             }
             answer = Answer(
-                strategy="concept-probe", problem=problem, text="", sides=given, expected={"sides": truth},
+                strategy="concept-probe",
+                problem=problem,
+                text="",
+                sides=given,
+                expected={"sides": truth},
                 correct=not wrong,
-            )  # fmt: skip
+            )
             store.save_item(run_id, problem, attempt, answer, None)
     [row] = probe_criteria(store, [run_id]).to_dict("records")
     assert (row["problems"], row["every_panel_in_every_attempt"], row["every_panel_in_two_thirds"]) == (

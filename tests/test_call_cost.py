@@ -44,10 +44,24 @@ def test_each_image_of_a_run_is_encoded_once(
 ) -> None:
     ENCODED.clear()
     result = run_bongard(
-        "run", "--strategy", "contrastive-iterative", "--model", f"openai-compatible:m@{server.url}/v1",
-        "--dataset", "bongard-classic", "--data-dir", shared_data, "--home", tmp_path,
-        "--problems", f"1-{PROBLEMS}", "--concurrency", str(PROBLEMS), "-M", "cache=false",
-    )  # fmt: skip
+        "run",
+        "--strategy",
+        "contrastive-iterative",
+        "--model",
+        f"openai-compatible:m@{server.url}/v1",
+        "--dataset",
+        "bongard-classic",
+        "--data-dir",
+        shared_data,
+        "--home",
+        tmp_path,
+        "--problems",
+        f"1-{PROBLEMS}",
+        "--concurrency",
+        str(PROBLEMS),
+        "-M",
+        "cache=false",
+    )
     assert result.returncode == 0, result.stderr
     sent = sum(images_in(request.body) for request in server.model_requests())
     assert sent > 3 * PROBLEMS * PANELS  # each conversation sends its panels again on later turns

@@ -54,9 +54,15 @@ def test_ask_with_an_unmet_schema_exits_1(tmp_path: Path, server: StandInServer)
     schema = tmp_path / "s.json"
     schema.write_text(json.dumps({"type": "object", "required": ["side"]}), encoding="utf-8")
     result = bongard(
-        tmp_path, "ask", f"openai-compatible:m@{server.url}/v1", "Which side?", "--schema", schema,
-        "-M", "reask_unparsed=true",
-    )  # fmt: skip
+        tmp_path,
+        "ask",
+        f"openai-compatible:m@{server.url}/v1",
+        "Which side?",
+        "--schema",
+        schema,
+        "-M",
+        "reask_unparsed=true",
+    )
     assert result.returncode == 1
     assert "schema not met: the reply contains no JSON object" in result.stdout
     assert len(list(server.model_requests())) == 2  # one re-ask

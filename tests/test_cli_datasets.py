@@ -48,9 +48,21 @@ def test_show_writes_the_same_sheet_twice(shared_data: Path, tmp_path: Path) -> 
 def test_show_with_loader_option_and_test_strip(shared_data: Path, tmp_path: Path) -> None:
     strip = tmp_path / "tests.png"
     result = bongard(
-        "datasets", "show", "bongard-classic", "8", "--out", tmp_path / "s.png", "--tests-out", strip,
-        "--variant", "square-grey", "-O", "holdout_test=true", "--data-dir", shared_data,
-    )  # fmt: skip
+        "datasets",
+        "show",
+        "bongard-classic",
+        "8",
+        "--out",
+        tmp_path / "s.png",
+        "--tests-out",
+        strip,
+        "--variant",
+        "square-grey",
+        "-O",
+        "holdout_test=true",
+        "--data-dir",
+        shared_data,
+    )
     assert result.returncode == 0, result.stderr
     assert "5 + 5 context panels, 2 test images" in result.stdout
     assert "left-test-5, right-test-5" in result.stdout

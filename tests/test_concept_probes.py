@@ -40,10 +40,23 @@ def server(standin: StandIn) -> StandInServer:
 def concept_probe(server: StandInServer, home: Path, shared_data: Path, model: str, *extra: str) -> str:
     """A concept-probe run of classic problems 1 and 2, three attempts; its id."""
     result = run_bongard(
-        "run", "--strategy", "concept-probe", "--model", f"openai-compatible:{model}@{server.url}/v1",
-        "--dataset", "bongard-classic", "--problems", "1-2", "--attempts", "3", "--data-dir", shared_data,
-        "--home", home, *extra,
-    )  # fmt: skip
+        "run",
+        "--strategy",
+        "concept-probe",
+        "--model",
+        f"openai-compatible:{model}@{server.url}/v1",
+        "--dataset",
+        "bongard-classic",
+        "--problems",
+        "1-2",
+        "--attempts",
+        "3",
+        "--data-dir",
+        shared_data,
+        "--home",
+        home,
+        *extra,
+    )
     assert result.returncode == 0, result.stderr
     said = " ".join(result.stdout.split())
     assert "Table 9 (Bongard in Wonderland): every panel right in every attempt:" in said
@@ -77,9 +90,20 @@ def test_the_author_is_named_not_taken_from_the_model_under_test(
     server: StandInServer, shared_data: Path, tmp_path: Path
 ) -> None:
     result = run_bongard(
-        "run", "--strategy", "concept-probe", "--model", f"openai-compatible:m@{server.url}/v1",
-        "--dataset", "bongard-classic", "--problems", "1", "--data-dir", shared_data, "--home", tmp_path,
-    )  # fmt: skip
+        "run",
+        "--strategy",
+        "concept-probe",
+        "--model",
+        f"openai-compatible:m@{server.url}/v1",
+        "--dataset",
+        "bongard-classic",
+        "--problems",
+        "1",
+        "--data-dir",
+        shared_data,
+        "--home",
+        tmp_path,
+    )
     assert result.returncode == 2 and "give --author SPEC" in result.stderr
     assert not list(server.model_requests())
 
@@ -127,10 +151,22 @@ def test_a_published_probe_that_is_missing_is_named(
 ) -> None:
     checkout = published_folder(tmp_path / "checkout")
     result = run_bongard(
-        "run", "--strategy", "concept-probe", "--model", f"openai-compatible:m@{server.url}/v1",
-        "--dataset", "bongard-classic", "--problems", "3", "--data-dir", shared_data, "--home", tmp_path,
-        "-S", f"probes={checkout}",
-    )  # fmt: skip
+        "run",
+        "--strategy",
+        "concept-probe",
+        "--model",
+        f"openai-compatible:m@{server.url}/v1",
+        "--dataset",
+        "bongard-classic",
+        "--problems",
+        "3",
+        "--data-dir",
+        shared_data,
+        "--home",
+        tmp_path,
+        "-S",
+        f"probes={checkout}",
+    )
     assert "no concept_prompt_3.txt for bongard-classic/3" in result.stdout + result.stderr
     assert not list(server.model_requests())
     # The probes folder is a stored option: a retry would fail the same way, so none is offered.

@@ -39,10 +39,23 @@ def run(
     server: StandInServer, home: Path, data: Path, problems: str, *extra: str
 ) -> subprocess.CompletedProcess[str]:
     result = run_bongard(
-        "run", "--strategy", "descriptive", "--model", f"openai-compatible:m@{server.url}/v1",
-        "--dataset", "bongard-classic", "--data-dir", data, "--home", home, "--problems", problems,
-        "-M", "cache=false", *extra,
-    )  # fmt: skip
+        "run",
+        "--strategy",
+        "descriptive",
+        "--model",
+        f"openai-compatible:m@{server.url}/v1",
+        "--dataset",
+        "bongard-classic",
+        "--data-dir",
+        data,
+        "--home",
+        home,
+        "--problems",
+        problems,
+        "-M",
+        "cache=false",
+        *extra,
+    )
     assert result.returncode == 0, result.stderr
     return result
 
@@ -106,10 +119,16 @@ def test_a_generation_has_its_concurrency_in_flight_unless_the_user_set_less(
     """As a run: its agents' own limits were their provider's defaults (8), capping --concurrency 16."""
     spec = "openai-compatible:m@http://127.0.0.1:9/v1"
     config = GenerationConfig(
-        source="bongard-classic", data_dir=str(shared_data), problems=["6"],
-        agents={"describer": spec, "augmenter": spec}, agent_params=params, generator="shapes",
-        embedder="classical", settings=GenerationSettings(folder=str(tmp_path / "out")), concurrency=16,
-    )  # fmt: skip
+        source="bongard-classic",
+        data_dir=str(shared_data),
+        problems=["6"],
+        agents={"describer": spec, "augmenter": spec},
+        agent_params=params,
+        generator="shapes",
+        embedder="classical",
+        settings=GenerationSettings(folder=str(tmp_path / "out")),
+        concurrency=16,
+    )
     job = start_generation(config, ResultsStore(tmp_path / STORE_FILE), tmp_path)
     agents = job.agents().values()
     assert {agent.rate_limits.concurrency for agent in agents} == {params.get("concurrency", 16)}

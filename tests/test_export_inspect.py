@@ -89,10 +89,13 @@ def test_the_log_carries_each_calls_images_events_and_roles_in_problem_number_or
     from results.store import STORE_FILE, ResultsStore
 
     config = RunConfig(
-        strategy="images-to-sides", dataset="bongard-classic", data_dir=str(shared_data),
-        agents={"reasoner": "perception"}, problems=["10", "2", "1"],
+        strategy="images-to-sides",
+        dataset="bongard-classic",
+        data_dir=str(shared_data),
+        agents={"reasoner": "perception"},
+        problems=["10", "2", "1"],
         dataset_options={"holdout_test": "true"},
-    )  # fmt: skip
+    )
     run_id = run_into_store(tmp_path, config).run_id
     assert run_bongard("export", run_id, "--out", tmp_path / "logs", "--home", tmp_path).returncode == 0
     log = read_eval_log(str(tmp_path / "logs" / f"{run_id}.eval"), resolve_attachments=True)
@@ -193,10 +196,13 @@ def test_the_export_lets_go_of_an_items_images_once_its_sample_is_made(
     from results.store import STORE_FILE, ResultsStore
 
     config = RunConfig(
-        strategy="images-to-sides", dataset="bongard-classic", data_dir=str(shared_data),
-        agents={"reasoner": "perception"}, problems=["1", "2", "3", "4", "5", "6"],
+        strategy="images-to-sides",
+        dataset="bongard-classic",
+        data_dir=str(shared_data),
+        agents={"reasoner": "perception"},
+        problems=["1", "2", "3", "4", "5", "6"],
         dataset_options={"holdout_test": "true"},
-    )  # fmt: skip
+    )
     run_id = run_into_store(tmp_path, config).run_id
     made: dict[str, weakref.ref[DrawnImages]] = {}
 
@@ -229,9 +235,13 @@ def test_a_large_export_draws_in_processes_the_same_images_and_reports_a_missing
     data = tmp_path / "data"
     shutil.copytree(shared_data / "bongard-classic", data / "bongard-classic")
     config = RunConfig(
-        strategy="images-to-sides", dataset="bongard-classic", data_dir=str(data),
-        agents={"reasoner": "perception"}, problems=["1", "2", "3"], dataset_options={"holdout_test": "true"},
-    )  # fmt: skip
+        strategy="images-to-sides",
+        dataset="bongard-classic",
+        data_dir=str(data),
+        agents={"reasoner": "perception"},
+        problems=["1", "2", "3"],
+        dataset_options={"holdout_test": "true"},
+    )
     run_id = run_into_store(tmp_path, config).run_id
     store = ResultsStore(tmp_path / STORE_FILE)
     by_threads = read_eval_log(str(inspect_export.export_run(store, run_id, tmp_path / "threads")))

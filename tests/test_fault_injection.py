@@ -101,9 +101,14 @@ def test_a_run_survives_a_misbehaving_server(
     threads = client_threads()
     started = time.monotonic()
     ran = run_bongard(
-        *run_args(url, classic_copy, home), "--concurrency", "1",
-        "-M", f"temperature={case.temperature}", "-M", f"max_reply_chars={MAX_REPLY_CHARS}",
-    )  # fmt: skip
+        *run_args(url, classic_copy, home),
+        "--concurrency",
+        "1",
+        "-M",
+        f"temperature={case.temperature}",
+        "-M",
+        f"max_reply_chars={MAX_REPLY_CHARS}",
+    )
     took = time.monotonic() - started
     assert took < 30 and ran.returncode == case.exit_code, (took, ran.stderr)
     assert len(mode.faulted) == ATTEMPTS and sent_key(server.requests[0]) == PLANTED

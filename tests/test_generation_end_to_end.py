@@ -23,13 +23,41 @@ REPO = Path(__file__).resolve().parent.parent
 def test_generate_review_resume_variants_and_run(tmp_path: Path, shared_data: Path) -> None:
     home, out = tmp_path / "home", tmp_path / "generated"
     generated = run_bongard(
-        "generate", "--source", "bongard-classic", "-O", "holdout_test=true", "--problems", "6,31",
-        "--out", out,
-        "--describer", "perception", "--augmenter", "llamacpp:smollm2-135m", "-M", "temperature=0",
-        "-M", "max_tokens=200", "--generator", "shapes", "--embedder", "classical", "--variations", "2",
-        "--panels", "2", "--subsets", "2", "--size", "128", "--data-dir", shared_data, "--home", home,
+        "generate",
+        "--source",
+        "bongard-classic",
+        "-O",
+        "holdout_test=true",
+        "--problems",
+        "6,31",
+        "--out",
+        out,
+        "--describer",
+        "perception",
+        "--augmenter",
+        "llamacpp:smollm2-135m",
+        "-M",
+        "temperature=0",
+        "-M",
+        "max_tokens=200",
+        "--generator",
+        "shapes",
+        "--embedder",
+        "classical",
+        "--variations",
+        "2",
+        "--panels",
+        "2",
+        "--subsets",
+        "2",
+        "--size",
+        "128",
+        "--data-dir",
+        shared_data,
+        "--home",
+        home,
         timeout=600,
-    )  # fmt: skip
+    )
     assert generated.returncode == 0, generated.stderr
     assert "48 images of 2 sources await review" in generated.stdout
     assert "calls in flight: up to 4 (--concurrency)" in generated.stdout  # the default, as a run's
@@ -85,9 +113,17 @@ def test_generate_review_resume_variants_and_run(tmp_path: Path, shared_data: Pa
         assert check.returncode == 0, check.stdout + check.stderr
 
     ran = run_bongard(
-        "run", "--strategy", "image-to-side", "--model", "similarity", "--dataset", f"bongard-rwr-plus:{out}",
-        "--home", home, cwd=REPO,
-    )  # fmt: skip
+        "run",
+        "--strategy",
+        "image-to-side",
+        "--model",
+        "similarity",
+        "--dataset",
+        f"bongard-rwr-plus:{out}",
+        "--home",
+        home,
+        cwd=REPO,
+    )
     assert ran.returncode == 0 and "8/8 items done, 0 failed" in ran.stdout, ran.stderr
     pool = json.loads((out / "pool.json").read_text())
     assert {str(i["image_id"]) for i in pool["images"] if i["decision"] == "none"} == rejected
@@ -97,10 +133,22 @@ def test_a_missing_generator_package_is_named_with_the_extra_to_install(
     tmp_path: Path, shared_data: Path
 ) -> None:
     result = run_bongard(
-        "generate", "--source", "bongard-rwr", "--problems", "31", "--out", tmp_path / "out",
-        "--model", "perception", "--generator", "flux", "--data-dir", shared_data,
-        "--home", tmp_path / "home",
-    )  # fmt: skip
+        "generate",
+        "--source",
+        "bongard-rwr",
+        "--problems",
+        "31",
+        "--out",
+        tmp_path / "out",
+        "--model",
+        "perception",
+        "--generator",
+        "flux",
+        "--data-dir",
+        shared_data,
+        "--home",
+        tmp_path / "home",
+    )
     assert result.returncode == 2
     assert (
         "image generator flux needs diffusers, torch, not installed: pip install 'bongard-agents[flux]'"

@@ -129,9 +129,15 @@ def test_embed_select_and_build_work_on_plain_values(shared_data: Path, tmp_path
     assert len(selected["subsets"]) == 2 and all(len(s) == 3 for s in selected["subsets"])
     assert len(selected["removed"]) == 2 and selected["stop"]
     built = call(
-        build_matrices_tool, source="31", row=4, left_rule="One line", right_rule="Two lines",
-        left_subsets=[[1, 2, 3], [4, 5, 6]], right_subsets=[[7, 8, 9], [10, 11, 12], [13, 14, 15]], seed=1,
-    )  # fmt: skip
+        build_matrices_tool,
+        source="31",
+        row=4,
+        left_rule="One line",
+        right_rule="Two lines",
+        left_subsets=[[1, 2, 3], [4, 5, 6]],
+        right_subsets=[[7, 8, 9], [10, 11, 12], [13, 14, 15]],
+        seed=1,
+    )
     assert [m["id"] for m in built] == [n * 1000 + 5 for n in range(6)]  # number * 1000 + row + 1
     assert all(m["concept"] == {"left": "One line", "right": "Two lines"} for m in built)
     assert {tuple(sorted(m["left"])) for m in built} == {(1, 2, 3), (4, 5, 6)}

@@ -30,13 +30,22 @@ def problems_of(both_right: int, one_right: int, none_right: int) -> pd.DataFram
     rights = [2] * both_right + [1] * one_right + [0] * none_right
     return pd.DataFrame(
         {
-            "run_id": "r", "strategy": "images-to-sides", "model": "m", "dataset": "bongard-classic",
+            "run_id": "r",
+            "strategy": "images-to-sides",
+            "model": "m",
+            "dataset": "bongard-classic",
             "problem": [f"bongard-classic/{i}" for i in range(1, len(rights) + 1)],
-            "scored": 1, "failed": False, "solved": [int(r == 2) for r in rights],
+            "scored": 1,
+            "failed": False,
+            "solved": [int(r == 2) for r in rights],
             **dict.fromkeys(UNSOLVED_COLUMNS.values(), 0),
-            "tokens": 0, "cost_usd": 0.0, "judge_cost_usd": 0.0, "images": 2, "images_right": rights,
+            "tokens": 0,
+            "cost_usd": 0.0,
+            "judge_cost_usd": 0.0,
+            "images": 2,
+            "images_right": rights,
         }
-    )  # fmt: skip
+    )
 
 
 def test_an_all_or_nothing_run_has_an_image_interval_as_wide_as_its_problem_interval() -> None:

@@ -84,9 +84,17 @@ def test_a_judge_kind_from_an_entry_point_judges_a_stored_run(
 ) -> None:
     home = stored.store.path.parent
     code, out, err = bongard(
-        monkeypatch, capsys, "judge", stored.run_id, "--judges", "words:1,words:1000", "--policy", "vote:1",
-        "--home", home,
-    )  # fmt: skip
+        monkeypatch,
+        capsys,
+        "judge",
+        stored.run_id,
+        "--judges",
+        "words:1,words:1000",
+        "--policy",
+        "vote:1",
+        "--home",
+        home,
+    )
     assert code == 0, err
     assert "2 answers judged" in out
     assert "words:1: 2 ok, 0 wrong, 0 abstain" in out and "words:1000: 0 ok, 2 wrong, 0 abstain" in out

@@ -130,9 +130,12 @@ def test_wonderland_whole_problem_images_are_the_sheet_when_asked(wonderland: Pa
     with pytest.raises(DatasetError) as caught:
         open_dataset("bongard-problems-high-res", data, {"sheet": "shipped"}).problem("16")
     assert_located(
-        caught.value, dataset="bongard-problems-high-res", problem_id="16",
-        path=wonderland.parent / "bpimgs" / "p0016.png", reason="no shipped sheet p0016.png",
-    )  # fmt: skip
+        caught.value,
+        dataset="bongard-problems-high-res",
+        problem_id="16",
+        path=wonderland.parent / "bpimgs" / "p0016.png",
+        reason="no shipped sheet p0016.png",
+    )
     elsewhere = make_image(wonderland.parent.parent / "sheets" / "p0016.png", (1, 2, 3), size=(64, 32))
     chosen = {"sheet": "shipped", "sheets": str(elsewhere.parent)}
     sixteen = open_dataset("bongard-problems-high-res", data, chosen).problem("16")

@@ -65,9 +65,16 @@ def test_generated_problems_are_a_bongard_logo_dataset_the_offline_agent_solves(
     valid = run_bongard("datasets", "validate", f"bongard-logo:{generated}")
     assert valid.returncode == 0 and "all 3 problems usable" in valid.stdout, valid.stdout
     solved = run_bongard(
-        "run", "--strategy", "images-to-sides", "--model", "perception",
-        "--dataset", f"bongard-logo:{generated}", "--home", tmp_path,
-    )  # fmt: skip
+        "run",
+        "--strategy",
+        "images-to-sides",
+        "--model",
+        "perception",
+        "--dataset",
+        f"bongard-logo:{generated}",
+        "--home",
+        tmp_path,
+    )
     assert solved.returncode == 0, solved.stderr
     store = ResultsStore(tmp_path / STORE_FILE)
     summary = store.summary(store.resolve_run("latest"))
@@ -126,9 +133,19 @@ def test_basic_and_abstract_problems_come_from_the_users_shape_tables(tmp_path: 
     checkout = write_shape_tables(tmp_path / "checkout")
     out = tmp_path / "fresh"
     made = run_bongard(
-        "generate", "logo", "--out", out, "--count", "2", "--seed", str(SEED), "--types", "bd,hd",
-        "--shapes", checkout,
-    )  # fmt: skip
+        "generate",
+        "logo",
+        "--out",
+        out,
+        "--count",
+        "2",
+        "--seed",
+        str(SEED),
+        "--types",
+        "bd,hd",
+        "--shapes",
+        checkout,
+    )
     assert made.returncode == 0, made.stderr
     assert f"2 basic, 2 abstract problems from seed {SEED}" in made.stdout
     manifest = read_manifest(out)
@@ -175,9 +192,16 @@ def test_compare_puts_a_published_set_beside_fresh_problems_of_the_same_kind(
     (published / "generation.json").unlink()
     for folder in (published, generated):
         ran = run_bongard(
-            "run", "--strategy", "images-to-sides", "--model", "perception",
-            "--dataset", f"bongard-logo:{folder}", "--home", tmp_path,
-        )  # fmt: skip
+            "run",
+            "--strategy",
+            "images-to-sides",
+            "--model",
+            "perception",
+            "--dataset",
+            f"bongard-logo:{folder}",
+            "--home",
+            tmp_path,
+        )
         assert ran.returncode == 0, ran.stderr
     compared = run_bongard("compare", "--out", tmp_path / "report", "--home", tmp_path)
     assert compared.returncode == 0, compared.stderr

@@ -69,10 +69,24 @@ def test_a_reasoning_model_runs_a_paradigm_without_its_temperature_and_says_so(
     model: str, openai_standin: StandInServer, shared_data: Path, tmp_path: Path
 ) -> None:
     ran = run_bongard(
-        "run", "--strategy", "direct-rule-learning", "--model", f"openai:{model}", "-M",
-        f"base_url={openai_standin.url}/v1", "--dataset", "bongard-classic", "-O", "holdout_test=true",
-        "--problems", "2", "--data-dir", shared_data, "--home", tmp_path,
-    )  # fmt: skip
+        "run",
+        "--strategy",
+        "direct-rule-learning",
+        "--model",
+        f"openai:{model}",
+        "-M",
+        f"base_url={openai_standin.url}/v1",
+        "--dataset",
+        "bongard-classic",
+        "-O",
+        "holdout_test=true",
+        "--problems",
+        "2",
+        "--data-dir",
+        shared_data,
+        "--home",
+        tmp_path,
+    )
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert f"decoding: temperature=0 not sent: openai:{model} takes no temperature" in ran.stdout
     bodies = [request.body for request in openai_standin.model_requests()]
@@ -96,9 +110,22 @@ def test_a_reasoning_judge_judges_without_its_temperature(
     config = tmp_path / "agents.toml"
     config.write_text(f'["openai:o4-mini"]\nbase_url = "{url}"\n', encoding="utf-8")
     ran = run_bongard(
-        "run", "--strategy", "open-ended", "--model", "openai:o3", "-M", f"base_url={url}",
-        "--dataset", "bongard-classic", "--problems", "2", "--data-dir", shared_data, "--home", tmp_path,
-    )  # fmt: skip
+        "run",
+        "--strategy",
+        "open-ended",
+        "--model",
+        "openai:o3",
+        "-M",
+        f"base_url={url}",
+        "--dataset",
+        "bongard-classic",
+        "--problems",
+        "2",
+        "--data-dir",
+        shared_data,
+        "--home",
+        tmp_path,
+    )
     assert ran.returncode == 0, ran.stdout + ran.stderr
     judged = run_bongard(
         "judge", "latest", "--judges", "openai:o4-mini", "--agent-config", config, "--home", tmp_path
@@ -115,10 +142,24 @@ def test_a_users_temperature_on_a_reasoning_model_is_refused_before_the_run(
     openai_standin: StandInServer, shared_data: Path, tmp_path: Path
 ) -> None:
     ran = run_bongard(
-        "run", "--strategy", "direct", "--model", "openai:o3", "-M", "temperature=0", "-M",
-        f"base_url={openai_standin.url}/v1", "--dataset", "bongard-classic", "--problems", "2",
-        "--data-dir", shared_data, "--home", tmp_path,
-    )  # fmt: skip
+        "run",
+        "--strategy",
+        "direct",
+        "--model",
+        "openai:o3",
+        "-M",
+        "temperature=0",
+        "-M",
+        f"base_url={openai_standin.url}/v1",
+        "--dataset",
+        "bongard-classic",
+        "--problems",
+        "2",
+        "--data-dir",
+        shared_data,
+        "--home",
+        tmp_path,
+    )
     assert ran.returncode == 2 and "openai:o3 takes no temperature or top_p" in ran.stderr
     assert "drop -M temperature" in ran.stderr and list(openai_standin.model_requests()) == []
     assert ResultsStore(tmp_path / STORE_FILE).run_ids() == []
@@ -131,17 +172,33 @@ def test_a_reasoning_effort_reaches_a_reasoning_model_and_is_refused_for_a_chat_
     common: list[str | Path] = ["--strategy", "direct", "--dataset", "bongard-classic", "--problems", "2"]
     common += ["--data-dir", shared_data]
     ran = run_bongard(
-        "run", *common, "--model", "openai:o3", "-M", "reasoning_effort=high", "-M", f"base_url={url}",
-        "--home", tmp_path,
-    )  # fmt: skip
+        "run",
+        *common,
+        "--model",
+        "openai:o3",
+        "-M",
+        "reasoning_effort=high",
+        "-M",
+        f"base_url={url}",
+        "--home",
+        tmp_path,
+    )
     assert ran.returncode == 0, ran.stderr
     assert [body["reasoning_effort"] for body in (r.body for r in openai_standin.model_requests())] == [
         "high"
     ]
     refused = run_bongard(
-        "run", *common, "--model", "openai:gpt-4o", "-M", "reasoning_effort=high", "-M", f"base_url={url}",
-        "--home", tmp_path,
-    )  # fmt: skip
+        "run",
+        *common,
+        "--model",
+        "openai:gpt-4o",
+        "-M",
+        "reasoning_effort=high",
+        "-M",
+        f"base_url={url}",
+        "--home",
+        tmp_path,
+    )
     assert refused.returncode == 2 and "openai:gpt-4o takes no reasoning_effort" in refused.stderr
     assert len(list(openai_standin.model_requests())) == 1  # the chat model's run sent nothing
 
@@ -154,10 +211,24 @@ def test_claude_4_5_with_a_top_p_sends_no_temperature_and_says_so(
     selection = json.dumps({"explanation": "the first fits", "label": 1})
     with StandInServer(AnthropicMessages(), responder=lambda body: selection) as server:
         ran = run_bongard(
-            "run", "--strategy", "concept-selection", "--model", "anthropic:claude-sonnet-4-5", "-M",
-            "top_p=0.9", "-M", f"base_url={server.url}", "--dataset", "bongard-rwr", "--problems", "31",
-            "--data-dir", shared_data, "--home", tmp_path,
-        )  # fmt: skip
+            "run",
+            "--strategy",
+            "concept-selection",
+            "--model",
+            "anthropic:claude-sonnet-4-5",
+            "-M",
+            "top_p=0.9",
+            "-M",
+            f"base_url={server.url}",
+            "--dataset",
+            "bongard-rwr",
+            "--problems",
+            "31",
+            "--data-dir",
+            shared_data,
+            "--home",
+            tmp_path,
+        )
         bodies = [request.body for request in server.model_requests()]
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert "decoding: temperature=0.5 not sent: anthropic:claude-sonnet-4-5 takes temperature or top_p" in (
@@ -182,15 +253,39 @@ def test_judges_take_parameters_as_agents_do(
     and a temperature over the judges' 0; `bongard run --judges -J` the same."""
     url = f"{openai_standin.url}/v1"
     ran = run_bongard(
-        "run", "--strategy", "direct", "--model", "openai:gpt-4o", "-M", f"base_url={url}",
-        "--dataset", "bongard-classic", "--problems", "2", "--data-dir", shared_data, "--home", tmp_path,
-        "--judges", "openai:gpt-4.1-mini", "-J", f"base_url={url}",
-    )  # fmt: skip
+        "run",
+        "--strategy",
+        "direct",
+        "--model",
+        "openai:gpt-4o",
+        "-M",
+        f"base_url={url}",
+        "--dataset",
+        "bongard-classic",
+        "--problems",
+        "2",
+        "--data-dir",
+        shared_data,
+        "--home",
+        tmp_path,
+        "--judges",
+        "openai:gpt-4.1-mini",
+        "-J",
+        f"base_url={url}",
+    )
     assert ran.returncode == 0 and "1 answers judged" in ran.stdout, ran.stdout + ran.stderr
     judged = run_bongard(
-        "judge", "latest", "--judges", "openai:gpt-4.1-mini,embedding:0.5", "-M", f"base_url={url}", "-M",
-        "temperature=0.2", "--home", tmp_path,
-    )  # fmt: skip
+        "judge",
+        "latest",
+        "--judges",
+        "openai:gpt-4.1-mini,embedding:0.5",
+        "-M",
+        f"base_url={url}",
+        "-M",
+        "temperature=0.2",
+        "--home",
+        tmp_path,
+    )
     assert judged.returncode == 0 and "1 answers judged" in judged.stdout, judged.stdout + judged.stderr
     temperatures = [
         r.body.get("temperature") for r in openai_standin.model_requests() if r.body["model"] != "gpt-4o"

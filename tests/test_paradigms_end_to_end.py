@@ -88,9 +88,12 @@ def test_rules_and_descriptions_and_probes_are_reused_across_runs(
 
     described = run_strategy("componential-analysis", module_home, shared_data)
     reasoned = run_strategy(
-        "componential-analysis", module_home, shared_data, {"descriptions_from": described.run_id},
+        "componential-analysis",
+        module_home,
+        shared_data,
+        {"descriptions_from": described.run_id},
         agents={"describer": LLAMA, "reasoner": LLAMA},
-    )  # fmt: skip
+    )
     assert {task for _, task, _ in reasoned.calls()} == {"classify"}
     assert all(a.details["describer"] == PERCEPTION for a in reasoned.answers().values())
 

@@ -31,9 +31,12 @@ CLOSED_PORT = "http://127.0.0.1:9/v1"
 def stored(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Stored:
     """Open-ended answers of the offline perception agent to two classic problems."""
     config = RunConfig(
-        strategy="open-ended", dataset="bongard-classic", data_dir=str(shared_data),
-        agents={"reasoner": "perception"}, problems=["6", "31"],
-    )  # fmt: skip
+        strategy="open-ended",
+        dataset="bongard-classic",
+        data_dir=str(shared_data),
+        agents={"reasoner": "perception"},
+        problems=["6", "31"],
+    )
     return run_into_store(tmp_path_factory.mktemp("judged"), config)
 
 
@@ -57,8 +60,13 @@ def test_judging_against_a_closed_port_exits_4(
     quick = RetryPolicy(max_attempts=2, base_delay_s=0.01, max_delay_s=0.02)  # refused connections: retried
     monkeypatch.setattr("agents.registry.RetryPolicy", lambda: quick)
     judged = run_bongard(
-        "judge", stored.run_id, "--judges", f"openai-compatible:judge@{CLOSED_PORT}", "--home", home,
-    )  # fmt: skip
+        "judge",
+        stored.run_id,
+        "--judges",
+        f"openai-compatible:judge@{CLOSED_PORT}",
+        "--home",
+        home,
+    )
     assert judged.returncode == EXIT_NONE_DONE, judged.stdout + judged.stderr
     assert (
         "0 answers judged" in judged.stdout and "a judge call failed for good: 2 answer(s)" in judged.stdout
@@ -119,15 +127,39 @@ def test_a_strategy_needing_test_images_is_refused_before_a_run_is_stored(
 ) -> None:
     """The classic problems hold no test images until panels 5 and 11 are held out."""
     ran = run_bongard(
-        "run", "--strategy", "images-to-sides", "--model", "perception", "--dataset", "bongard-classic",
-        "--problems", "1-3", "--data-dir", shared_data, "--home", tmp_path,
-    )  # fmt: skip
+        "run",
+        "--strategy",
+        "images-to-sides",
+        "--model",
+        "perception",
+        "--dataset",
+        "bongard-classic",
+        "--problems",
+        "1-3",
+        "--data-dir",
+        shared_data,
+        "--home",
+        tmp_path,
+    )
     assert ran.returncode == 2
     assert "images-to-sides needs test images and bongard-classic/1 has none" in one_line(ran.stderr)
     assert "-O holdout_test=true" in ran.stderr
     assert not (tmp_path / STORE_FILE).exists() or not ResultsStore(tmp_path / STORE_FILE).run_ids()
     held_out = run_bongard(
-        "run", "--strategy", "images-to-sides", "--model", "perception", "--dataset", "bongard-classic",
-        "--problems", "1-3", "--data-dir", shared_data, "--home", tmp_path, "-O", "holdout_test=true",
-    )  # fmt: skip
+        "run",
+        "--strategy",
+        "images-to-sides",
+        "--model",
+        "perception",
+        "--dataset",
+        "bongard-classic",
+        "--problems",
+        "1-3",
+        "--data-dir",
+        shared_data,
+        "--home",
+        tmp_path,
+        "-O",
+        "holdout_test=true",
+    )
     assert held_out.returncode == 0, held_out.stderr

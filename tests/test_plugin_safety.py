@@ -108,9 +108,22 @@ def test_a_plugin_that_raises_on_import_leaves_every_command_working_with_one_wa
     assert "strategy 'broken' is left out" in warning and "package broken-strategies" in warning
     assert "TypeError" in warning and "calls" in warning
     ran = run_bongard(
-        "run", "--strategy", "images-to-sides", "--model", "perception", "--dataset", "bongard-classic",
-        "--problems", "1-2", "--data-dir", shared_data, "--home", tmp_path, "-O", "holdout_test=true",
-    )  # fmt: skip
+        "run",
+        "--strategy",
+        "images-to-sides",
+        "--model",
+        "perception",
+        "--dataset",
+        "bongard-classic",
+        "--problems",
+        "1-2",
+        "--data-dir",
+        shared_data,
+        "--home",
+        tmp_path,
+        "-O",
+        "holdout_test=true",
+    )
     assert ran.returncode == 0, ran.stderr
     assert "2/2 items done" in ran.stdout and len(warnings_in(ran.stderr)) <= 1
 
@@ -119,7 +132,14 @@ def test_mypy_strict_catches_a_plugin_strategy_missing_calls(tmp_path: Path) -> 
     plugin = tmp_path / "no_calls_plugin.py"
     plugin.write_text(NO_CALLS, encoding="utf-8")
     out, _, status = mypy_api.run(
-        [str(plugin), "--strict", "--no-incremental", "--cache-dir", str(tmp_path / "cache"),
-         "--config-file", str(ROOT / "pyproject.toml")]
-    )  # fmt: skip
+        [
+            str(plugin),
+            "--strict",
+            "--no-incremental",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--config-file",
+            str(ROOT / "pyproject.toml"),
+        ]
+    )
     assert status == 1 and 'Missing named argument "calls" for "strategy"' in out, out

@@ -36,10 +36,23 @@ def images_to_sides(
 ) -> tuple[ResultsStore, str]:
     """A `bongard run` of images-to-sides with the stand-in as the model: the store and what it printed."""
     result = run_bongard(
-        "run", "--strategy", "images-to-sides", "--model", f"openai-compatible:m@{server.url}/v1",
-        "--dataset", "bongard-classic", "-O", "holdout_test=true", "--data-dir", shared_data,
-        "--home", home, "--concurrency", "8", *extra,
-    )  # fmt: skip
+        "run",
+        "--strategy",
+        "images-to-sides",
+        "--model",
+        f"openai-compatible:m@{server.url}/v1",
+        "--dataset",
+        "bongard-classic",
+        "-O",
+        "holdout_test=true",
+        "--data-dir",
+        shared_data,
+        "--home",
+        home,
+        "--concurrency",
+        "8",
+        *extra,
+    )
     assert result.returncode == 0, result.stderr
     return ResultsStore(home / STORE_FILE), result.stdout
 
@@ -99,10 +112,21 @@ def test_each_strategy_sends_the_decoding_its_paper_states(
 ) -> None:
     with StandInServer(OpenAIChat(), responder=lambda body: "no verdict") as server:
         result = run_bongard(
-            "run", "--strategy", strategy, "--model", f"openai-compatible:m@{server.url}/v1",
-            "--dataset", "bongard-rwr", "--problems", "31", "--data-dir", shared_data, "--home", tmp_path,
+            "run",
+            "--strategy",
+            strategy,
+            "--model",
+            f"openai-compatible:m@{server.url}/v1",
+            "--dataset",
+            "bongard-rwr",
+            "--problems",
+            "31",
+            "--data-dir",
+            shared_data,
+            "--home",
+            tmp_path,
             *extra,
-        )  # fmt: skip
+        )
         assert result.returncode == 0, result.stderr
         bodies = [request.body for request in server.model_requests()]
     for body in bodies:  # the reply limit under the name every OpenAI-compatible server reads
@@ -137,9 +161,20 @@ def perception_run(strategy: str, problems: str, shared_data: Path, home: Path) 
     """A free-form run by the offline agent, to be judged by the offline embedding judge: `--home`."""
     pytest.importorskip("sentence_transformers")
     solved = run_bongard(
-        "run", "--strategy", strategy, "--model", "perception", "--dataset", "bongard-classic",
-        "--problems", problems, "--data-dir", shared_data, "--home", home,
-    )  # fmt: skip
+        "run",
+        "--strategy",
+        strategy,
+        "--model",
+        "perception",
+        "--dataset",
+        "bongard-classic",
+        "--problems",
+        problems,
+        "--data-dir",
+        shared_data,
+        "--home",
+        home,
+    )
     assert solved.returncode == 0, solved.stderr
     return ("--home", home)
 
@@ -189,9 +224,13 @@ def test_image_accuracy_stands_beside_problem_accuracy(tmp_path: Path) -> None:
     truth = {"left-test-6": "left", "right-test-6": "right"}
     for number, given in (("1", {"left-test-6": "left", "right-test-6": "left"}), ("2", truth)):
         answer = Answer(
-            strategy="image-to-side", problem=f"bongard-rwr/{number}", text="", sides=given,
-            expected={"sides": truth}, correct=given == truth,
-        )  # fmt: skip
+            strategy="image-to-side",
+            problem=f"bongard-rwr/{number}",
+            text="",
+            sides=given,
+            expected={"sides": truth},
+            correct=given == truth,
+        )
         store.save_item(run_id, answer.problem, 0, answer, None)
     [row] = comparison_table(problems_frame(store, [run_id])).to_dict("records")
     assert (row["solved"], row["accuracy"]) == (1, 0.5)
@@ -216,20 +255,44 @@ def test_an_agent_config_file_sets_parameters_for_run_and_is_recorded(
     config.write_text('["*"]\ntemperature = 0.3\n', encoding="utf-8")
     with StandInServer(OpenAIChat(), responder=lambda body: "Left: a\nRight: b") as server:
         result = run_bongard(
-            "run", "--strategy", "direct", "--model", f"openai-compatible:m@{server.url}/v1",
-            "--dataset", "bongard-classic", "--problems", "1", "--data-dir", shared_data, "--home", tmp_path,
-            "--agent-config", config,
-        )  # fmt: skip
+            "run",
+            "--strategy",
+            "direct",
+            "--model",
+            f"openai-compatible:m@{server.url}/v1",
+            "--dataset",
+            "bongard-classic",
+            "--problems",
+            "1",
+            "--data-dir",
+            shared_data,
+            "--home",
+            tmp_path,
+            "--agent-config",
+            config,
+        )
         assert result.returncode == 0, result.stderr
         assert [request.body["temperature"] for request in server.model_requests()] == [0.3]
     store = ResultsStore(tmp_path / STORE_FILE)
     assert store.run_config(store.resolve_run("latest"))["agent_config"] == {"*": {"temperature": 0.3}}
     config.write_text('["*"]\ntemprature = 0.3\n', encoding="utf-8")
     refused = run_bongard(
-        "run", "--strategy", "direct", "--model", "openai-compatible:m@http://127.0.0.1:9/v1",
-        "--dataset", "bongard-classic", "--problems", "1", "--data-dir", shared_data, "--home", tmp_path,
-        "--agent-config", config,
-    )  # fmt: skip
+        "run",
+        "--strategy",
+        "direct",
+        "--model",
+        "openai-compatible:m@http://127.0.0.1:9/v1",
+        "--dataset",
+        "bongard-classic",
+        "--problems",
+        "1",
+        "--data-dir",
+        shared_data,
+        "--home",
+        tmp_path,
+        "--agent-config",
+        config,
+    )
     assert refused.returncode == 2 and "did you mean 'temperature'" in refused.stderr
     assert len(store.run_ids()) == 1  # refused before a run was stored
 
@@ -248,9 +311,21 @@ def recorded_run(
 
     with StandInServer(OpenAIChat(), responder=minimal_reply) as server:
         result = run_bongard(
-            "run", "--strategy", strategy, "--model", f"openai-compatible:m@{server.url}/v1",
-            "--dataset", dataset, "--problems", problem, "--data-dir", shared_data, "--home", home, *extra,
-        )  # fmt: skip
+            "run",
+            "--strategy",
+            strategy,
+            "--model",
+            f"openai-compatible:m@{server.url}/v1",
+            "--dataset",
+            dataset,
+            "--problems",
+            problem,
+            "--data-dir",
+            shared_data,
+            "--home",
+            home,
+            *extra,
+        )
         assert result.returncode == 0, result.stderr
         bodies = [request.body for request in server.model_requests()]
     store = ResultsStore(home / STORE_FILE)

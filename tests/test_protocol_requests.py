@@ -200,9 +200,20 @@ def test_each_strategy_sends_its_papers_requests(
         model = f"openai-compatible:m@{server.url}/v1"
         roles = [arg for role in protocol.roles for arg in (f"--{role}", model)]
         result = run_bongard(
-            "run", "--strategy", name, "--model", model, *roles,
-            *protocol.run_args(), "--attempts", "1", "--data-dir", shared_data, "--home", tmp_path,
-        )  # fmt: skip
+            "run",
+            "--strategy",
+            name,
+            "--model",
+            model,
+            *roles,
+            *protocol.run_args(),
+            "--attempts",
+            "1",
+            "--data-dir",
+            shared_data,
+            "--home",
+            tmp_path,
+        )
         assert result.returncode == 0, result.stderr
         bodies = [request.body for request in server.model_requests()]
     store = ResultsStore(tmp_path / STORE_FILE)
@@ -263,9 +274,24 @@ def test_each_card_agrees_with_the_wire(
         model = f"openai-compatible:m@{server.url}/v1"
         roles = [arg for role in protocol.roles for arg in (f"--{role}", model)]
         result = run_bongard(
-            "run", "--strategy", name, "--model", model, *roles, "--dataset", dataset, "--problems",
-            problem_id, *options, "--attempts", "1", "--data-dir", shared_data, "--home", tmp_path,
-        )  # fmt: skip
+            "run",
+            "--strategy",
+            name,
+            "--model",
+            model,
+            *roles,
+            "--dataset",
+            dataset,
+            "--problems",
+            problem_id,
+            *options,
+            "--attempts",
+            "1",
+            "--data-dir",
+            shared_data,
+            "--home",
+            tmp_path,
+        )
         assert result.returncode == 0, result.stderr
         bodies = [request.body for request in server.model_requests()]
     problems = {CLASSIC: classic, RWR: rwr}[dataset]

@@ -60,9 +60,12 @@ def recorded(monkeypatch: pytest.MonkeyPatch) -> Counter[tuple[str, str]]:
     record = Generation.record
 
     def counting(
-        job: Generation, status: GenerationStatus, results: dict[str, GenerationState], source: str,
+        job: Generation,
+        status: GenerationStatus,
+        results: dict[str, GenerationState],
+        source: str,
         advanced: Advanced,
-    ) -> None:  # fmt: skip
+    ) -> None:
         kind = "built" if advanced.values is not None else "asked" if advanced.asked else "waiting"
         counts[source, kind] += 1
         record(job, status, results, source, advanced)
@@ -74,13 +77,44 @@ def recorded(monkeypatch: pytest.MonkeyPatch) -> Counter[tuple[str, str]]:
 def generate(server: StandInServer, shared_data: Path, home: Path, *extra: str) -> tuple[int, str, str]:
     url = f"{server.url}/v1"
     done = run_bongard(
-        "generate", "--source", "bongard-classic", "-O", "holdout_test=true", "--problems", ",".join(SOURCES),
-        "--out", home / "generated", "--describer", f"openai-compatible:describer@{url}",
-        "--augmenter", f"openai-compatible:augmenter@{url}", "-M", "temperature=0", "--generator", "shapes",
-        "--embedder", "classical", "--variations", "2", "--panels", "2", "--subsets", "2", "--size", "96",
-        "--seed", "5", "--concurrency", "2", "--data-dir", shared_data, "--home", home, *extra,
+        "generate",
+        "--source",
+        "bongard-classic",
+        "-O",
+        "holdout_test=true",
+        "--problems",
+        ",".join(SOURCES),
+        "--out",
+        home / "generated",
+        "--describer",
+        f"openai-compatible:describer@{url}",
+        "--augmenter",
+        f"openai-compatible:augmenter@{url}",
+        "-M",
+        "temperature=0",
+        "--generator",
+        "shapes",
+        "--embedder",
+        "classical",
+        "--variations",
+        "2",
+        "--panels",
+        "2",
+        "--subsets",
+        "2",
+        "--size",
+        "96",
+        "--seed",
+        "5",
+        "--concurrency",
+        "2",
+        "--data-dir",
+        shared_data,
+        "--home",
+        home,
+        *extra,
         timeout=300,
-    )  # fmt: skip
+    )
     return done.returncode, done.stdout, done.stderr
 
 

@@ -33,16 +33,22 @@ def test_a_run_held_by_a_live_process_is_refused_and_a_killed_holders_run_taken_
     store = ResultsStore(tmp_path / STORE_FILE)
     older, newer = store.create_run(CONFIG, "test"), store.create_run(CONFIG, "test")
     holder = subprocess.Popen(
-        [sys.executable, "-c", (
-            "import sys\n"
-            "from pathlib import Path\n"
-            "from results.store import ResultsStore\n"
-            f"ResultsStore(Path({str(store.path)!r})).hold_run({newer!r}, planned=2)\n"
-            "print('held', flush=True)\n"
-            "sys.stdin.read()\n"
-        )],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            (
+                "import sys\n"
+                "from pathlib import Path\n"
+                "from results.store import ResultsStore\n"
+                f"ResultsStore(Path({str(store.path)!r})).hold_run({newer!r}, planned=2)\n"
+                "print('held', flush=True)\n"
+                "sys.stdin.read()\n"
+            ),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
     with pytest.raises(StoreError, match=held_by(newer, holder.pid)):
         store.hold_run(newer, planned=2)

@@ -52,9 +52,13 @@ def test_a_run_keeps_what_it_made_before_out_of_the_collectors_passes(
     garbage-collector pass walked all of it, about a tenth of a run's CPU. It is frozen while the
     run goes and given back to the collector after."""
     config = RunConfig(
-        strategy="images-to-sides", dataset="bongard-classic", data_dir=str(shared_data),
-        agents={"reasoner": "perception"}, problems=["1", "2"], dataset_options={"holdout_test": "true"},
-    )  # fmt: skip
+        strategy="images-to-sides",
+        dataset="bongard-classic",
+        data_dir=str(shared_data),
+        agents={"reasoner": "perception"},
+        problems=["1", "2"],
+        dataset_options={"holdout_test": "true"},
+    )
     run_id, runner = start_run(config, ResultsStore(tmp_path / STORE_FILE), tmp_path)
     frozen: list[int] = []
     asyncio.run(runner.run(run_id, on_item=lambda outcome: frozen.append(gc.get_freeze_count())))

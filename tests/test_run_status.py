@@ -90,9 +90,19 @@ def test_an_unjudged_run_reads_unjudged_never_zero_and_every_rate_has_n_and_inte
     pytest.importorskip("sentence_transformers")
     home = ("--home", tmp_path)
     ran = run_bongard(
-        "run", "--strategy", "direct", "--model", "perception", "--dataset", "bongard-classic",
-        "--problems", "1-4", "--data-dir", shared_data, *home,
-    )  # fmt: skip
+        "run",
+        "--strategy",
+        "direct",
+        "--model",
+        "perception",
+        "--dataset",
+        "bongard-classic",
+        "--problems",
+        "1-4",
+        "--data-dir",
+        shared_data,
+        *home,
+    )
     assert ran.returncode == 0, ran.stderr
     table = " ".join(ran.stdout.split())
     assert "│ 4 │ 0 │ unjudged │ 0 │ - │" in table  # 4 problems, none scored or failed: no rate

@@ -250,9 +250,20 @@ def test_compare_writes_tables_and_plots_for_two_runs(
     run_bongard(*run_args(server, tmp_path, shared_data, "--problems", "1,31"))
     checker = f"openai-compatible:checker@{server.url}/v1"
     run_bongard(
-        "run", "--strategy", "ground-truth", "--model", checker, "--dataset", "bongard-rwr",
-        "--data-dir", str(shared_data), "--home", str(tmp_path), "--problems", "1,31",
-    )  # fmt: skip
+        "run",
+        "--strategy",
+        "ground-truth",
+        "--model",
+        checker,
+        "--dataset",
+        "bongard-rwr",
+        "--data-dir",
+        str(shared_data),
+        "--home",
+        str(tmp_path),
+        "--problems",
+        "1,31",
+    )
     judges = f"openai-compatible:judge@{server.url}/v1"
     run_bongard(
         "judge", runs_json(tmp_path)[0]["id"], "--judges", judges, "--policy", "vote:1", "--home", tmp_path

@@ -25,16 +25,28 @@ ONE_LINE = "Left: one figure. Right: two figures."  # no `Left:`/`Right:` lines 
 
 def call(reply: str) -> CallTrace:
     return CallTrace(
-        role="reasoner", agent="scripted:model", task="answer", conversation="c", step=0, prompt="Rule?",
-        reply=reply, input_tokens=10, output_tokens=5, cost_usd=0.001,
-    )  # fmt: skip
+        role="reasoner",
+        agent="scripted:model",
+        task="answer",
+        conversation="c",
+        step=0,
+        prompt="Rule?",
+        reply=reply,
+        input_tokens=10,
+        output_tokens=5,
+        cost_usd=0.001,
+    )
 
 
 def one_line_answer(problem: str) -> Answer:
     return Answer(
-        strategy="direct", problem=problem, text=ONE_LINE, parse_status="failed",
-        parse_error="no 'Left: ...' and 'Right: ...' lines in the answer", trace=[call(ONE_LINE)],
-    )  # fmt: skip
+        strategy="direct",
+        problem=problem,
+        text=ONE_LINE,
+        parse_status="failed",
+        parse_error="no 'Left: ...' and 'Right: ...' lines in the answer",
+        trace=[call(ONE_LINE)],
+    )
 
 
 def new_run(store: ResultsStore, shared_data: Path, strategy: str) -> str:
@@ -160,9 +172,12 @@ def test_an_older_store_scores_its_unparsed_exact_answers_wrong_and_leaves_free_
     store = ResultsStore(path)
     exact = new_run(store, shared_data, "concept-selection")
     selection = Answer(
-        strategy="concept-selection", problem=PROBLEMS[0], text="?", expected={"label": 2},
+        strategy="concept-selection",
+        problem=PROBLEMS[0],
+        text="?",
+        expected={"label": 2},
         parse_status="failed",
-    )  # fmt: skip
+    )
     store.save_item(exact, PROBLEMS[0], 0, selection, None)
     free = new_run(store, shared_data, "direct")
     store.save_item(free, PROBLEMS[0], 0, one_line_answer(PROBLEMS[0]), None)

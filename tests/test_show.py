@@ -17,9 +17,20 @@ def home(shared_data: Path, tmp_path: Path) -> Path:
     pytest.importorskip("sentence_transformers")
     for problems in ("1-2", "3"):
         ran = run_bongard(
-            "run", "--strategy", "direct", "--model", "perception", "--dataset", "bongard-classic",
-            "--problems", problems, "--data-dir", shared_data, "--home", tmp_path,
-        )  # fmt: skip
+            "run",
+            "--strategy",
+            "direct",
+            "--model",
+            "perception",
+            "--dataset",
+            "bongard-classic",
+            "--problems",
+            problems,
+            "--data-dir",
+            shared_data,
+            "--home",
+            tmp_path,
+        )
         assert ran.returncode == 0, ran.stderr
         if problems == "1-2":
             assert (
@@ -78,10 +89,12 @@ def test_the_answer_column_gives_the_chosen_against_the_true_side_or_label() -> 
     from graphs.cli.show import answer_summary
 
     sides = Answer(
-        strategy="images-to-sides", problem="p", text='{"first": {"explanation": "long"}}',
+        strategy="images-to-sides",
+        problem="p",
+        text='{"first": {"explanation": "long"}}',
         sides={"left-test-5": "left", "right-test-5": "left"},
         expected={"sides": {"left-test-5": "left", "right-test-5": "right"}},
-    )  # fmt: skip
+    )
     assert answer_summary(sides) == "left-test-5 left, right-test-5 left (true right)"
     label = Answer(strategy="concept-selection", problem="p", text="...", label=2, expected={"label": 3})
     assert answer_summary(label) == "2 (true 3)"
@@ -99,9 +112,21 @@ def test_a_run_found_in_the_default_data_folder_is_read_back_from_any_folder(
     home, elsewhere = tmp_path / "home", tmp_path / "elsewhere"
     elsewhere.mkdir()
     ran = run_bongard(
-        "run", "--strategy", "images-to-sides", "--model", "perception", "--dataset", "bongard-classic",
-        "-O", "holdout_test=true", "--problems", "1", "--home", home, cwd=classic_copy.parent,
-    )  # fmt: skip
+        "run",
+        "--strategy",
+        "images-to-sides",
+        "--model",
+        "perception",
+        "--dataset",
+        "bongard-classic",
+        "-O",
+        "holdout_test=true",
+        "--problems",
+        "1",
+        "--home",
+        home,
+        cwd=classic_copy.parent,
+    )
     assert ran.returncode == 0, ran.stderr
     [run_id] = ResultsStore(home / STORE_FILE).run_ids()
     assert ResultsStore(home / STORE_FILE).run_config(run_id)["data_dir"] == str(classic_copy.resolve())

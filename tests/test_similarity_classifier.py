@@ -86,9 +86,11 @@ def given_call(tmp_path: Path, vectors: Vectors, tests: list[str], opposite: boo
     ]
     schema = TwoTestImages if len(tests) == 2 else OneTestImage
     return CallSpec(
-        task="classify", output_schema=schema, images=images,
+        task="classify",
+        output_schema=schema,
+        images=images,
         extra={"test_panels": [panels[side].ref for side in tests], "opposite_sides": opposite},
-    )  # fmt: skip
+    )
 
 
 def sides_of(
@@ -207,10 +209,11 @@ def test_images_go_to_the_side_they_resemble_whatever_side_the_panel_claims(tmp_
         parsed = call_reply(agent, call)
         assert parsed["answer"] == expected and "max euclidean distance" in parsed["explanation"]
     both = CallSpec(
-        task="classify", output_schema=TwoTestImages,
+        task="classify",
+        output_schema=TwoTestImages,
         images=[sheet, *(ImageSource(path=t.path, panels=[t]) for t in (blue, red))],
         extra={"test_panels": [blue.ref, red.ref], "opposite_sides": True},
-    )  # fmt: skip
+    )
     parsed = call_reply(agent, both)
     assert (parsed["first"]["answer"], parsed["second"]["answer"]) == ("RIGHT", "LEFT")
 
@@ -229,13 +232,14 @@ def test_descriptions_are_classified_by_minilm_embeddings() -> None:
         },
     }
     call = CallSpec(
-        task="classify", output_schema=TwoTestImages,
+        task="classify",
+        output_schema=TwoTestImages,
         extra={
             "test_panels": ["left-test-6", "right-test-6"],
             "descriptions": descriptions,
             "opposite_sides": True,
         },
-    )  # fmt: skip
+    )
     parsed = call_reply(similarity_agent(), call)
     assert (parsed["first"]["answer"], parsed["second"]["answer"]) == ("LEFT", "RIGHT")
     assert "descriptions (MiniLM)" in parsed["first"]["explanation"]
@@ -277,18 +281,37 @@ def test_images_to_sides_on_the_60_rwr_problems(assignment: str, solved: int, tm
     """The figure the README gives: the joint rule (the default) against deciding each test alone."""
     chosen = [] if assignment == "joint" else ["-M", "assignment=independent"]
     result = run_bongard(
-        "run", "--strategy", "images-to-sides", "--model", "similarity", "--dataset", "bongard-rwr",
-        *chosen, "--home", tmp_path / "home", cwd=Path(__file__).resolve().parent.parent,
-    )  # fmt: skip
+        "run",
+        "--strategy",
+        "images-to-sides",
+        "--model",
+        "similarity",
+        "--dataset",
+        "bongard-rwr",
+        *chosen,
+        "--home",
+        tmp_path / "home",
+        cwd=Path(__file__).resolve().parent.parent,
+    )
     assert result.returncode == 0, result.stderr
     assert f"60/60 items done, 0 failed, {solved} solved" in result.stdout
 
 
 def test_bongard_run_reports_the_similarity_classifiers_accuracy(tmp_path: Path) -> None:
     result = run_bongard(
-        "run", "--strategy", "image-to-side", "--model", "similarity", "--dataset", "bongard-rwr",
-        "--problems", "1-6", "--home", tmp_path / "home", cwd=Path(__file__).resolve().parent.parent,
-    )  # fmt: skip
+        "run",
+        "--strategy",
+        "image-to-side",
+        "--model",
+        "similarity",
+        "--dataset",
+        "bongard-rwr",
+        "--problems",
+        "1-6",
+        "--home",
+        tmp_path / "home",
+        cwd=Path(__file__).resolve().parent.parent,
+    )
     assert result.returncode == 0, result.stderr
     assert "6/6 items done, 0 failed" in result.stdout and "cost $0.0000" in result.stdout
     row = next(

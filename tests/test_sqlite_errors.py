@@ -125,15 +125,21 @@ def lock_holder() -> Iterator[Callable[[Path], None]]:
 
     def hold(path: Path) -> None:
         holder = subprocess.Popen(
-            [sys.executable, "-c", (
-                "import sqlite3, sys\n"
-                f"db = sqlite3.connect({str(path)!r}, isolation_level=None)\n"
-                "db.execute('BEGIN IMMEDIATE')\n"
-                "print('locked', flush=True)\n"
-                "sys.stdin.read()\n"
-            )],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-c",
+                (
+                    "import sqlite3, sys\n"
+                    f"db = sqlite3.connect({str(path)!r}, isolation_level=None)\n"
+                    "db.execute('BEGIN IMMEDIATE')\n"
+                    "print('locked', flush=True)\n"
+                    "sys.stdin.read()\n"
+                ),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         holders.append(holder)
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
 
@@ -251,9 +257,20 @@ def test_a_run_that_fills_the_disk_ends_in_one_line_and_resumes_once_there_is_sp
     small_disk: Path, shared_data: Path
 ) -> None:
     failed = run_bongard(
-        "run", "--strategy", "descriptive", "--model", "perception", "--dataset", "bongard-classic",
-        "--problems", "1-30", "--data-dir", shared_data, "--home", small_disk,
-    )  # fmt: skip
+        "run",
+        "--strategy",
+        "descriptive",
+        "--model",
+        "perception",
+        "--dataset",
+        "bongard-classic",
+        "--problems",
+        "1-30",
+        "--data-dir",
+        shared_data,
+        "--home",
+        small_disk,
+    )
     [line] = [line for line in failed.stderr.splitlines() if line.startswith("error:")]
     assert "database or disk is full: the disk is full;" in line
     stored = ResultsStore(small_disk / STORE_FILE)

@@ -110,10 +110,22 @@ def test_a_run_ends_with_its_result_table_and_loads_no_table_or_plot_library(
         OpenAIChat(), lambda body: json.dumps({"first": BOTH_LEFT, "second": BOTH_LEFT})
     ) as server:
         printed, loaded = loaded_by(
-            "run", "--strategy", "images-to-sides", "--model", f"openai-compatible:m@{server.url}/v1",
-            "--dataset", "bongard-classic", "-O", "holdout_test=true", "--problems", "1-3",
-            "--data-dir", str(shared_data), "--home", str(tmp_path),
-        )  # fmt: skip
+            "run",
+            "--strategy",
+            "images-to-sides",
+            "--model",
+            f"openai-compatible:m@{server.url}/v1",
+            "--dataset",
+            "bongard-classic",
+            "-O",
+            "holdout_test=true",
+            "--problems",
+            "1-3",
+            "--data-dir",
+            str(shared_data),
+            "--home",
+            str(tmp_path),
+        )
     table = " ".join(printed.split())
     _, high = wilson(0, 3)  # both test images put left: none of the 3 problems solved, half the images right
     assert "result of run-" in table and f"│ 3 │ 3 │ 0 │ 0 │ 0.000 [0.000, {high:.3f}] │ 0.500 [" in table, (

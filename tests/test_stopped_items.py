@@ -40,10 +40,22 @@ def stopped_run(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> 
             Fault(rewrite=lambda _, text: "left, both") if index == 3 else None
         )
         ran = run_bongard(
-            "run", "--strategy", "images-to-sides", "--model", f"openai-compatible:m@{server.url}/v1",
-            "--dataset", "bongard-classic", "-O", "holdout_test=true", "--problems", "1-6",
-            "--data-dir", shared_data, "--home", home,
-        )  # fmt: skip
+            "run",
+            "--strategy",
+            "images-to-sides",
+            "--model",
+            f"openai-compatible:m@{server.url}/v1",
+            "--dataset",
+            "bongard-classic",
+            "-O",
+            "holdout_test=true",
+            "--problems",
+            "1-6",
+            "--data-dir",
+            shared_data,
+            "--home",
+            home,
+        )
         assert ran.returncode == 0, ran.stderr
         assert len(list(server.model_requests())) == 6  # a stopped reply is an answer: not retried
     return home, ResultsStore(home / STORE_FILE).resolve_run("latest"), " ".join(ran.stdout.split())

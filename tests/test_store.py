@@ -90,15 +90,21 @@ def writer_holding_the_lock(tmp_path: Path) -> Iterator[Path]:
     path = tmp_path / STORE_FILE
     ResultsStore(path).close()
     holder = subprocess.Popen(
-        [sys.executable, "-c", (
-            "import sqlite3, sys\n"
-            f"db = sqlite3.connect({str(path)!r}, isolation_level=None)\n"
-            "db.execute('BEGIN IMMEDIATE')\n"
-            "print('locked', flush=True)\n"
-            "sys.stdin.read()\n"
-        )],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            (
+                "import sqlite3, sys\n"
+                f"db = sqlite3.connect({str(path)!r}, isolation_level=None)\n"
+                "db.execute('BEGIN IMMEDIATE')\n"
+                "print('locked', flush=True)\n"
+                "sys.stdin.read()\n"
+            ),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
     yield path
     holder.communicate("")

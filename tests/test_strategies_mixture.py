@@ -33,9 +33,14 @@ def member_run(store: ResultsStore, model: str, shared_data: Path) -> str:
         call = CallTrace(role="reasoner", agent=model, task="classify", conversation="c", step=0, prompt="",
                          reply="", cost_usd=COST[model])  # fmt: skip
         answer = Answer(
-            strategy="images-to-sides", problem=f"{DATASET}/{number}", text="",
-            sides=TRUTH if right else SWAPPED, expected={"sides": TRUTH}, correct=right, trace=[call],
-        )  # fmt: skip
+            strategy="images-to-sides",
+            problem=f"{DATASET}/{number}",
+            text="",
+            sides=TRUTH if right else SWAPPED,
+            expected={"sides": TRUTH},
+            correct=right,
+            trace=[call],
+        )
         store.save_item(run_id, f"{DATASET}/{number}", 0, answer, None)
     store.release_run(run_id, finished=True)
     return run_id
@@ -44,9 +49,23 @@ def member_run(store: ResultsStore, model: str, shared_data: Path) -> str:
 def mix(home: Path, shared_data: Path, members: list[str], *options: str) -> Any:
     """A mixture of `members` over problems 1-4 unless `options` name others (the last --problems wins)."""
     return run_bongard(
-        "run", "--strategy", "mixture", "--dataset", DATASET, "--problems", "1-4", "-O", "holdout_test=true",
-        "-S", f"members={','.join(members)}", *options, "--data-dir", shared_data, "--home", home,
-    )  # fmt: skip
+        "run",
+        "--strategy",
+        "mixture",
+        "--dataset",
+        DATASET,
+        "--problems",
+        "1-4",
+        "-O",
+        "holdout_test=true",
+        "-S",
+        f"members={','.join(members)}",
+        *options,
+        "--data-dir",
+        shared_data,
+        "--home",
+        home,
+    )
 
 
 def interval(solved: int, n: int) -> str:
@@ -141,9 +160,22 @@ def test_a_member_is_run_only_on_the_problems_its_run_lacks(shared_data: Path, t
     members = []
     for strategy in ("images-to-sides", "program-search"):
         ran = run_bongard(
-            "run", "--strategy", strategy, "--model", "perception", "--dataset", DATASET, "--problems", "1-2",
-            "-O", "holdout_test=true", "--data-dir", shared_data, "--home", tmp_path,
-        )  # fmt: skip
+            "run",
+            "--strategy",
+            strategy,
+            "--model",
+            "perception",
+            "--dataset",
+            DATASET,
+            "--problems",
+            "1-2",
+            "-O",
+            "holdout_test=true",
+            "--data-dir",
+            shared_data,
+            "--home",
+            tmp_path,
+        )
         assert ran.returncode == 0, ran.stderr
         members.append(ResultsStore(tmp_path / STORE_FILE).resolve_run("latest"))
     assert mix(tmp_path, shared_data, members, "--problems", "1-3").returncode == 0

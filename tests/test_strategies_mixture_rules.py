@@ -55,9 +55,20 @@ def test_the_most_agreed_rule_is_chosen_without_a_call_and_judged_as_a_stated_ru
     store = ResultsStore(tmp_path / STORE_FILE)
     members = [member_run(store, model, shared_data) for model in ("a", "b", "c")]
     ran = run_bongard(
-        "run", "--strategy", "mixture-rules", "--dataset", DATASET, "--problems", "1-2",
-        "-S", f"members={','.join(members)}", "--data-dir", shared_data, "--home", tmp_path,
-    )  # fmt: skip
+        "run",
+        "--strategy",
+        "mixture-rules",
+        "--dataset",
+        DATASET,
+        "--problems",
+        "1-2",
+        "-S",
+        f"members={','.join(members)}",
+        "--data-dir",
+        shared_data,
+        "--home",
+        tmp_path,
+    )
     assert ran.returncode == 0, ran.stderr
     mixture = store.resolve_run("latest")
     assert store.summary(mixture).calls == 0

@@ -40,10 +40,25 @@ def synthesis(
 ) -> tuple[Answer, list[dict[str, Any]]]:
     with StandInServer(OpenAIChat(), responder=proposer) as server:
         ran = run_bongard(
-            "run", "--strategy", "program-synthesis", "--describer", "perception", "--reasoner",
-            f"openai-compatible:m@{server.url}/v1", "--dataset", "bongard-classic", "--problems", "1",
-            "-O", "holdout_test=true", *options, "--data-dir", shared_data, "--home", home,
-        )  # fmt: skip
+            "run",
+            "--strategy",
+            "program-synthesis",
+            "--describer",
+            "perception",
+            "--reasoner",
+            f"openai-compatible:m@{server.url}/v1",
+            "--dataset",
+            "bongard-classic",
+            "--problems",
+            "1",
+            "-O",
+            "holdout_test=true",
+            *options,
+            "--data-dir",
+            shared_data,
+            "--home",
+            home,
+        )
         bodies = [request.body for request in server.model_requests()]
     assert ran.returncode == 0, ran.stderr
     store = ResultsStore(home / STORE_FILE)
@@ -103,9 +118,22 @@ def test_offline_the_perception_agent_grounds_and_finds_the_rule_of_problem_1(
     strategy: str, shared_data: Path, tmp_path: Path
 ) -> None:
     ran = run_bongard(
-        "run", "--strategy", strategy, "--model", "perception", "--dataset", "bongard-classic",
-        "--problems", "1", "-O", "holdout_test=true", "--data-dir", shared_data, "--home", tmp_path,
-    )  # fmt: skip
+        "run",
+        "--strategy",
+        strategy,
+        "--model",
+        "perception",
+        "--dataset",
+        "bongard-classic",
+        "--problems",
+        "1",
+        "-O",
+        "holdout_test=true",
+        "--data-dir",
+        shared_data,
+        "--home",
+        tmp_path,
+    )
     assert ran.returncode == 0, ran.stderr
     store = ResultsStore(tmp_path / STORE_FILE)
     [(_, _, answer)] = store.answer_records(store.resolve_run("latest"))
@@ -122,10 +150,24 @@ def test_vlp_ranking_is_an_option_of_the_search_recorded_with_its_answer(
 ) -> None:
     def run(strategy: str) -> Any:
         return run_bongard(
-            "run", "--strategy", strategy, "--model", "perception", "--dataset", "bongard-classic",
-            "--problems", "1", "-O", "holdout_test=true", "-S", "ranking=vlp", "--data-dir", shared_data,
-            "--home", tmp_path,
-        )  # fmt: skip
+            "run",
+            "--strategy",
+            strategy,
+            "--model",
+            "perception",
+            "--dataset",
+            "bongard-classic",
+            "--problems",
+            "1",
+            "-O",
+            "holdout_test=true",
+            "-S",
+            "ranking=vlp",
+            "--data-dir",
+            shared_data,
+            "--home",
+            tmp_path,
+        )
 
     ran = run("program-search")
     assert ran.returncode == 0, ran.stderr
@@ -154,10 +196,24 @@ def test_vlp_grounding_proposes_a_vocabulary_then_asks_each_panel_about_every_sy
 
     with StandInServer(OpenAIChat(), responder=vlm) as server:
         ran = run_bongard(
-            "run", "--strategy", "program-search", "--model", f"openai-compatible:m@{server.url}/v1",
-            "--dataset", "bongard-classic", "--problems", "1", "-O", "holdout_test=true", "-S",
-            "grounding=vocabulary", "--data-dir", shared_data, "--home", tmp_path,
-        )  # fmt: skip
+            "run",
+            "--strategy",
+            "program-search",
+            "--model",
+            f"openai-compatible:m@{server.url}/v1",
+            "--dataset",
+            "bongard-classic",
+            "--problems",
+            "1",
+            "-O",
+            "holdout_test=true",
+            "-S",
+            "grounding=vocabulary",
+            "--data-dir",
+            shared_data,
+            "--home",
+            tmp_path,
+        )
         bodies = [request.body for request in server.model_requests()]
     assert ran.returncode == 0, ran.stderr
     proposing = [b for b in bodies if "objects" in (output_schema(b) or {}).get("properties", {})]

@@ -38,9 +38,17 @@ def requests_of(logo: Path, home: Path, *options: str) -> tuple[Any, list[dict[s
     with StandInServer(OpenAIChat(), responder=minimal_reply) as server:
         model = f"openai-compatible:m@{server.url}/v1"
         ran = run_bongard(
-            "run", "--strategy", "symbolic-rule-learning", "--model", model, "--dataset",
-            f"{FORMAT}:{logo}", *options, "--home", home,
-        )  # fmt: skip
+            "run",
+            "--strategy",
+            "symbolic-rule-learning",
+            "--model",
+            model,
+            "--dataset",
+            f"{FORMAT}:{logo}",
+            *options,
+            "--home",
+            home,
+        )
         return ran, [request.body for request in server.model_requests()]
 
 
@@ -95,11 +103,24 @@ def test_the_card_names_the_paper_and_what_it_could_not_state() -> None:
 
 def test_programs_where_a_problem_has_none_are_refused_in_one_line(shared_data: Path, tmp_path: Path) -> None:
     ran = run_bongard(
-        "run", "--strategy", "symbolic-rule-learning", "--model", "perception", "--dataset",
-        "bongard-classic", "--problems", "1", "-O", "holdout_test=true", "-S", "symbols=programs",
-        "--data-dir", shared_data,
-        "--home", tmp_path,
-    )  # fmt: skip
+        "run",
+        "--strategy",
+        "symbolic-rule-learning",
+        "--model",
+        "perception",
+        "--dataset",
+        "bongard-classic",
+        "--problems",
+        "1",
+        "-O",
+        "holdout_test=true",
+        "-S",
+        "symbols=programs",
+        "--data-dir",
+        shared_data,
+        "--home",
+        tmp_path,
+    )
     assert ran.returncode != 0
     assert "1 has no action programs" in ran.stderr and "-S symbols=descriptions" in ran.stderr
 
@@ -111,10 +132,24 @@ def test_without_programs_the_perception_agents_descriptions_stand_for_the_image
     perception agent's, offline), and the reasoner gets them as text."""
     with StandInServer(OpenAIChat(), responder=minimal_reply) as server:
         ran = run_bongard(
-            "run", "--strategy", "symbolic-rule-learning", "--model", f"openai-compatible:m@{server.url}/v1",
-            "--describer", "perception", "--dataset", "bongard-classic", "--problems", "1", "-O",
-            "holdout_test=true", "--data-dir", shared_data, "--home", tmp_path,
-        )  # fmt: skip
+            "run",
+            "--strategy",
+            "symbolic-rule-learning",
+            "--model",
+            f"openai-compatible:m@{server.url}/v1",
+            "--describer",
+            "perception",
+            "--dataset",
+            "bongard-classic",
+            "--problems",
+            "1",
+            "-O",
+            "holdout_test=true",
+            "--data-dir",
+            shared_data,
+            "--home",
+            tmp_path,
+        )
         bodies = [request.body for request in server.model_requests()]
     assert ran.returncode == 0, ran.stderr
     assert len(bodies) == 2 and all(

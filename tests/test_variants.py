@@ -15,10 +15,18 @@ VARIANTS = 3
 def image(side: Side, index: int, variant: int, decision: Decision | None = None) -> PoolImage:
     identity = (SIDES.index(side) * 100 + index) * 100 + variant
     return PoolImage(
-        image_id=identity, source="7", side=side, source_index=index,
-        source_role="test" if index == CONTEXT_IMAGES else "context", variant=variant,
-        path=f"p/{identity}.png", positive="p", negative="n", seed=0, decision=decision or side,
-    )  # fmt: skip
+        image_id=identity,
+        source="7",
+        side=side,
+        source_index=index,
+        source_role="test" if index == CONTEXT_IMAGES else "context",
+        variant=variant,
+        path=f"p/{identity}.png",
+        positive="p",
+        negative="n",
+        seed=0,
+        decision=decision or side,
+    )
 
 
 def pool() -> Pool:

@@ -61,9 +61,20 @@ class Runs:
 
 def perception_run(shared_data: Path, home: Path) -> str:
     ran = run_bongard(
-        "run", "--strategy", "direct", "--model", "perception", "--dataset", "bongard-classic",
-        "--problems", "1-3", "--data-dir", shared_data, "--home", home,
-    )  # fmt: skip
+        "run",
+        "--strategy",
+        "direct",
+        "--model",
+        "perception",
+        "--dataset",
+        "bongard-classic",
+        "--problems",
+        "1-3",
+        "--data-dir",
+        shared_data,
+        "--home",
+        home,
+    )
     assert ran.returncode == 0, ran.stderr
     return ResultsStore(home / STORE_FILE).resolve_run("latest")
 
@@ -78,10 +89,19 @@ def stored_run(store: ResultsStore, shared_data: Path, strategy: str) -> str:
 
 def answer(problem: str, text: str) -> Answer:
     call = CallTrace(
-        role="reasoner", agent="scripted:model", task="answer", conversation="c1", step=0,
-        images=[["left-1", "left-2", "right-1"]], prompt=f"Which rule? {HOSTILE}", reply=text,
-        input_tokens=12, output_tokens=5, cost_usd=0.001, latency_s=0.25,
-    )  # fmt: skip
+        role="reasoner",
+        agent="scripted:model",
+        task="answer",
+        conversation="c1",
+        step=0,
+        images=[["left-1", "left-2", "right-1"]],
+        prompt=f"Which rule? {HOSTILE}",
+        reply=text,
+        input_tokens=12,
+        output_tokens=5,
+        cost_usd=0.001,
+        latency_s=0.25,
+    )
     return Answer(strategy="open-ended", problem=problem, text=text, trace=[call])
 
 
@@ -314,8 +334,10 @@ def test_bongard_view_has_help_and_serves_on_127_0_0_1_only(runs: Runs, tmp_path
     started = time.monotonic()
     viewing = subprocess.Popen(
         [str(BONGARD), "view", "--home", str(runs.home), "--port", "0"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert viewing.stdout is not None
         with selectors.DefaultSelector() as waiting:
@@ -608,9 +630,15 @@ def test_the_problem_page_shows_each_image_a_call_sent_and_what_each_judge_was_a
     run_id = store.create_run(config, "test")
     sheet = [f"{side}-{n}" for side in ("left", "right") for n in range(5)]
     call = CallTrace(
-        role="reasoner", agent="scripted:model", task="classify", conversation="c", step=0,
-        images=[sheet, ["right-test-5"], ["left-test-5"]], prompt="Which sides?", reply="{}",
-    )  # fmt: skip
+        role="reasoner",
+        agent="scripted:model",
+        task="classify",
+        conversation="c",
+        step=0,
+        images=[sheet, ["right-test-5"], ["left-test-5"]],
+        prompt="Which sides?",
+        reply="{}",
+    )
     key = "bongard-classic/3"
     store.save_item(
         run_id, key, 0, Answer(strategy="images-to-sides", problem=key, text="{}", trace=[call]), None

@@ -147,9 +147,14 @@ def describe_first(
         panel = item.panel(state["panel"])
         text = describer.text(item, state)
         reply = await ask(
-            item, "describer", text, [panel_source(item, panel)], task=describer.task,
-            conversation=f"image {panel.ref}", schema=describer.schema,
-        )  # fmt: skip
+            item,
+            "describer",
+            text,
+            [panel_source(item, panel)],
+            task=describer.task,
+            conversation=f"image {panel.ref}",
+            schema=describer.schema,
+        )
         if describer.schema is None:
             description: Description = reply.text
         else:

@@ -177,9 +177,15 @@ def generate(
         if missing:
             raise typer.BadParameter(f"no agent for {', '.join(missing)}", param_hint="--model")
         settings = GenerationSettings(
-            folder=str(out.resolve()), variations=variations, panels=panels, subsets=subsets,
-            remove=not no_removal, seed=seed, size=size, review=review,
-        )  # fmt: skip
+            folder=str(out.resolve()),
+            variations=variations,
+            panels=panels,
+            subsets=subsets,
+            remove=not no_removal,
+            seed=seed,
+            size=size,
+            review=review,
+        )
         config = GenerationConfig(
             source=source,
             data_dir=str(data_dir) if data_dir else None,

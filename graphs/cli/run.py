@@ -272,13 +272,31 @@ def run(
         )
     else:
         flags = NewRun(
-            strategy=strategy, model=model, describer=describer, reasoner=reasoner, author=author,
-            dataset=dataset, problems=problems, sample=sample, stratify=stratify, attempts=attempts,
-            seed=seed, concurrency=concurrency, variant=variant, strategy_option=strategy_option or [],
-            param=param or [], agent_config=agent_config, data_dir=data_dir, option=option or [],
-            shortcuts={"rules_from": rules_from, "descriptions_from": descriptions_from,
-                       "probes_from": probes_from, "cot": "false" if no_cot else None},
-        )  # fmt: skip
+            strategy=strategy,
+            model=model,
+            describer=describer,
+            reasoner=reasoner,
+            author=author,
+            dataset=dataset,
+            problems=problems,
+            sample=sample,
+            stratify=stratify,
+            attempts=attempts,
+            seed=seed,
+            concurrency=concurrency,
+            variant=variant,
+            strategy_option=strategy_option or [],
+            param=param or [],
+            agent_config=agent_config,
+            data_dir=data_dir,
+            option=option or [],
+            shortcuts={
+                "rules_from": rules_from,
+                "descriptions_from": descriptions_from,
+                "probes_from": probes_from,
+                "cot": "false" if no_cot else None,
+            },
+        )
         if flags.names_nothing() and data_dir is None:
             flags = replace(flags, data_dir=_data_for_the_default_run(home))
         config = flags.or_default().config()
@@ -530,9 +548,14 @@ def _run_with_progress(
                 from graphs.cluster.executor import run_on_ray
 
                 run_on_ray(
-                    runner, run_id, cluster, retry_errors=retry_errors, on_item=on_item,
-                    max_failures=max_failures, announce=progress.console.print,
-                )  # fmt: skip
+                    runner,
+                    run_id,
+                    cluster,
+                    retry_errors=retry_errors,
+                    on_item=on_item,
+                    max_failures=max_failures,
+                    announce=progress.console.print,
+                )
         except EndpointDown as down:
             progress.stop()
             error_console.print(f"[red]stopped:[/red] {escape(str(down))}", highlight=False)

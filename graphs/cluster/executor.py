@@ -69,9 +69,15 @@ class ItemWorker:
     """One Ray actor: the run's agents, built once, with its shares of the limits; its checkpoints."""
 
     def __init__(
-        self, config: dict[str, Any], home: str, index: int, workers: int, max_failures: int,
-        prompts_dir: str | None, services: Shared,
-    ) -> None:  # fmt: skip
+        self,
+        config: dict[str, Any],
+        home: str,
+        index: int,
+        workers: int,
+        max_failures: int,
+        prompts_dir: str | None,
+        services: Shared,
+    ) -> None:
         self.index = index
         self.home = Path(home)
         store = ResultsStore(self.home / STORE_FILE)  # read only for the earlier runs a strategy reuses

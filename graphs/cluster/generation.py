@@ -100,9 +100,14 @@ class GenerationWorker:
     """One Ray actor: the generation's agents, generator and embedder, built once and kept."""
 
     def __init__(
-        self, generation_id: str, config: dict[str, Any], home: str, index: int, workers: int,
+        self,
+        generation_id: str,
+        config: dict[str, Any],
+        home: str,
+        index: int,
+        workers: int,
         services: Shared,
-    ) -> None:  # fmt: skip
+    ) -> None:
         folder = Path(home)
         store = ResultsStore(folder / STORE_FILE)  # never written here: the driver keeps the records
         self.job = Generation(generation_id, GenerationConfig.model_validate(config), store, folder)

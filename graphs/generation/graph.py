@@ -289,10 +289,17 @@ async def _render(state: GenerationState, runtime: Ctx) -> GenerationState:
     }  # fmt: skip
     await item.run.tools.render_image.ainvoke(args)
     image = PoolImage(
-        image_id=identity, source=concept.source, side=source["side"], source_index=source["index"],
-        source_role=source["role"], variant=task["number"], path=relative, positive=task["prompt"],
-        negative=source["negative"], seed=seed,
-    )  # fmt: skip
+        image_id=identity,
+        source=concept.source,
+        side=source["side"],
+        source_index=source["index"],
+        source_role=source["role"],
+        variant=task["number"],
+        path=relative,
+        positive=task["prompt"],
+        negative=source["negative"],
+        seed=seed,
+    )
     return {"rendered": [_record(image)]}
 
 
@@ -368,9 +375,13 @@ async def _auto_review(state: GenerationState, runtime: Ctx) -> GenerationState:
     shown = ImageSource(path=path, panels=[Panel(path=path, side=image.side, index=image.source_index)])
     with recording_calls() as calls:
         described = await ask(
-            item, "reviewer", item.prompts.fill(RWR_PLUS, "describe_image"), [shown], task="describe",
+            item,
+            "reviewer",
+            item.prompts.fill(RWR_PLUS, "describe_image"),
+            [shown],
+            task="describe",
             conversation=conversation,
-        )  # fmt: skip
+        )
         text = item.prompts.fill(
             FAMILY, "review_judge", description=described.text, left=concept.left, right=concept.right
         )

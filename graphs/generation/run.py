@@ -166,9 +166,12 @@ class Generation:
         except ValueError as error:
             raise DatasetError(f"{problem.key}: {error}") from None
         return SourceConcept(
-            source=problem.id, row=row, left=problem.concept.left, right=problem.concept.right,
+            source=problem.id,
+            row=row,
+            left=problem.concept.left,
+            right=problem.concept.right,
             group=group,
-        )  # fmt: skip
+        )
 
     def agents(self, cache: ReplyCache | None = None) -> dict[str, ManagedAgent]:
         """The generation's agents by role (`cache`: where they keep replies; None: the workspace's);

@@ -73,9 +73,15 @@ async def _one_call(
     """One model call in a context of its own, and its trace as JSON (what the tool returns)."""
     with recording_calls() as calls:
         reply = await ask(
-            RunOnly(runtime), role, text, images, task=task, conversation=conversation, schema=schema,
+            RunOnly(runtime),
+            role,
+            text,
+            images,
+            task=task,
+            conversation=conversation,
+            schema=schema,
             extra=extra,
-        )  # fmt: skip
+        )
     return reply, calls[0].model_dump(mode="json")
 
 
@@ -85,9 +91,15 @@ def describe_image_tool(runtime: SolveRuntime, role: str = "describer") -> Struc
         image = ImageSource(path=Path(image_path), panels=[Panel(path=Path(image_path), side=side, index=0)])
         text = runtime.prompts.fill(FAMILY, "describe_prompts", concept=concept)
         reply, trace = await _one_call(
-            runtime, role, text, [image], task="describe", conversation=f"describe {Path(image_path).name}",
-            schema=PromptPair, extra={"concept": concept},
-        )  # fmt: skip
+            runtime,
+            role,
+            text,
+            [image],
+            task="describe",
+            conversation=f"describe {Path(image_path).name}",
+            schema=PromptPair,
+            extra={"concept": concept},
+        )
         if reply.parsed is None:
             raise ToolCallError(f"describe_image: {reply.agent} gave no prompt pair: {reply.parse_error}")
         return {**reply.parsed, "call": trace}
@@ -100,9 +112,15 @@ def augment_prompt_tool(runtime: SolveRuntime, role: str = "augmenter") -> Struc
         """A positive prompt and its concept -> `count` distinct prompts that keep the concept."""
         text = runtime.prompts.fill(FAMILY, "augment_prompt", prompt=positive, concept=concept, count=count)
         reply, trace = await _one_call(
-            runtime, role, text, [], task="generate", conversation="augment", schema=augmentations(count),
+            runtime,
+            role,
+            text,
+            [],
+            task="generate",
+            conversation="augment",
+            schema=augmentations(count),
             extra={"count": count, "concept": concept},
-        )  # fmt: skip
+        )
         prompts = list(dict.fromkeys(p.strip() for p in (reply.parsed or {}).get("prompts", []) if p.strip()))
         if not prompts:
             raise ToolCallError(

@@ -97,18 +97,25 @@ class Checkpoints(BaseCheckpointSaver[str]):
         return await self._on_file(lambda: self.saver.get_tuple(config))
 
     async def alist(
-        self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
-        before: RunnableConfig | None = None, limit: int | None = None,
-    ) -> AsyncIterator[CheckpointTuple]:  # fmt: skip
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
         found = self.saver.list
         listed = await self._on_file(lambda: list(found(config, filter=filter, before=before, limit=limit)))
         for item in listed:
             yield item
 
     async def aput(
-        self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
-    ) -> RunnableConfig:  # fmt: skip
+    ) -> RunnableConfig:
         return await self._on_file(lambda: self.saver.put(config, checkpoint, metadata, new_versions))
 
     async def aput_writes(

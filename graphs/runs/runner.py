@@ -227,9 +227,13 @@ class Runner:
             label = label or f"{config['strategy']} · {model_label(config)}"
             for problem, attempt, answer in self.store.answer_records(run_id):
                 found[(problem, attempt)] = MemberAnswer(
-                    run=run_id, label=label, sides=dict(answer.sides or {}), correct=answer.correct,
-                    cost_usd=answer.cost_usd, text=answer.text,
-                )  # fmt: skip
+                    run=run_id,
+                    label=label,
+                    sides=dict(answer.sides or {}),
+                    correct=answer.correct,
+                    cost_usd=answer.cost_usd,
+                    text=answer.text,
+                )
         return found
 
     def reused_for(self, problem: BongardProblem | ProblemSummary, attempt: int) -> dict[str, Reused]:
@@ -309,9 +313,13 @@ class Runner:
             same = next((agent for agent in built.values() if agent.spec == spec), None)
             chosen, paper = shares[spec]
             built[role] = same or resolve_agent(
-                spec, chosen, config=self.config.agent_config or None, cache=self.cache, home=self.home,
+                spec,
+                chosen,
+                config=self.config.agent_config or None,
+                cache=self.cache,
+                home=self.home,
                 defaults=paper,
-            )  # fmt: skip
+            )
             built[role].run_concurrency = self.config.concurrency
         return built
 

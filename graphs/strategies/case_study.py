@@ -111,10 +111,14 @@ def _answer_node(
     async def answer(state: CaseStudyState, runtime: Ctx) -> CaseStudyState:
         item = runtime.context
         reply = await ask(
-            item, "reasoner", with_intro(item, prompt, **values(state)),
-            [sheet_source(item)] if with_sheet else [], task="answer", conversation="answer",
+            item,
+            "reasoner",
+            with_intro(item, prompt, **values(state)),
+            [sheet_source(item)] if with_sheet else [],
+            task="answer",
+            conversation="answer",
             extra={"notes": state.get(notes, [])},  # what the prompt lists, for agents that read metadata
-        )  # fmt: skip
+        )
         return {"answer": free_answer(reply)}
 
     return answer
@@ -144,9 +148,13 @@ async def _describe_panel(state: CaseStudyState, runtime: Ctx) -> CaseStudyState
     item = runtime.context
     panel = item.panel(state["panel"])
     reply = await ask(
-        item, "describer", with_intro(item, "describe_panel"), [panel_source(item, panel)],
-        task="describe", conversation=f"panel {panel.ref}",
-    )  # fmt: skip
+        item,
+        "describer",
+        with_intro(item, "describe_panel"),
+        [panel_source(item, panel)],
+        task="describe",
+        conversation=f"panel {panel.ref}",
+    )
     return {"descriptions": [{"side": panel.side, "index": panel.index, "text": reply.text}]}
 
 
@@ -160,9 +168,13 @@ def _descriptions(state: CaseStudyState) -> dict[str, str]:
 
 def _descriptive(with_sheet: bool) -> Graph:
     return _fan_out_then_answer(
-        _each_panel, ("describe_panel", _describe_panel), "answer_from_descriptions", _descriptions,
-        "descriptions", with_sheet,
-    )  # fmt: skip
+        _each_panel,
+        ("describe_panel", _describe_panel),
+        "answer_from_descriptions",
+        _descriptions,
+        "descriptions",
+        with_sheet,
+    )
 
 
 DESCRIPTIVE_ROLES = ("describer", "reasoner")
@@ -203,12 +215,14 @@ def _side_conversation(side: Side) -> Dialogue:
         return [[panel_source(item, panel)] for panel in shown]
 
     return Dialogue(
-        f"{side} side", "describer",
-        shown_then_asked(panels, "side_iterative_step", "side_iterative_closing", task="describe",
-                         closing_task="describe"),
+        f"{side} side",
+        "describer",
+        shown_then_asked(
+            panels, "side_iterative_step", "side_iterative_closing", task="describe", closing_task="describe"
+        ),
         finish=lambda item, reply: {"side_descriptions": [{"side": side, "text": reply.text}]},
         system=lambda item: _system(item, "side_iterative"),
-    )  # fmt: skip
+    )
 
 
 def _side_descriptions(state: CaseStudyState) -> dict[str, str]:
@@ -264,8 +278,12 @@ def _comparisons(state: CaseStudyState) -> dict[str, str]:
 def _contrastive(with_sheet: bool) -> Graph:
     return _fan_out_then_answer(
         send_each("compare_pair", "pair", lambda item: range(_pair_count(item))),
-        ("compare_pair", _compare_pair), "answer_from_comparisons", _comparisons, "comparisons", with_sheet,
-    )  # fmt: skip
+        ("compare_pair", _compare_pair),
+        "answer_from_comparisons",
+        _comparisons,
+        "comparisons",
+        with_sheet,
+    )
 
 
 @case_study_strategy(

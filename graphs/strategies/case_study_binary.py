@@ -70,9 +70,15 @@ async def _verify(state: SolveState, runtime: Ctx[ProposedSolution]) -> SolveSta
     proposed, expected = item.inputs["proposed"], item.inputs["expected"]
     text = item.prompts.fill(CASE_STUDY, "verify_solution", left=proposed["left"], right=proposed["right"])
     reply = await ask(
-        item, "reasoner", text, [sheet_source(item)], task="judge", conversation="verify", schema=Verdict,
+        item,
+        "reasoner",
+        text,
+        [sheet_source(item)],
+        task="judge",
+        conversation="verify",
+        schema=Verdict,
         extra={"proposed": dict(proposed)},
-    )  # fmt: skip
+    )
     return {"answer": label_answer(reply, "verdict", expected, expected_as="verdict")}
 
 

@@ -56,9 +56,9 @@ class MembersOptions(StrategyOptions):
 
 class MixtureOptions(MembersOptions):
     rule: Literal["vote", "cascade"] = Field(
-        default="vote", description="vote: the majority side per test panel; cascade: members in order "
-        "until two agree"
-    )  # fmt: skip
+        default="vote",
+        description="vote: the majority side per test panel; cascade: members in order until two agree",
+    )
     cost_cap: float | None = Field(
         default=None, ge=0, description="cascade: the most US dollars of members' calls consulted per problem"
     )

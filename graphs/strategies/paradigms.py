@@ -88,9 +88,15 @@ async def _direct_query(state: QueryState, runtime: Ctx[DirectInputs]) -> QueryS
     prompt = "direct_rule_learning" if cot else "direct_rule_learning_no_cot"
     text = item.prompts.fill(FAMILY, prompt, total=len(images), **_counts(item.problem))
     reply = await ask(
-        item, "reasoner", text, images, task="classify", conversation=f"query {query.ref}",
-        schema=QueryVerdict if cot else QueryConclusion, extra={"test_panels": [query.ref]},
-    )  # fmt: skip
+        item,
+        "reasoner",
+        text,
+        images,
+        task="classify",
+        conversation=f"query {query.ref}",
+        schema=QueryVerdict if cot else QueryConclusion,
+        extra={"test_panels": [query.ref]},
+    )
     return {"queries": [query_result(query.ref, reply)]}
 
 
@@ -250,10 +256,15 @@ async def _apply_rule(state: DeductiveState, runtime: Ctx[DeductiveInputs]) -> D
     summary = _stage_rule(item, state)["summary"]
     text = item.prompts.fill(FAMILY, "rule_application", summary=summary, **_counts(item.problem))
     reply = await ask(
-        item, "reasoner", text, [panel_source(item, query)], task="classify",
-        conversation=f"query {query.ref}", schema=QueryVerdict,
+        item,
+        "reasoner",
+        text,
+        [panel_source(item, query)],
+        task="classify",
+        conversation=f"query {query.ref}",
+        schema=QueryVerdict,
         extra={"rule_summary": summary, "test_panels": [query.ref]},
-    )  # fmt: skip
+    )
     return {"queries": [query_result(query.ref, reply)]}
 
 
@@ -352,9 +363,14 @@ async def _reason(state: ComponentialState, runtime: Ctx[ComponentialInputs]) ->
         **_counts(problem),
     )
     reply = await ask(
-        item, "reasoner", text, task="classify", conversation=f"query {ref}", schema=QueryVerdict,
+        item,
+        "reasoner",
+        text,
+        task="classify",
+        conversation=f"query {ref}",
+        schema=QueryVerdict,
         extra={"test_panels": [ref]},
-    )  # fmt: skip
+    )
     return {"queries": [query_result(ref, reply)]}
 
 

@@ -159,13 +159,22 @@ async def _propose_symbols(state: ProgramState, runtime: Ctx[ProgramInputs]) -> 
         return {}
     problem = item.problem
     text = item.prompts.fill(
-        FAMILY, "propose_symbols", count=len(problem.context_panels), positives=len(problem.left),
-        negatives=len(problem.right), most=MOST_SYMBOLS,
-    )  # fmt: skip
+        FAMILY,
+        "propose_symbols",
+        count=len(problem.context_panels),
+        positives=len(problem.left),
+        negatives=len(problem.right),
+        most=MOST_SYMBOLS,
+    )
     reply = await ask(
-        item, "describer", text, panel_sources(item, problem.context_panels), task="propose",
-        conversation="vocabulary", schema=SymbolVocabulary,
-    )  # fmt: skip
+        item,
+        "describer",
+        text,
+        panel_sources(item, problem.context_panels),
+        task="propose",
+        conversation="vocabulary",
+        schema=SymbolVocabulary,
+    )
     proposed = reply.parsed or {}
     vocabulary: dict[str, str] = {}
     for kind, (_, question) in KINDS.items():
@@ -268,10 +277,14 @@ def _first_question(item: Item[ProgramInputs], grounded: Grounded) -> str:
         for name in grounded["vocabulary"]
     )
     return item.prompts.fill(
-        FAMILY, "propose_rule", per_side=item.problem.panels_per_side, vocabulary=vocabulary,
-        left_panels=_listed(grounded, "left"), right_panels=_listed(grounded, "right"),
+        FAMILY,
+        "propose_rule",
+        per_side=item.problem.panels_per_side,
+        vocabulary=vocabulary,
+        left_panels=_listed(grounded, "left"),
+        right_panels=_listed(grounded, "right"),
         turns=item.inputs["turns"],
-    )  # fmt: skip
+    )
 
 
 def _feedback(item: Item[ProgramInputs], proposal: Proposal, panels: int) -> str:
@@ -309,9 +322,11 @@ async def _propose(state: ProgramState, runtime: Ctx[ProgramInputs]) -> ProgramS
         chat.turns += 1
     context = {ref: {"side": p.side, "symbols": p.symbols} for ref, p in grounded["panels"].items()}
     reply = await chat.ask(
-        questions[len(earlier)], task="propose", schema=ProposedRule,
+        questions[len(earlier)],
+        task="propose",
+        schema=ProposedRule,
         extra={"symbols": context, "tried": [proposal["program"] for proposal in earlier]},
-    )  # fmt: skip
+    )
     return {"proposals": [_proposal(reply, grounded)]}
 
 

@@ -70,10 +70,15 @@ async def _classify_one(state: SidesState, runtime: Ctx) -> SidesState:
     item = runtime.context
     panel = item.panel(state["test"])
     reply = await ask(
-        item, "reasoner", item.prompts.fill(CASE_STUDY, "image_to_side"),
-        [sheet_source(item), panel_source(item, panel)], task="classify", conversation=f"test {panel.ref}",
-        schema=OneTestImage, extra={"test_panels": [panel.ref]},
-    )  # fmt: skip
+        item,
+        "reasoner",
+        item.prompts.fill(CASE_STUDY, "image_to_side"),
+        [sheet_source(item), panel_source(item, panel)],
+        task="classify",
+        conversation=f"test {panel.ref}",
+        schema=OneTestImage,
+        extra={"test_panels": [panel.ref]},
+    )
     side = side_of_label(reply.parsed["answer"]) if reply.parsed else None
     return {"sides": [side_result(panel.ref, reply, side)]}
 
@@ -231,10 +236,15 @@ async def _select(state: SolveState, runtime: Ctx[Candidates]) -> SolveState:
     candidates = item.inputs["candidates"]
     listed = json.dumps({"concepts": candidates}, ensure_ascii=False)
     reply = await ask(
-        item, "reasoner", item.prompts.fill(CASE_STUDY, "concept_selection", candidates=listed),
-        [sheet_source(item)], task="select", conversation="select", schema=Selection,
+        item,
+        "reasoner",
+        item.prompts.fill(CASE_STUDY, "concept_selection", candidates=listed),
+        [sheet_source(item)],
+        task="select",
+        conversation="select",
+        schema=Selection,
         extra={"candidates": candidates},
-    )  # fmt: skip
+    )
     return {"answer": label_answer(reply, "label", item.inputs["label"])}
 
 

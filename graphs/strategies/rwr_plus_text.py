@@ -130,10 +130,14 @@ async def _one_description(
     panels = _texts(item, state)
     request = _request(item.problem, panels, test_description=panels[ref])
     reply = await ask(
-        item, "reasoner", item.prompts.fill(FAMILY, "description_to_side", request=request),
-        task="classify", conversation=f"test {ref}", schema=OneDescription,
+        item,
+        "reasoner",
+        item.prompts.fill(FAMILY, "description_to_side", request=request),
+        task="classify",
+        conversation=f"test {ref}",
+        schema=OneDescription,
         extra=_classify_extra(item.problem, panels, [ref]),
-    )  # fmt: skip
+    )
     side = side_of_label(reply.parsed["answer"]) if reply.parsed else None
     return {"sides": [side_result(ref, reply, side, (reply.parsed or {}).get("concept", ""))]}
 
@@ -199,10 +203,14 @@ async def _two_descriptions(
     panels = _texts(item, state)
     request = _request(item.problem, panels, first=panels[first], second=panels[second])
     reply = await ask(
-        item, "reasoner", item.prompts.fill(FAMILY, "descriptions_to_sides", request=request),
-        task="classify", conversation="classify", schema=TwoDescriptions,
+        item,
+        "reasoner",
+        item.prompts.fill(FAMILY, "descriptions_to_sides", request=request),
+        task="classify",
+        conversation="classify",
+        schema=TwoDescriptions,
         extra={**_classify_extra(item.problem, panels, [first, second]), "opposite_sides": True},
-    )  # fmt: skip
+    )
     parsed = reply.parsed or {}
     concept = parsed.get("concept", "")
     results = [
@@ -268,9 +276,12 @@ def concept_answer(parsed: dict[str, Any] | None, fallback: AnswerParts) -> Answ
         return fallback
     left, right = parsed["left_concept"], parsed["right_concept"]
     return AnswerParts(
-        text=f"Left: {left}\nRight: {right}", left_rule=left, right_rule=right, parse_status="ok",
+        text=f"Left: {left}\nRight: {right}",
+        left_rule=left,
+        right_rule=right,
+        parse_status="ok",
         details={"explanation": parsed.get("explanation", "")},
-    )  # fmt: skip
+    )
 
 
 async def _generate(state: DescribedState, runtime: Ctx[GenerationInputs]) -> DescribedState:
@@ -285,9 +296,11 @@ async def _generate(state: DescribedState, runtime: Ctx[GenerationInputs]) -> De
             side: "\n".join(f"{n}. {t}" for n, t in enumerate(texts, 1)) for side, texts in sides.items()
         }
         text = item.prompts.fill(
-            FAMILY, "concept_generation_from_descriptions",
-            left_descriptions=listed["left"], right_descriptions=listed["right"],
-        )  # fmt: skip
+            FAMILY,
+            "concept_generation_from_descriptions",
+            left_descriptions=listed["left"],
+            right_descriptions=listed["right"],
+        )
     reply = await ask(
         item, "reasoner", text, images, task="answer", conversation="generate", schema=ConceptPair
     )

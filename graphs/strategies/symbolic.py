@@ -123,18 +123,31 @@ async def _reason(state: SymbolicState, runtime: Ctx[SymbolicInputs]) -> Symboli
     symbols = item.inputs["symbols"]
     if symbols == "descriptions":
         text = item.prompts.fill(
-            PARADIGMS_FAMILY, "reason_over_descriptions", positive_descriptions=left,
-            negative_descriptions=right, query_description=as_text(panels[ref]), **counts,
-        )  # fmt: skip
+            PARADIGMS_FAMILY,
+            "reason_over_descriptions",
+            positive_descriptions=left,
+            negative_descriptions=right,
+            query_description=as_text(panels[ref]),
+            **counts,
+        )
     else:
         text = item.prompts.fill(
-            FAMILY, PROGRAM_PROMPTS[symbols], positive_programs=left, negative_programs=right,
-            query_program=as_text(panels[ref]), **counts,
-        )  # fmt: skip
+            FAMILY,
+            PROGRAM_PROMPTS[symbols],
+            positive_programs=left,
+            negative_programs=right,
+            query_program=as_text(panels[ref]),
+            **counts,
+        )
     reply = await ask(
-        item, "reasoner", text, task="classify", conversation=f"query {ref}", schema=QueryVerdict,
+        item,
+        "reasoner",
+        text,
+        task="classify",
+        conversation=f"query {ref}",
+        schema=QueryVerdict,
         extra={"test_panels": [ref]},
-    )  # fmt: skip
+    )
     return {"queries": [query_result(ref, reply)]}
 
 

@@ -248,9 +248,15 @@ async def _choose(state: SolveState, runtime: Ctx[ChoiceInputs]) -> SolveState:
         FAMILY, "multiple_choice", options=options_text(listed), **_sheet_values(item.problem)
     )
     reply = await ask(
-        item, "reasoner", text, [sheet_source(item)], task="select", conversation="choose",
-        schema=OptionChoice, extra={"options": listed},
-    )  # fmt: skip
+        item,
+        "reasoner",
+        text,
+        [sheet_source(item)],
+        task="select",
+        conversation="choose",
+        schema=OptionChoice,
+        extra={"options": listed},
+    )
     return {"answer": choice_answer(reply, inputs)}
 
 
@@ -417,9 +423,14 @@ async def _author_probe(state: ProbeState, runtime: Ctx[ProbeInputs]) -> ProbeSt
             examples[f"{name}_probe"] = item.prompts.fill(FAMILY, f"probe_example_{name}")
         text = item.prompts.fill(FAMILY, "probe_author", first=first, second=second, **examples)
         reply = await ask(
-            item, "author", text, task="generate", conversation="author", schema=ProbeDraft,
+            item,
+            "author",
+            text,
+            task="generate",
+            conversation="author",
+            schema=ProbeDraft,
             extra={"concepts": [first, second]},
-        )  # fmt: skip
+        )
         return {"text": reply.parsed["probe"] if reply.parsed else reply.text, "author": author}
 
     if item.run.kept is None:
@@ -554,9 +565,15 @@ async def _hypothesize(state: SolveState, runtime: Ctx[HypothesesInputs]) -> Sol
     count: int = item.inputs["count"]
     text = item.prompts.fill(FAMILY, "hypotheses", count=count, **_sheet_values(item.problem))
     reply = await ask(
-        item, "reasoner", text, [sheet_source(item)], task="hypothesize", conversation="brainstorm",
-        schema=Hypotheses, extra={"count": count},
-    )  # fmt: skip
+        item,
+        "reasoner",
+        text,
+        [sheet_source(item)],
+        task="hypothesize",
+        conversation="brainstorm",
+        schema=Hypotheses,
+        extra={"count": count},
+    )
     kept = distinct_hypotheses(reply.parsed["hypotheses"], count) if reply.parsed else []
     answer = AnswerParts(
         text="\n".join(f"{n}. Left: {a}; Right: {b}" for n, (a, b) in enumerate(kept, 1)) or reply.text,
