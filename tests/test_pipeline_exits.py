@@ -126,40 +126,12 @@ def test_a_strategy_needing_test_images_is_refused_before_a_run_is_stored(
     shared_data: Path, tmp_path: Path
 ) -> None:
     """The classic problems hold no test images until panels 5 and 11 are held out."""
-    ran = run_bongard(
-        "run",
-        "--strategy",
-        "images-to-sides",
-        "--model",
-        "perception",
-        "--dataset",
-        "bongard-classic",
-        "--problems",
-        "1-3",
-        "--data-dir",
-        shared_data,
-        "--home",
-        tmp_path,
-    )
+    run = ("run", "--strategy", "images-to-sides", "--model", "perception", "--dataset", "bongard-classic")
+    args = (*run, "--problems", "1-3", "--data-dir", shared_data, "--home", tmp_path)
+    ran = run_bongard(*args)
     assert ran.returncode == 2
     assert "images-to-sides needs test images and bongard-classic/1 has none" in one_line(ran.stderr)
     assert "-O holdout_test=true" in ran.stderr
     assert not (tmp_path / STORE_FILE).exists() or not ResultsStore(tmp_path / STORE_FILE).run_ids()
-    held_out = run_bongard(
-        "run",
-        "--strategy",
-        "images-to-sides",
-        "--model",
-        "perception",
-        "--dataset",
-        "bongard-classic",
-        "--problems",
-        "1-3",
-        "--data-dir",
-        shared_data,
-        "--home",
-        tmp_path,
-        "-O",
-        "holdout_test=true",
-    )
+    held_out = run_bongard(*args, "-O", "holdout_test=true")  # as the refusal says
     assert held_out.returncode == 0, held_out.stderr
