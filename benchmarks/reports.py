@@ -84,11 +84,27 @@ def stored_run(store: ResultsStore, data: Path, problems: int, model: str) -> st
             continue  # labels.csv has no row for it: a real run's survey skips it
         key = f"{DATASET}/{number}"
         side = "left" if number % 2 else "right"
-        call = CallTrace(role="reasoner", agent=model, task="classify", conversation="c", step=0,
-                         images=[SHEET, ["left-test-6"]], prompt="Which side?", reply=side, input_tokens=900,
-                         output_tokens=5)  # fmt: skip
-        answer = Answer(strategy="image-to-side", problem=key, text=side, sides={"left-test-6": side},
-                        expected={"sides": truth}, correct=side == "left", trace=[call])  # fmt: skip
+        call = CallTrace(
+            role="reasoner",
+            agent=model,
+            task="classify",
+            conversation="c",
+            step=0,
+            images=[SHEET, ["left-test-6"]],
+            prompt="Which side?",
+            reply=side,
+            input_tokens=900,
+            output_tokens=5,
+        )
+        answer = Answer(
+            strategy="image-to-side",
+            problem=key,
+            text=side,
+            sides={"left-test-6": side},
+            expected={"sides": truth},
+            correct=side == "left",
+            trace=[call],
+        )
         store.save_item(run_id, key, 0, answer, None)
     store.release_run(run_id, finished=True)
     return run_id
@@ -165,8 +181,10 @@ def main() -> None:
         many = ResultsStore(root / "many" / STORE_FILE)
         for index in range(options.runs):
             stored_run(many, root / "data", 100, f"openai:model-{index % 5}")
-        print(f"built in {time.perf_counter() - started:.1f} s: {options.problems} problems, 1 run; "
-              f"{options.runs} runs of 100 items")  # fmt: skip
+        print(
+            f"built in {time.perf_counter() - started:.1f} s: {options.problems} problems, 1 run; "
+            f"{options.runs} runs of 100 items"
+        )
         home = ["--home", str(root / "big")]
         print(f"launch to exit on the {options.problems}-item run (peak RSS):")
         wall, rss = launched([str(BONGARD), "compare", run_id, "--out", str(root / "report"), *home])

@@ -194,9 +194,14 @@ def intact(home: Path) -> bool:
 
 
 def soak(
-    server: LatencyServer, work: Path, strategy: str, problems: int, kills: int, rng: random.Random,
+    server: LatencyServer,
+    work: Path,
+    strategy: str,
+    problems: int,
+    kills: int,
+    rng: random.Random,
     rwr_plus: Path,
-) -> Soak:  # fmt: skip
+) -> Soak:
     earlier = earlier_run(server, work, strategy, problems, rwr_plus) if second_stage(strategy) else None
     reference, reference_from = work / f"{strategy}-reference", len(server.answered())
     finish(run_args(server, reference, strategy, problems, rwr_plus, earlier))
@@ -288,8 +293,10 @@ def main() -> None:
     parser.add_argument("--strategies", help="comma-separated (default: every strategy)")
     args = parser.parse_args()
     rng = random.Random(args.seed)
-    print(f"soak: {args.problems} problems per strategy (classic; Bongard-RWR for the RWR+ tasks), "
-          f"up to {args.kills} SIGKILLs at random, stand-in latency {args.latency_ms:.0f} ms")  # fmt: skip
+    print(
+        f"soak: {args.problems} problems per strategy (classic; Bongard-RWR for the RWR+ tasks), "
+        f"up to {args.kills} SIGKILLs at random, stand-in latency {args.latency_ms:.0f} ms"
+    )
     columns = ("strategy", "kills", "lost items", "duplicate items", "duplicate calls",
                "repeated finished calls", "repeated from flight", "kept calls sent again by the last resume",
                "SQLite intact")  # fmt: skip
@@ -299,9 +306,17 @@ def main() -> None:
         for name in strategies(args.strategies):
             result = soak(server, Path(folder), name, args.problems, args.kills, rng, rwr_plus)
             intact_text = "yes" if result.intact else "NO"
-            cells = (result.strategy, result.kills, result.lost, result.duplicate_items,
-                     result.duplicate_calls, result.repeated_finished, result.repeated_in_flight,
-                     result.kept_sent_again, intact_text)  # fmt: skip
+            cells = (
+                result.strategy,
+                result.kills,
+                result.lost,
+                result.duplicate_items,
+                result.duplicate_calls,
+                result.repeated_finished,
+                result.repeated_in_flight,
+                result.kept_sent_again,
+                intact_text,
+            )
             print("| " + " | ".join(map(str, cells)) + " |", flush=True)
 
 

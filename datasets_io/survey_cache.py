@@ -129,27 +129,37 @@ def _written(survey: ScanResult[ProblemSummary]) -> dict[str, Any]:
     return {
         "problems": [
             {
-                "dataset": p.dataset, "id": p.id, "concept": p.concept.model_dump() if p.concept else None,
-                "concept_group": p.concept_group, "metadata": dict(p.metadata),
+                "dataset": p.dataset,
+                "id": p.id,
+                "concept": p.concept.model_dump() if p.concept else None,
+                "concept_group": p.concept_group,
+                "metadata": dict(p.metadata),
             }
             for p in survey.problems
         ],
         "errors": [
-            {"reason": e.reason, "dataset": e.dataset, "problem_id": e.problem_id,
-             "path": str(e.path) if e.path is not None else None}
+            {
+                "reason": e.reason,
+                "dataset": e.dataset,
+                "problem_id": e.problem_id,
+                "path": str(e.path) if e.path is not None else None,
+            }
             for e in survey.errors
         ],
-    }  # fmt: skip
+    }
 
 
 def _read(stored: dict[str, Any]) -> ScanResult[ProblemSummary]:
     problems = [
         ProblemSummary(
-            p["dataset"], p["id"], Concept.model_validate(p["concept"]) if p["concept"] else None,
-            p["concept_group"], p["metadata"],
+            p["dataset"],
+            p["id"],
+            Concept.model_validate(p["concept"]) if p["concept"] else None,
+            p["concept_group"],
+            p["metadata"],
         )
         for p in stored["problems"]
-    ]  # fmt: skip
+    ]
     errors = [
         DatasetError(e["reason"], dataset=e["dataset"], problem_id=e["problem_id"], path=e["path"])
         for e in stored["errors"]

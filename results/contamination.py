@@ -15,7 +15,7 @@ import pandas as pd
 
 from datasets_io.catalog import open_run_dataset
 from datasets_io.generation.logo_generation import read_manifest
-from results.rates import Rate, overlap_words
+from results.rates import Rate, change_words
 from results.store import ResultsStore
 
 
@@ -30,13 +30,13 @@ class Contrast:
 
     @property
     def drop(self) -> float:
-        return round(self.published_accuracy.accuracy - self.fresh_accuracy.accuracy, 3)
+        return self.published_accuracy.minus(self.fresh_accuracy)
 
     def line(self) -> str:
-        verdict = overlap_words(self.published_accuracy, self.fresh_accuracy)
         return (
             f"{self.strategy} · {self.model}: published {self.published} {self.published_accuracy.text()}, "
-            f"fresh {self.fresh} {self.fresh_accuracy.text()}; drop {self.drop:+.3f}, {verdict}"
+            f"fresh {self.fresh} {self.fresh_accuracy.text()}; "
+            f"{change_words('drop', self.fresh_accuracy, self.published_accuracy)}"
         )
 
 

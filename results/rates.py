@@ -28,6 +28,15 @@ class Rate:
         """Whether the two intervals do not overlap."""
         return self.low > other.high or self.high < other.low
 
+    def minus(self, other: Rate) -> float:
+        """How much more accurate this rate is than `other`, to the three places the lines print."""
+        return round(self.accuracy - other.accuracy, 3)
+
 
 def overlap_words(first: Rate, second: Rate) -> str:
     return "the intervals do not overlap" if first.apart_from(second) else "the intervals overlap"
+
+
+def change_words(name: str, before: Rate, after: Rate) -> str:
+    """`after` against `before` as the report lines end: 'gain +0.120, the intervals overlap'."""
+    return f"{name} {after.minus(before):+.3f}, {overlap_words(before, after)}"

@@ -186,18 +186,25 @@ def _pooled(problems: list[Mapping[str, Any]]) -> dict[str, Any]:
     total_cost = None if None in costs.values() else sum(c for c in costs.values() if c is not None)
     per_solved = solved if solved else None
     return {
-        "problems": len(problems), "n": n, "solved": solved,
+        "problems": len(problems),
+        "n": n,
+        "solved": solved,
         "failed": sum(bool(p["failed"]) for p in problems),
         **{column: sum(int(p[column]) for p in problems) for column in UNSOLVED_COLUMNS.values()},
-        "tokens": tokens, **costs, "images": sum(images), "images_right": sum(images_right),
+        "tokens": tokens,
+        **costs,
+        "images": sum(images),
+        "images_right": sum(images_right),
         "accuracy": round(solved / n, 3) if solved is not None else None,
-        "accuracy_low": low, "accuracy_high": high,
+        "accuracy_low": low,
+        "accuracy_high": high,
         "image_accuracy": _rounded(sum(images_right) / sum(images), 3) if sum(images) > 0 else None,
-        "image_accuracy_low": image_low, "image_accuracy_high": image_high,
+        "image_accuracy_low": image_low,
+        "image_accuracy_high": image_high,
         "tokens_per_solved": _rounded(tokens / per_solved, 1) if per_solved else None,
         "total_cost_usd": total_cost,
         "cost_per_solved_usd": total_cost / per_solved if per_solved and total_cost is not None else None,
-    }  # fmt: skip
+    }
 
 
 def _known_sum(values: Iterable[float | None]) -> float | None:

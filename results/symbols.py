@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from results.rates import Rate, overlap_words
+from results.rates import Rate, change_words
 
 PIXELS, SYMBOLS = "direct-rule-learning", "symbolic-rule-learning"
 
@@ -27,12 +27,12 @@ class PixelsAndSymbols:
 
     @property
     def gain(self) -> float:
-        return round(self.symbols.accuracy - self.pixels.accuracy, 3)
+        return self.symbols.minus(self.pixels)
 
     def line(self) -> str:
         return (
             f"{self.model} on {self.dataset}: pixels ({PIXELS}) {self.pixels.text()}, symbols ({SYMBOLS}) "
-            f"{self.symbols.text()}; gain {self.gain:+.3f}, {overlap_words(self.pixels, self.symbols)}"
+            f"{self.symbols.text()}; {change_words('gain', self.pixels, self.symbols)}"
         )
 
 

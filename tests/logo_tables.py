@@ -32,10 +32,24 @@ def write_shape_tables(folder: Path) -> Path:
             shapes.append([name, f"made-up {sides}-gon of side {size}", f"{sides}gon", actions, turns])
             even, big = int(sides % 2 == 0), int(size >= 0.25)
             attributes.append([name, f"{sides}gon", 1, int(sides < 7), int(size == 0.15), even, big])
-    _write(data / "human_designed_shapes.tsv", ["shape function name", "shape name", "super class",
-           "set of base actions", "turn angles"], shapes)  # fmt: skip
-    _write(data / "human_designed_shapes_attributes.tsv", ["shape function name", "super class", "if stamp",
-           "symmetric", "self_transposed", "even_sided", "big"], attributes)  # fmt: skip
+    _write(
+        data / "human_designed_shapes.tsv",
+        ["shape function name", "shape name", "super class", "set of base actions", "turn angles"],
+        shapes,
+    )
+    _write(
+        data / "human_designed_shapes_attributes.tsv",
+        [
+            "shape function name",
+            "super class",
+            "if stamp",
+            "symmetric",
+            "self_transposed",
+            "even_sided",
+            "big",
+        ],
+        attributes,
+    )
     return folder
 
 

@@ -64,9 +64,12 @@ def installed_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterato
     monkeypatch.setattr(registry, "PROVIDERS", Registry(registry.ENTRY_POINT_GROUP, "provider", Provider))
     monkeypatch.setenv("BONGARD_HOME", str(tmp_path / "home"))
     with installed_distribution(
-        tmp_path / "site", monkeypatch, "counter-plugin", {"counter_plugin": PLUGIN},
+        tmp_path / "site",
+        monkeypatch,
+        "counter-plugin",
+        {"counter_plugin": PLUGIN},
         {"bongard_agents.agents": {"panel-counter": "counter_plugin:PROVIDER"}},
-    ):  # fmt: skip
+    ):
         yield
 
 

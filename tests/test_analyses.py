@@ -230,8 +230,20 @@ def test_task_2_counts_by_the_criterion_named_and_the_papers_gives_its_types(
     [row] = probe_criteria(store, [probe]).to_dict("records")
     assert (row["every_panel_in_every_attempt"], row["every_panel_in_two_thirds"]) == (3, 8)
     out = tmp_path / "types"
-    ran = run_bongard("analyze", "types", "--open-ended", open_ended, "--probe", probe, "--hypotheses",
-                      hypotheses, "--out", out, "--home", store.path.parent)  # fmt: skip
+    ran = run_bongard(
+        "analyze",
+        "types",
+        "--open-ended",
+        open_ended,
+        "--probe",
+        probe,
+        "--hypotheses",
+        hypotheses,
+        "--out",
+        out,
+        "--home",
+        store.path.parent,
+    )
     assert ran.returncode == 0 and "at least 2 of 3 attempts" in ran.stdout, ran.stderr
     assert json.loads((out / "types.json").read_text())["counts"]["Type IV"] == 3
     shown = " ".join(run_bongard("runs", "show", probe, "--home", store.path.parent).stdout.split())
@@ -432,9 +444,23 @@ def test_bongard_analyze_commands(store: ResultsStore, tmp_path: Path) -> None:
     runs = three_runs(store)
     queries = query_run(store)
     args: list[str | Path] = ["--home", home]
-    result = run_bongard("analyze", "types", "--open-ended", runs[0], "--probe", runs[1], "--hypotheses",
-                         runs[2], "--aggregate", "any", "--probe-criterion", "per-attempt",
-                         "--out", tmp_path / "types", *args)  # fmt: skip
+    result = run_bongard(
+        "analyze",
+        "types",
+        "--open-ended",
+        runs[0],
+        "--probe",
+        runs[1],
+        "--hypotheses",
+        runs[2],
+        "--aggregate",
+        "any",
+        "--probe-criterion",
+        "per-attempt",
+        "--out",
+        tmp_path / "types",
+        *args,
+    )
     assert result.returncode == 0, result.stderr
     counts = json.loads((tmp_path / "types" / "types.json").read_text())["counts"]
     assert (counts["T1"], counts["T2"], counts["Type IV"]) == (5, 4, 2)  # at least 1 of the attempts

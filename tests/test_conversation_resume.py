@@ -54,9 +54,13 @@ CONVERSATIONS = [
 
 @pytest.mark.parametrize(("strategy", "answered", "options"), CONVERSATIONS)
 def test_a_conversation_killed_mid_way_resumes_without_repeating_an_answered_call(
-    strategy: str, answered: int, options: tuple[str, ...], server: StandInServer, tmp_path: Path,
+    strategy: str,
+    answered: int,
+    options: tuple[str, ...],
+    server: StandInServer,
+    tmp_path: Path,
     shared_data: Path,
-) -> None:  # fmt: skip
+) -> None:
     server.latency_s = 0.05
     server.fault_policy = lambda index: HELD if index >= answered else None
     running = start(*run_args(server, tmp_path, shared_data, strategy, "31"), *options)

@@ -16,9 +16,11 @@ from tests.cli import run_bongard
 def empty_run(tmp_path: Path, shared_data: Path) -> str:
     store = ResultsStore(tmp_path / STORE_FILE)
     config = {
-        "strategy": "images-to-sides", "dataset": "bongard-classic", "data_dir": str(shared_data),
+        "strategy": "images-to-sides",
+        "dataset": "bongard-classic",
+        "data_dir": str(shared_data),
         "agents": {"reasoner": "perception"},
-    }  # fmt: skip
+    }
     run_id = store.create_run(config, "test")
     store.hold_run(run_id, planned=3)
     store.release_run(run_id, finished=False)

@@ -162,8 +162,13 @@ def test_decisions_must_cover_every_image_and_name_a_side() -> None:
 
 
 def test_image_ids_are_unique_per_row_side_image_and_variant() -> None:
-    ids = {image_id(row, side, index, variant) for row in range(3) for side in ("left", "right")
-           for index in range(7) for variant in range(1, 16)}  # fmt: skip
+    ids = {
+        image_id(row, side, index, variant)
+        for row in range(3)
+        for side in ("left", "right")
+        for index in range(7)
+        for variant in range(1, 16)
+    }
     assert len(ids) == 3 * 2 * 7 * 15
 
 

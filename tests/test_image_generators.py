@@ -280,9 +280,12 @@ def installed_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterato
     monkeypatch.setattr(registry, "GENERATORS", fresh)
     monkeypatch.chdir(tmp_path)
     with installed_distribution(
-        tmp_path / "site", monkeypatch, "flat-generator-plugin", {"flat_generator_plugin": PLUGIN},
+        tmp_path / "site",
+        monkeypatch,
+        "flat-generator-plugin",
+        {"flat_generator_plugin": PLUGIN},
         {"bongard_agents.image_generators": {"flat": "flat_generator_plugin:PROVIDER"}},
-    ):  # fmt: skip
+    ):
         yield
 
 

@@ -38,9 +38,12 @@ QUERIES = {"direct-rule-learning", "deductive-rule-learning", "componential-anal
 
 
 def run_strategy(
-    strategy: str, home: Path, shared_data: Path, options: dict[str, str] | None = None,
+    strategy: str,
+    home: Path,
+    shared_data: Path,
+    options: dict[str, str] | None = None,
     agents: dict[str, str] | None = None,
-) -> Stored:  # fmt: skip
+) -> Stored:
     config = RunConfig(
         strategy=strategy,
         dataset="bongard-classic",

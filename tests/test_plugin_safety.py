@@ -87,9 +87,12 @@ def broken_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[N
         monkeypatch.setattr(STRATEGIES, attribute, dict(getattr(STRATEGIES, attribute)))
     monkeypatch.setattr(STRATEGIES, "_pending", None)
     with installed_distribution(
-        tmp_path / "site", monkeypatch, "broken-strategies", {"broken_strategies": NO_CALLS},
+        tmp_path / "site",
+        monkeypatch,
+        "broken-strategies",
+        {"broken_strategies": NO_CALLS},
         {"bongard_agents.strategies": {"broken": "broken_strategies"}},
-    ):  # fmt: skip
+    ):
         yield
 
 

@@ -252,9 +252,13 @@ NUMBER = re.compile(r"\d+")
 @pytest.mark.parametrize("held_out", [False, True], ids=["all panels", "panels 5 and 11 held out"])
 @pytest.mark.parametrize("name", CALLING)
 def test_each_card_agrees_with_the_wire(
-    name: str, held_out: bool, shared_data: Path, tmp_path: Path, classic: list[BongardProblem],
+    name: str,
+    held_out: bool,
+    shared_data: Path,
+    tmp_path: Path,
+    classic: list[BongardProblem],
     rwr: list[BongardProblem],
-) -> None:  # fmt: skip
+) -> None:
     """The card's calls (its count), images per call (every number of images a call adds is stated
     on the card), decoding (as named on the wire) and scoring mode, against the recorded requests: on
     the protocol's problem, and on classic problem 1 with panels 5 and 11 held out (10 context

@@ -27,24 +27,40 @@ STOPS = [None, None, None, "refused", "blocked", "cut"]
 
 def random_call(chance: random.Random) -> dict[str, Any]:
     return {
-        "role": "reasoner", "agent": chance.choice(["m", "n"]), "task": "solve", "conversation": "c",
-        "step": 0, "images": [], "prompt": "p", "reply": "r", "input_tokens": chance.randint(1, 90),
-        "output_tokens": chance.randint(1, 9), "latency_s": 0.1, "cache_hit": False,
+        "role": "reasoner",
+        "agent": chance.choice(["m", "n"]),
+        "task": "solve",
+        "conversation": "c",
+        "step": 0,
+        "images": [],
+        "prompt": "p",
+        "reply": "r",
+        "input_tokens": chance.randint(1, 90),
+        "output_tokens": chance.randint(1, 9),
+        "latency_s": 0.1,
+        "cache_hit": False,
         "cost_usd": None if chance.random() < 0.05 else chance.choice([0.001, 0.0003, 0.1, 1 / 3]),
         "stop": chance.choice(STOPS),
-    }  # fmt: skip
+    }
 
 
 def random_answer(chance: random.Random, problem: str, free_form: bool) -> Answer:
     tests = {f"t{n}": chance.choice(["left", "right"]) for n in range(chance.choice([0, 1, 2]))}
     parsed = chance.random() > 0.15
-    return Answer.model_validate({
-        "strategy": "s", "problem": problem, "text": "t", "parse_status": "ok" if parsed else "failed",
-        "sides": {ref: chance.choice([side, "left", "right", None]) for ref, side in tests.items()},
-        "expected": {"sides": tests} if tests else {},
-        "correct": None if free_form else parsed and chance.random() < 0.6,
-        "trace": [random_call(chance) for _ in range(0 if chance.random() < 0.05 else chance.randint(1, 3))],
-    })  # fmt: skip
+    return Answer.model_validate(
+        {
+            "strategy": "s",
+            "problem": problem,
+            "text": "t",
+            "parse_status": "ok" if parsed else "failed",
+            "sides": {ref: chance.choice([side, "left", "right", None]) for ref, side in tests.items()},
+            "expected": {"sides": tests} if tests else {},
+            "correct": None if free_form else parsed and chance.random() < 0.6,
+            "trace": [
+                random_call(chance) for _ in range(0 if chance.random() < 0.05 else chance.randint(1, 3))
+            ],
+        }
+    )
 
 
 def random_store(path: Path, seed: int) -> tuple[ResultsStore, list[str]]:
@@ -53,8 +69,12 @@ def random_store(path: Path, seed: int) -> tuple[ResultsStore, list[str]]:
     runs = []
     for number in range(4):
         attempts, free_form = chance.choice([1, 3]), number % 2 == 1
-        config = {"strategy": chance.choice(["a", "b"]), "dataset": "d", "attempts": attempts,
-                  "agents": {"reasoner": chance.choice(["openai:m", "anthropic:n"])}}  # fmt: skip
+        config = {
+            "strategy": chance.choice(["a", "b"]),
+            "dataset": "d",
+            "attempts": attempts,
+            "agents": {"reasoner": chance.choice(["openai:m", "anthropic:n"])},
+        }
         run_id = store.create_run(config, "test")
         runs.append(run_id)
         for problem in (f"d/{n}" for n in chance.sample(range(1, 40), chance.randint(0, 12))):
@@ -80,15 +100,24 @@ def groupby_problems(store: ResultsStore, run_ids: list[str], counting: Counting
         **{column: items["outcome"] == word for word, column in UNSOLVED_COLUMNS.items()},
         **{f"{c}_unknown": items[c].isna() for c in ("cost_usd", "judge_cost_usd")},
     )
-    grouped = items.groupby(["run_id", "problem"]).agg(
-        attempts=("attempt", "count"), solved_attempts=("solved", "sum"), scored=("scored", "min"),
-        failed=("failed", "max"), tokens=("tokens", "sum"),
-        **{column: (column, "sum") for column in UNSOLVED_COLUMNS.values()},
-        cost_usd=("cost_usd", "sum"), judge_cost_usd=("judge_cost_usd", "sum"),
-        cost_usd_unknown=("cost_usd_unknown", "max"),
-        judge_cost_usd_unknown=("judge_cost_usd_unknown", "max"),
-        images=("images", "sum"), images_right=("images_right", "sum"),
-    ).reset_index()  # fmt: skip
+    grouped = (
+        items.groupby(["run_id", "problem"])
+        .agg(
+            attempts=("attempt", "count"),
+            solved_attempts=("solved", "sum"),
+            scored=("scored", "min"),
+            failed=("failed", "max"),
+            tokens=("tokens", "sum"),
+            **{column: (column, "sum") for column in UNSOLVED_COLUMNS.values()},
+            cost_usd=("cost_usd", "sum"),
+            judge_cost_usd=("judge_cost_usd", "sum"),
+            cost_usd_unknown=("cost_usd_unknown", "max"),
+            judge_cost_usd_unknown=("judge_cost_usd_unknown", "max"),
+            images=("images", "sum"),
+            images_right=("images_right", "sum"),
+        )
+        .reset_index()
+    )
     for column in ("cost_usd", "judge_cost_usd"):
         grouped[column] = grouped[column].astype(float).mask(grouped.pop(f"{column}_unknown"))
     grouped["solved"] = [
@@ -186,6 +215,8 @@ def test_a_runs_result_row_is_read_without_importing_pandas(tmp_path: Path) -> N
     run_id = next(r for r in runs if problem_rows(store, [r]))
     printed = subprocess.run(
         [sys.executable, "-c", RESULT_WITHOUT_PANDAS, str(tmp_path / STORE_FILE), run_id],
-        capture_output=True, text=True, check=True,
-    ).stdout  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert json.loads(printed) == {"pandas": False, "problems": len(problem_rows(store, [run_id]))}

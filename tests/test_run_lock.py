@@ -112,8 +112,10 @@ def test_two_processes_never_run_one_run_and_latest_means_the_latest_run_not_run
     assert f"resuming {second}: the latest run no other process is running" in out
 
     by_id = {summary.id: summary for summary in summaries(tmp_path)}
-    for run_id, server, kept, before in ((first, first_server, first_kept, sent[0]),
-                                         (second, second_server, second_kept, sent[1])):  # fmt: skip
+    for run_id, server, kept, before in (
+        (first, first_server, first_kept, sent[0]),
+        (second, second_server, second_kept, sent[1]),
+    ):
         summary = by_id[run_id]
         assert (summary.status, summary.items, summary.done) == ("complete", summary.planned, summary.planned)
         assert len(list(server.model_requests())) - before == summary.calls - kept  # nothing sent twice

@@ -136,8 +136,16 @@ def test_the_version_is_printed() -> None:
 def test_cost_counts_failed_items_and_judges_and_a_partly_judged_run_says_so(tmp_path: Path) -> None:
     store = ResultsStore(tmp_path / STORE_FILE)
     run_id = store.create_run({"strategy": "direct", "dataset": "d", "agents": {}}, "test")
-    paid = CallTrace(role="reasoner", agent="a", task="answer", conversation="c", step=0, prompt="p",
-                     reply="r", cost_usd=0.25)  # fmt: skip
+    paid = CallTrace(
+        role="reasoner",
+        agent="a",
+        task="answer",
+        conversation="c",
+        step=0,
+        prompt="p",
+        reply="r",
+        cost_usd=0.25,
+    )
     for number in (1, 2):
         answer = Answer(strategy="direct", problem=f"d/{number}", text="x", trace=[paid])
         store.save_item(run_id, f"d/{number}", 0, answer, None)

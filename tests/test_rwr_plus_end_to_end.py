@@ -44,9 +44,15 @@ DESCRIBED = {"description-to-side": 12, "descriptions-to-sides": 12, "concept-ge
 
 
 def run(
-    strategy: str, home: Path, shared_data: Path, reasoner: str, options: dict[str, str] | None = None,
-    dataset: str = "bongard-classic", problems: list[str] = PROBLEMS, describer: str = PERCEPTION,
-) -> Stored:  # fmt: skip
+    strategy: str,
+    home: Path,
+    shared_data: Path,
+    reasoner: str,
+    options: dict[str, str] | None = None,
+    dataset: str = "bongard-classic",
+    problems: list[str] = PROBLEMS,
+    describer: str = PERCEPTION,
+) -> Stored:
     config = RunConfig(
         strategy=strategy,
         dataset=dataset,

@@ -51,9 +51,12 @@ def one_line_answer(problem: str) -> Answer:
 
 def new_run(store: ResultsStore, shared_data: Path, strategy: str) -> str:
     config = {
-        "strategy": strategy, "dataset": "bongard-classic", "data_dir": str(shared_data),
-        "agents": {"reasoner": "scripted:model"}, "attempts": 1,
-    }  # fmt: skip
+        "strategy": strategy,
+        "dataset": "bongard-classic",
+        "data_dir": str(shared_data),
+        "agents": {"reasoner": "scripted:model"},
+        "attempts": 1,
+    }
     run_id = store.create_run(config, "test")
     store.hold_run(run_id, planned=len(PROBLEMS))
     return run_id

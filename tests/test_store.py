@@ -28,10 +28,20 @@ CONFIG = {"strategy": "descriptive", "dataset": "bongard-rwr", "agents": {"reaso
 
 def call(n: int, padding: int = 0) -> dict[str, Any]:
     return {
-        "role": "describer", "agent": "m", "task": "describe", "conversation": "c", "step": n,
-        "images": [["left-1"]], "prompt": "p" * padding, "reply": "r", "input_tokens": 10,
-        "output_tokens": 2, "cost_usd": 0.001, "latency_s": 0.1, "cache_hit": n == 1,
-    }  # fmt: skip
+        "role": "describer",
+        "agent": "m",
+        "task": "describe",
+        "conversation": "c",
+        "step": n,
+        "images": [["left-1"]],
+        "prompt": "p" * padding,
+        "reply": "r",
+        "input_tokens": 10,
+        "output_tokens": 2,
+        "cost_usd": 0.001,
+        "latency_s": 0.1,
+        "cache_hit": n == 1,
+    }
 
 
 def answer(calls: int, padding: int = 0) -> Answer:
@@ -137,9 +147,12 @@ def small_disk(tmp_path: Path) -> Iterator[tuple[Path, bool]]:
     """A folder on a 512 KiB filesystem, or a plain folder whose store gets a page cap instead."""
     mount = tmp_path / "small"
     mount.mkdir()
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(mount)], capture_output=True
-    ).returncode == 0  # fmt: skip
+    mounted = (
+        subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(mount)], capture_output=True
+        ).returncode
+        == 0
+    )
     yield mount, mounted
     if mounted:
         subprocess.run(["umount", "--lazy", str(mount)], check=True)

@@ -24,14 +24,26 @@ COST = {"a": 0.01, "b": 0.02, "c": 0.10}
 
 def member_run(store: ResultsStore, model: str, shared_data: Path) -> str:
     config: dict[str, Any] = {
-        "strategy": "images-to-sides", "dataset": DATASET, "data_dir": str(shared_data),
-        "dataset_options": {"holdout_test": "true"}, "agents": {"reasoner": model}, "attempts": 1,
-    }  # fmt: skip
+        "strategy": "images-to-sides",
+        "dataset": DATASET,
+        "data_dir": str(shared_data),
+        "dataset_options": {"holdout_test": "true"},
+        "agents": {"reasoner": model},
+        "attempts": 1,
+    }
     run_id = store.create_run(config, "test")
     for number in range(1, 5):
         right = number in RIGHT_ON[model]
-        call = CallTrace(role="reasoner", agent=model, task="classify", conversation="c", step=0, prompt="",
-                         reply="", cost_usd=COST[model])  # fmt: skip
+        call = CallTrace(
+            role="reasoner",
+            agent=model,
+            task="classify",
+            conversation="c",
+            step=0,
+            prompt="",
+            reply="",
+            cost_usd=COST[model],
+        )
         answer = Answer(
             strategy="images-to-sides",
             problem=f"{DATASET}/{number}",

@@ -29,9 +29,12 @@ STATED = {
 
 def member_run(store: ResultsStore, model: str, shared_data: Path) -> str:
     config: dict[str, Any] = {
-        "strategy": "direct", "dataset": DATASET, "data_dir": str(shared_data),
-        "agents": {"reasoner": model}, "attempts": 1,
-    }  # fmt: skip
+        "strategy": "direct",
+        "dataset": DATASET,
+        "data_dir": str(shared_data),
+        "agents": {"reasoner": model},
+        "attempts": 1,
+    }
     run_id = store.create_run(config, "test")
     for number, text in STATED[model].items():
         answer = Answer(strategy="direct", problem=f"{DATASET}/{number}", text=text, parse_status="ok")

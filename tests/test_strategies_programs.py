@@ -77,8 +77,12 @@ def test_a_proposer_right_on_its_second_turn_stops_there_after_feedback_naming_t
     answer, bodies = synthesis(shared_data, tmp_path, scripted("figures > 100", "figures < 1", "true"))
     assert [turns_of(body) for body in bodies] == [1, 2]  # one conversation; no third turn
     first, second = bodies
-    assert all(part.get("type") != "image_url" for m in first["messages"] if isinstance(m["content"], list)
-               for part in m["content"])  # fmt: skip
+    assert all(
+        part.get("type") != "image_url"
+        for m in first["messages"]
+        if isinstance(m["content"], list)
+        for part in m["content"]
+    )
     assert "LEFT panels:\nleft-0: {" in last_question(first) and '"figures": 0.0' in last_question(first)
     assert [m["role"] for m in second["messages"]] == ["user", "assistant", "user"]
     feedback = last_question(second)

@@ -167,12 +167,22 @@ def test_compare_puts_one_model_from_pixels_beside_it_from_symbols(shared_data: 
     store = ResultsStore(tmp_path / STORE_FILE)
     runs = []
     for strategy, solved in (("direct-rule-learning", 1), ("symbolic-rule-learning", 10)):
-        config = {"strategy": strategy, "dataset": "bongard-classic", "data_dir": str(shared_data),
-                  "agents": {"reasoner": "m"}, "attempts": 1}  # fmt: skip
+        config = {
+            "strategy": strategy,
+            "dataset": "bongard-classic",
+            "data_dir": str(shared_data),
+            "agents": {"reasoner": "m"},
+            "attempts": 1,
+        }
         run_id = store.create_run(config, "test")
         for number in range(1, 11):
-            answer = Answer(strategy=strategy, problem=f"bongard-classic/{number}", text="",
-                            expected={"sides": {}}, correct=number <= solved)  # fmt: skip
+            answer = Answer(
+                strategy=strategy,
+                problem=f"bongard-classic/{number}",
+                text="",
+                expected={"sides": {}},
+                correct=number <= solved,
+            )
             store.save_item(run_id, f"bongard-classic/{number}", 0, answer, None)
         store.release_run(run_id, finished=True)
         runs.append(run_id)

@@ -70,10 +70,12 @@ def installed_strategy(
     monkeypatch.setattr(STRATEGIES, "_entries", dict(STRATEGIES._entries))
     monkeypatch.setattr(STRATEGIES, "_pending", None)  # look at the installed entry points again
     with installed_distribution(
-        tmp_path / "site", monkeypatch, "one-look-plugin",
+        tmp_path / "site",
+        monkeypatch,
+        "one-look-plugin",
         {"one_look_plugin": PLUGIN.replace("{imports}", IMPORTS[request.param])},
         {"bongard_agents.strategies": {"one_look": "one_look_plugin"}},
-    ):  # fmt: skip
+    ):
         yield
 
 
@@ -130,9 +132,12 @@ def test_a_plugin_taking_a_built_in_name_is_refused_naming_both(
         monkeypatch.setattr(STRATEGIES, attribute, dict(getattr(STRATEGIES, attribute)))
     monkeypatch.setattr(STRATEGIES, "_pending", None)
     with installed_distribution(
-        tmp_path / "site", monkeypatch, "direct-plugin", {"direct_plugin": COLLIDING},
+        tmp_path / "site",
+        monkeypatch,
+        "direct-plugin",
+        {"direct_plugin": COLLIDING},
         {"bongard_agents.strategies": {"mine": "direct_plugin"}},
-    ):  # fmt: skip
+    ):
         refused = run_bongard("strategies")
     assert refused.returncode == 2
     assert "strategy 'direct' is registered twice, by graphs.strategies.case_study and by direct_plugin" in (

@@ -81,9 +81,11 @@ def perception_run(shared_data: Path, home: Path) -> str:
 
 def stored_run(store: ResultsStore, shared_data: Path, strategy: str) -> str:
     config = {
-        "strategy": strategy, "dataset": "bongard-classic", "data_dir": str(shared_data),
+        "strategy": strategy,
+        "dataset": "bongard-classic",
+        "data_dir": str(shared_data),
         "agents": {"reasoner": "scripted:model"},
-    }  # fmt: skip
+    }
     return store.create_run(config, "test")
 
 
@@ -624,9 +626,12 @@ def test_the_problem_page_shows_each_image_a_call_sent_and_what_each_judge_was_a
 
     store = ResultsStore(tmp_path / STORE_FILE)
     config = {
-        "strategy": "images-to-sides", "dataset": "bongard-classic", "data_dir": str(shared_data),
-        "dataset_options": {"holdout_test": "true"}, "agents": {"reasoner": "scripted:model"},
-    }  # fmt: skip
+        "strategy": "images-to-sides",
+        "dataset": "bongard-classic",
+        "data_dir": str(shared_data),
+        "dataset_options": {"holdout_test": "true"},
+        "agents": {"reasoner": "scripted:model"},
+    }
     run_id = store.create_run(config, "test")
     sheet = [f"{side}-{n}" for side in ("left", "right") for n in range(5)]
     call = CallTrace(

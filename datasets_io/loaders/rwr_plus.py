@@ -251,8 +251,13 @@ class RwrPlusLoader(DatasetLoader):
         with os.scandir(folder) as entries:  # a listing's file types, without a stat per image
             for entry in entries:
                 stem, dot, suffix = entry.name.rpartition(".")
-                if (dot and f".{suffix.lower()}" in IMAGE_SUFFIXES and stem.isascii() and stem.isdigit()
-                        and entry.is_file()):  # fmt: skip
+                if (
+                    dot
+                    and f".{suffix.lower()}" in IMAGE_SUFFIXES
+                    and stem.isascii()
+                    and stem.isdigit()
+                    and entry.is_file()
+                ):
                     numbered.setdefault(int(stem), []).append(folder / entry.name)
         twin = min((number for number, paths in numbered.items() if len(paths) > 1), default=None)
         if twin is not None:

@@ -510,10 +510,10 @@ def _run_with_progress(
 ) -> EndpointDown | None:
     """Run the pending items with a live progress line, here or on a Ray cluster (`cluster`); the
     breaker's stop, if it stopped the run."""
-    pending = len(runner.pending(run_id, retry_errors))
+    pending = runner.pending(run_id, retry_errors)
     totals: dict[str, Any] = {"done": 0, "failed": 0, "calls": 0, "tokens": 0, "cost": 0.0, "unknown": False}
     with Progress(*progress_columns(), console=error_console, transient=False) as progress:
-        task = progress.add_task("starting", total=pending)
+        task = progress.add_task("starting", total=len(pending))
         started = time.monotonic()
 
         def on_item(outcome: ItemOutcome) -> None:
@@ -542,7 +542,13 @@ def _run_with_progress(
         try:
             if cluster is None:
                 asyncio.run(
-                    runner.run(run_id, retry_errors=retry_errors, on_item=on_item, max_failures=max_failures)
+                    runner.run(
+                        run_id,
+                        retry_errors=retry_errors,
+                        on_item=on_item,
+                        max_failures=max_failures,
+                        items=pending,
+                    )
                 )
             else:
                 from graphs.cluster.executor import run_on_ray
@@ -555,6 +561,7 @@ def _run_with_progress(
                     on_item=on_item,
                     max_failures=max_failures,
                     announce=progress.console.print,
+                    items=pending,
                 )
         except EndpointDown as down:
             progress.stop()

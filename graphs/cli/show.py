@@ -119,10 +119,11 @@ def image_lines(problem: BongardProblem, images: list[list[str]]) -> list[str]:
     """Each image a call sent: a panel's file, or the sheet the panels named were drawn into."""
     files = {panel.ref: panel.path for panel in problem.all_panels}
     return [
-        f"image {number}: {files[refs[0]]}" if len(refs) == 1 and refs[0] in files
+        f"image {number}: {files[refs[0]]}"
+        if len(refs) == 1 and refs[0] in files
         else f"image {number}: the sheet of {len(refs)} panels ({', '.join(refs)})"
         for number, refs in enumerate(images, 1)
-    ]  # fmt: skip
+    ]
 
 
 def _print_call(seq: int, call: CallTrace, problem: BongardProblem) -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -151,13 +151,14 @@ def run_on_ray(
     on_item: Callable[[ItemOutcome], None] | None = None,
     max_failures: int = DEFAULT_MAX_FAILURES,
     announce: Callable[[str], None] | None = None,
+    items: Sequence[tuple[ProblemSummary, int]] | None = None,
 ) -> None:
     """`Runner.run` on a Ray cluster: every pending item solved by the pool and stored here, once.
 
     Joins the cluster at `cluster.address` (or starts one here; a process already connected keeps
     its connection) and leaves it as it found it. `EndpointDown` and the like stop the run as they
     do locally; the workers are stopped on the way out."""
-    pending = deque(runner.pending(run_id, retry_errors))
+    pending = deque(runner.pending(run_id, retry_errors) if items is None else items)
     connected = _connect(cluster)
     prompts = PromptLibrary()  # the driver's overrides, read by the workers; the templates they read
     pool: list[Any] = []

@@ -247,9 +247,12 @@ async def _describe(state: GenerationState, runtime: Ctx) -> GenerationState:
     with _about(item.about(panel.side, panel.index)):
         found = await item.run.tools.describe_image.ainvoke(args)
     prompts: SourcePrompts = {
-        "side": panel.side, "index": panel.index, "role": panel.role,
-        "positive": found["positive"], "negative": found["negative"],
-    }  # fmt: skip
+        "side": panel.side,
+        "index": panel.index,
+        "role": panel.role,
+        "positive": found["positive"],
+        "negative": found["negative"],
+    }
     return {"prompts": [prompts], "trace": [CallTrace.model_validate(found["call"])]}
 
 
@@ -260,9 +263,10 @@ def _augment_sends(state: GenerationState) -> list[Send]:
 async def _augment(state: GenerationState, runtime: Ctx) -> GenerationState:
     item, prompts = runtime.context, state["source_prompts"]
     args = {
-        "positive": prompts["positive"], "concept": item.side_concept(prompts["side"]),
+        "positive": prompts["positive"],
+        "concept": item.side_concept(prompts["side"]),
         "count": item.settings.variations,
-    }  # fmt: skip
+    }
     with _about(item.about(prompts["side"], prompts["index"])):
         found = await item.run.tools.augment_prompt.ainvoke(args)
     variants: SourceVariants = {**prompts, "variants": found["prompts"]}
@@ -284,9 +288,12 @@ async def _render(state: GenerationState, runtime: Ctx) -> GenerationState:
     relative = f"pool/{concept.source}/{source['side']}/{source['index']}-{task['number']}.png"
     seed = settings.seed * 1_000_003 + identity
     args = {
-        "positive": task["prompt"], "negative": source["negative"], "seed": seed,
-        "out_path": str(item.folder / relative), "size": settings.size,
-    }  # fmt: skip
+        "positive": task["prompt"],
+        "negative": source["negative"],
+        "seed": seed,
+        "out_path": str(item.folder / relative),
+        "size": settings.size,
+    }
     await item.run.tools.render_image.ainvoke(args)
     image = PoolImage(
         image_id=identity,
@@ -452,9 +459,12 @@ async def _select(state: GenerationState, runtime: Ctx) -> GenerationState:
     with np.load(embedded["file"]) as saved:
         ids, vectors = saved["ids"].tolist(), saved["vectors"].tolist()
     args = {
-        "embeddings": vectors, "size": settings.panels + 1, "count": settings.subsets,
-        "remove": settings.remove, "mean_limit": settings.mean_limit,
-    }  # fmt: skip
+        "embeddings": vectors,
+        "size": settings.panels + 1,
+        "count": settings.subsets,
+        "remove": settings.remove,
+        "mean_limit": settings.mean_limit,
+    }
     found = await runtime.context.run.tools.select_diverse_subsets.ainvoke(args)
     chosen: SideSubsets = {
         "side": side,
@@ -469,9 +479,14 @@ async def _build(state: GenerationState, runtime: Ctx) -> GenerationState:
     item = runtime.context
     concept, subsets = item.concept, {s["side"]: s["subsets"] for s in state.get("subsets", [])}
     args = {
-        "source": concept.source, "row": concept.row, "left_rule": concept.left, "right_rule": concept.right,
-        "left_subsets": subsets["left"], "right_subsets": subsets["right"], "seed": item.settings.seed,
-    }  # fmt: skip
+        "source": concept.source,
+        "row": concept.row,
+        "left_rule": concept.left,
+        "right_rule": concept.right,
+        "left_subsets": subsets["left"],
+        "right_subsets": subsets["right"],
+        "seed": item.settings.seed,
+    }
     matrices = await item.run.tools.build_matrices.ainvoke(args)
     return {"matrices": matrices, "images": [_record(image) for image in _reviewed_images(state)]}
 

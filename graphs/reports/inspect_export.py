@@ -323,8 +323,9 @@ def _sample(
     scores = {}
     if row.scored and row.status != "failed":
         explanation = "; ".join(f"{v.judge}: {v.label}" for v in decision[1]) if decision else None
-        scores["solved"] = Score(value="C" if row.solved else "I", answer=answer.text if answer else None,
-                                 explanation=explanation)  # fmt: skip
+        scores["solved"] = Score(
+            value="C" if row.solved else "I", answer=answer.text if answer else None, explanation=explanation
+        )
     return EvalSample(
         id=sample_id(problem),
         epoch=attempt + 1,
@@ -427,8 +428,10 @@ def _usage(calls: list[CallTrace], *, by_role: bool = False) -> dict[str, ModelU
         costs[key].append(call.cost_usd)
     return {  # a cost some call has no price for is unknown (None), never a sum that reads as known
         agent: ModelUsage(
-            input_tokens=i, output_tokens=o, total_tokens=i + o,
+            input_tokens=i,
+            output_tokens=o,
+            total_tokens=i + o,
             total_cost=None if None in costs[agent] else sum(c for c in costs[agent] if c is not None),
         )
         for agent, (i, o) in tokens.items()
-    }  # fmt: skip
+    }

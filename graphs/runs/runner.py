@@ -346,9 +346,11 @@ class Runner:
         retry_errors: bool = False,
         on_item: Callable[[ItemOutcome], None] | None = None,
         max_failures: int = DEFAULT_MAX_FAILURES,
+        items: Sequence[tuple[ProblemSummary, int]] | None = None,
     ) -> None:
-        """Solve every pending item; `EndpointDown` when the first `max_failures` requests to an
-        endpoint all fail for its own fault (0: never stop), the items in flight kept for a resume."""
+        """Solve every pending item (`items`, when the caller already listed them); `EndpointDown`
+        when the first `max_failures` requests to an endpoint all fail for its own fault (0: never
+        stop), the items in flight kept for a resume."""
         breaker = CircuitBreaker(max_failures)
         for agent in self.agents.values():
             agent.breaker = breaker
@@ -359,7 +361,9 @@ class Runner:
             call_slots=asyncio.Semaphore(self.config.concurrency),
             kept=KeptResults(self.home / "kept"),
         )
-        work: Iterator[tuple[ProblemSummary, int]] = iter(self.pending(run_id, retry_errors))
+        work: Iterator[tuple[ProblemSummary, int]] = iter(
+            self.pending(run_id, retry_errors) if items is None else items
+        )
         with self.held(run_id, runtime.prompts), frozen_heap():
             async with open_checkpoints(self.home) as checkpoints:
 

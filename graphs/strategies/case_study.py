@@ -320,12 +320,18 @@ def _pairs(item: Item[Any]) -> list[list[ImageSource]]:
 
 
 PAIRS = Dialogue(
-    "pairs", "reasoner",
-    shown_then_asked(_pairs, "contrastive_iterative_step", "contrastive_iterative_closing", task="compare",
-                     closing_task="answer"),
+    "pairs",
+    "reasoner",
+    shown_then_asked(
+        _pairs,
+        "contrastive_iterative_step",
+        "contrastive_iterative_closing",
+        task="compare",
+        closing_task="answer",
+    ),
     finish=lambda item, reply: {"answer": free_answer(reply)},
     system=lambda item: _system(item, "contrastive_iterative"),
-)  # fmt: skip
+)
 """All pairs in one conversation, refining after each; the answer asked in the same one."""
 
 

@@ -100,8 +100,12 @@ def _prepare(given: Preparation[SymbolicOptions]) -> SymbolicInputs:
             "have them): use -S symbols=descriptions"
         )
     texts: dict[str, Description] = {ref: _program_text(cast(Shapes, programs[ref]), symbols) for ref in refs}
-    return {**queries, "symbols": symbols, "described": [], "descriptions_from": {
-        "describer": PROGRAMS_SOURCE, "panels": texts}}  # fmt: skip
+    return {
+        **queries,
+        "symbols": symbols,
+        "described": [],
+        "descriptions_from": {"describer": PROGRAMS_SOURCE, "panels": texts},
+    }
 
 
 def _program_text(program: Shapes, symbols: Symbols) -> str:

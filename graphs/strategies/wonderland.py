@@ -464,8 +464,12 @@ async def _ask_panel(state: ProbeState, runtime: Ctx[ProbeInputs]) -> ProbeState
         given = _CONCEPT_SIDES.get(reply.parsed["concept"]) if reply.parsed else None
         error = reply.parse_error
     verdict: PanelVerdict = {
-        "ref": panel.ref, "side": panel.side, "given": given, "text": reply.text, "parse_error": error,
-    }  # fmt: skip
+        "ref": panel.ref,
+        "side": panel.side,
+        "given": given,
+        "text": reply.text,
+        "parse_error": error,
+    }
     return {"panel_verdicts": [verdict]}
 
 

@@ -449,9 +449,14 @@ def compare_page(request: Request) -> Response:
         if run_id not in chosen:
             chosen.append(run_id)
     context: dict[str, Any] = {
-        "runs": runs, "chosen": chosen, "key": None, "error": None, "plots": PLOTS, "incomplete": [],
+        "runs": runs,
+        "chosen": chosen,
+        "key": None,
+        "error": None,
+        "plots": PLOTS,
+        "incomplete": [],
         "contrasts": [],
-    }  # fmt: skip
+    }
     if store is None or not chosen:
         return page(request, "compare.html", context)
     try:

@@ -65,8 +65,10 @@ def _openai_refusal(body: Any) -> Reply | None:
         if key in body:
             error = {
                 "message": f"Unsupported parameter: '{key}' is not supported with this model.",
-                "type": "invalid_request_error", "param": key, "code": "unsupported_parameter",
-            }  # fmt: skip
+                "type": "invalid_request_error",
+                "param": key,
+                "code": "unsupported_parameter",
+            }
             return Reply(_json({"error": error}), status=400)
     return None
 
