@@ -146,16 +146,28 @@ def encode_image(path: Path, policy: ImagePolicy = ImagePolicy()) -> EncodedImag
     return ENCODED.get((str(path), stat.st_mtime_ns, stat.st_size, policy.max_side))
 
 
+def scaled_size(size: tuple[int, int], max_side: int | None) -> tuple[int, int]:
+    """The size an image of `size` is sent at: its longer side brought down to `max_side`."""
+    scale = 1.0 if max_side is None else min(1.0, max_side / max(size))
+    if scale == 1.0:
+        return size
+    return (max(1, round(size[0] * scale)), max(1, round(size[1] * scale)))
+
+
+def sent_size(path: Path, policy: ImagePolicy) -> tuple[int, int]:
+    """The size a request would carry the image at, read from its header without encoding it."""
+    return scaled_size(checked_image(path)[1], policy.max_side)
+
+
 def _encode(path: str, _mtime_ns: int, _size: int, max_side: int | None) -> EncodedImage:
     # first: it refuses empty, broken and over-large files by name
     source_format, size = checked_image(Path(path))
-    scale = 1.0 if max_side is None else min(1.0, max_side / max(size))
-    if scale == 1.0 and source_format in SENT_AS_IS:
+    sent = scaled_size(size, max_side)
+    if sent == size and source_format in SENT_AS_IS:
         return EncodedImage.of(SENT_AS_IS[source_format], Path(path).read_bytes(), size)
     image = open_image(Path(path))
-    if scale < 1.0:
-        size = (max(1, round(image.width * scale)), max(1, round(image.height * scale)))
-        image = image.resize(size, Image.Resampling.LANCZOS)
+    if sent != size:
+        image = image.resize(sent, Image.Resampling.LANCZOS)
     buffer = io.BytesIO()
     if source_format == "JPEG":
         image.save(buffer, format="JPEG", quality=90)

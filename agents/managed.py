@@ -80,6 +80,18 @@ class DirectChat(Protocol):
         ...
 
 
+@runtime_checkable
+class CallWatch(Protocol):
+    """What sees each call the model is about to be paid for, and its reply: the experiment plan's
+    rehearsal records the requests it would send; a budget stops a run before it overspends."""
+
+    def before(self, messages: Sequence[BaseMessage], call: CallSpec) -> None:
+        """Called before the request goes out; raising stops the call (and the run, if uncaught)."""
+        ...
+
+    def after(self, reply: AgentReply) -> None: ...
+
+
 @dataclass
 class _LoopModels:
     chat: BaseChatModel
@@ -122,6 +134,8 @@ class ManagedAgent(BaseChatModel):
     run_concurrency: int | None = None
     """The run's `--concurrency`, in place of the provider's default where the agent sets no
     concurrency of its own: a run's N calls in flight are capped only by a limit the user set."""
+    watch: CallWatch | None = None
+    """Sees every call before it is paid for and its reply (not the cache's answers)."""
     dropped_decoding: list[str] = Field(default_factory=list)
     """Each default decoding key (a paper's, a judge's) the model's family cannot take, left out,
     with why (`agents.model_families`)."""
@@ -166,7 +180,7 @@ class ManagedAgent(BaseChatModel):
             raise AgentCallError(f"{self.spec}: {error}") from None
         key = self._cache_key(prepared, call)
         if key is None:
-            return await self._call_model(prepared, call, started)
+            return await self._watched_call(prepared, call, started)
         cached = await self.response_cache.aget(key) if self.response_cache is not None else None
         if cached is not None:
             return self._shared(AgentReply.model_validate({**cached, "agent": self.spec}), started)
@@ -177,7 +191,7 @@ class ManagedAgent(BaseChatModel):
         future.add_done_callback(lambda done: done.cancelled() or done.exception())
         inflight[key] = future
         try:
-            reply = await self._call_model(prepared, call, started)
+            reply = await self._watched_call(prepared, call, started)
         except asyncio.CancelledError:
             future.cancel()
             raise
@@ -189,6 +203,14 @@ class ManagedAgent(BaseChatModel):
         future.set_result(reply)
         if self.response_cache is not None and reply.parse_status != "failed" and reply.stop in (None, "cut"):
             await self.response_cache.aput(key, self.spec, reply.model_dump(mode="json", exclude={"agent"}))
+        return reply
+
+    async def _watched_call(self, prepared: list[BaseMessage], call: CallSpec, started: float) -> AgentReply:
+        if self.watch is None:
+            return await self._call_model(prepared, call, started)
+        self.watch.before(prepared, call)
+        reply = await self._call_model(prepared, call, started)
+        self.watch.after(reply)
         return reply
 
     def _shared(self, reply: AgentReply, started: float) -> AgentReply:

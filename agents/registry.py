@@ -123,6 +123,18 @@ def check_agent(
     return dropped
 
 
+def dropped_decoding(
+    spec: str,
+    params: Mapping[str, Any] | None = None,
+    *,
+    config: AgentConfig | None = None,
+    defaults: Mapping[str, Any] | None = None,
+) -> list[str]:
+    """`check_agent` without its readiness: the parameters checked, each default the model's family
+    cannot take named, whether or not its package is installed or its key set (a plan's check)."""
+    return _checked(spec, params, config, defaults)[3]
+
+
 def _check_ready(provider: Provider) -> None:
     if not provider.installed():
         hint = f"pip install 'bongard-agents[{provider.extra}]'" if provider.extra else "install its package"
@@ -218,7 +230,7 @@ def resolve_agent(
         inner_factory=lambda: provider.build(model, agent_params),
         provider=provider,
         params=agent_params,
-        price=_price(spec, agent_params),
+        price=agent_price(spec, agent_params),
         response_cache=cache if use_cache and agent_params.cache else None,
         retry_policy=retry_policy or RetryPolicy(),
         endpoint_url=endpoint,
@@ -226,7 +238,8 @@ def resolve_agent(
     )
 
 
-def _price(spec: str, params: AgentParams) -> Pricing | None:
+def agent_price(spec: str, params: AgentParams) -> Pricing | None:
+    """What a reply of this agent costs: its `-M price_input/price_output`, else its known price."""
     if params.price_input is not None and params.price_output is not None:
         return Price(params.price_input, params.price_output)
     return find_price(spec)

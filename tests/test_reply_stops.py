@@ -8,6 +8,7 @@ import asyncio
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -86,7 +87,7 @@ def serve(home: Path, standin: StandIn, monkeypatch: pytest.MonkeyPatch) -> Iter
     for variable in ("GEMINI_API_KEY", "OLLAMA_HOST", *(p.key_env for p in PROVIDERS.values() if p.key_env)):
         monkeypatch.delenv(variable, raising=False)
 
-    def start(name: str, **options: bool) -> Served:
+    def start(name: str, **options: Any) -> Served:
         provider = PROVIDERS[name]
         if provider.key_env is not None:
             monkeypatch.setenv(provider.key_env, KEY)

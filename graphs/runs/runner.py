@@ -29,7 +29,7 @@ from agents.cache import ReplyCache, ResponseCache
 from agents.limits import InFlight, in_flight
 from agents.managed import AgentCallError, ManagedAgent
 from agents.prompt_library import PromptLibrary
-from agents.registry import CACHE_FILE, check_agent, resolve_agent, shared_params
+from agents.registry import CACHE_FILE, check_agent, dropped_decoding, resolve_agent, shared_params
 from datasets_io.catalog import Dataset, ProblemSummary, ScanResult, default_data_dir, open_dataset
 from datasets_io.errors import BongardError, DatasetError
 from datasets_io.file_digests import DIGESTS_FILE
@@ -540,13 +540,15 @@ def spent(trace: Sequence[CallTrace]) -> dict[str, Any]:
     }
 
 
-def check_config(config: RunConfig) -> dict[str, list[str]]:
+def check_config(config: RunConfig, *, ready: bool = True) -> dict[str, list[str]]:
     """Refuse, in one line, a strategy option, agent parameter, missing key or missing provider
     package the run could not use, before anything is stored; else each agent spec's paper decoding
-    its model cannot take, with why (for the specs that cannot take some)."""
+    its model cannot take, with why (for the specs that cannot take some). `ready=False` (a plan):
+    the parameters alone, no key or package needed."""
     get_strategy(config.strategy).parse_options(config.strategy_options)
+    check = check_agent if ready else dropped_decoding
     notes = {
-        spec: check_agent(spec, chosen, config=config.agent_config or None, defaults=paper)
+        spec: check(spec, chosen, config=config.agent_config or None, defaults=paper)
         for spec, (chosen, paper) in config.agent_shares().items()
     }
     return {spec: lines for spec, lines in notes.items() if lines}
@@ -571,6 +573,20 @@ def data_folder(config: RunConfig) -> str:
 def start_run(config: RunConfig, store: ResultsStore, home: Path | None = None) -> tuple[str, Runner]:
     """A new stored run: its settings checked, its data folder made absolute, the paper's decoding
     filled in under `-M`, so the stored configuration says what every request was sent with."""
+    runner = prepare_run(config, store, home)
+    return store_run(runner), runner
+
+
+def store_run(runner: Runner) -> str:
+    """Store a prepared run (`prepare_run`), so it can be run and resumed; its id."""
+    return runner.store.create_run(runner.config.model_dump(mode="json"), toolkit_version() or "unknown")
+
+
+def prepare_run(
+    config: RunConfig, store: ResultsStore, home: Path | None = None, *, ready: bool = True
+) -> Runner:
+    """The runner a new run would have, its configuration as it would be stored, nothing stored
+    (`ready=False`: no key or provider package needed, for a plan)."""
     info = get_strategy(config.strategy)
     config = config.model_copy(update={"data_dir": data_folder(config)})
     decoding = info.decoding
@@ -582,7 +598,7 @@ def start_run(config: RunConfig, store: ResultsStore, home: Path | None = None) 
     paper = [key for key in decoding if key not in config.agent_params]
     merged = {**decoding, **config.agent_params}
     config = config.model_copy(update={"agent_params": merged, "paper_decoding": paper})
-    config = config.model_copy(update={"decoding_dropped": check_config(config)})
+    config = config.model_copy(update={"decoding_dropped": check_config(config, ready=ready)})
     reuses = info.reuses
     pinned = {k: _pinned_runs(store, v) if k in reuses else v for k, v in config.strategy_options.items()}
     config = config.model_copy(update={"strategy_options": pinned})  # `latest` must not move on resume
@@ -592,8 +608,9 @@ def start_run(config: RunConfig, store: ResultsStore, home: Path | None = None) 
     if runner.members and config.strategy_options.get("complete", "true") != "false":
         runner = Runner(_completed_members(runner, store, home), store, home)
     _check_test_images(runner)
-    runner.check_files()
-    return store.create_run(runner.config.model_dump(mode="json"), toolkit_version() or "unknown"), runner
+    if ready:
+        runner.check_files()
+    return runner
 
 
 def _check_test_images(runner: Runner) -> None:

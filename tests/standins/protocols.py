@@ -7,7 +7,7 @@ import io
 import json
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
@@ -172,7 +172,8 @@ class OpenAIChat:
 
     Finish forms (`StandInServer.finish_reason`): `stop`, `length`; `refusal` (the message's
     `refusal` field, no content, as structured outputs refuse); `content_filter` (no content).
-    `usage=False`: replies without usage, as some OpenAI-compatible servers send them. Every body is
+    `usage=False`: replies without usage, as some OpenAI-compatible servers send them; `counts`: usage
+    counted from the request and the reply (`tests.standins.token_counts`), not fixed. Every body is
     checked against the openai SDK's own request types (`tests/standins/openai_body.py`): a key
     the API does not know, or a part of the wrong shape, is refused with its 400."""
 
@@ -182,8 +183,11 @@ class OpenAIChat:
         "content_filter": "blocked",
     }
 
-    def __init__(self, usage: bool = True) -> None:
+    def __init__(
+        self, usage: bool = True, counts: Callable[[Any, str], tuple[int, int]] | None = None
+    ) -> None:
         self.usage = usage
+        self.counts = counts
 
     def handles(self, method: str, path: str) -> bool:
         return method == "POST" and path.endswith("/chat/completions")
@@ -197,7 +201,12 @@ class OpenAIChat:
             message["content"] = None
         if finish == "refusal":
             message["refusal"] = REFUSAL_TEXT
-        usage = {"prompt_tokens": TOKENS_IN, "completion_tokens": TOKENS_OUT, "total_tokens": 18}
+        tokens_in, tokens_out = (TOKENS_IN, TOKENS_OUT) if self.counts is None else self.counts(body, text)
+        usage = {
+            "prompt_tokens": tokens_in,
+            "completion_tokens": tokens_out,
+            "total_tokens": tokens_in + tokens_out,
+        }
         return Reply(
             _json(
                 {
