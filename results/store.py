@@ -164,6 +164,25 @@ MIGRATIONS: Sequence[str] = (
     """
     ALTER TABLE verdicts ADD COLUMN prompt TEXT NOT NULL DEFAULT '';
     """,
+    # Experiments (issue 49): a grid's file, its plan and each cell's run, so a grid is resumed and
+    # listed by name; `spent_before` is what a cell's run had cost when the grid took it over.
+    """
+    CREATE TABLE experiments (
+        name TEXT PRIMARY KEY,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        path TEXT NOT NULL,
+        source TEXT NOT NULL,
+        plan TEXT NOT NULL
+    );
+    CREATE TABLE experiment_cells (
+        experiment TEXT NOT NULL REFERENCES experiments(name),
+        cell TEXT NOT NULL,
+        run_id TEXT NOT NULL,
+        spent_before REAL NOT NULL DEFAULT 0,
+        PRIMARY KEY (experiment, cell)
+    );
+    """,
 )
 CALL_FIELDS = tuple(CallTrace.model_fields)
 """The `calls` columns that hold a `CallTrace`, in its field order."""

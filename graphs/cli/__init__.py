@@ -37,6 +37,7 @@ COMMANDS = {
     "graph": "graphs.cli.strategies:draw_graph",
     "view": "graphs.cli.view:view",
     "export": "graphs.cli.export:export",
+    "experiment": "graphs.cli.experiment:experiment_app",
 }
 """Each command, in the order `--help` lists them, and where it is (`module:attribute`): a
 function, or a Typer app of subcommands."""

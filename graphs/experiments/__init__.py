@@ -1,0 +1,1 @@
+"""Experiments of bongard-agents: a grid of strategies x models x datasets, planned, priced, run."""
