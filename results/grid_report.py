@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from results.counting import DEFAULT_COUNTING, Counting
+from results.experiments import ExperimentRecords
 from results.paired import CORRECTION, PairedTest, corrected, paired_test
 from results.report_rows import comparison_rows, problem_rows
 from results.store import ResultsStore
@@ -71,6 +72,17 @@ class GridReport:
         }
 
 
+def stored_cells(store: ResultsStore, name: str) -> list[GridCell]:
+    """The cells of a stored experiment that have a run, in the grid's order, with their plan."""
+    stored = ExperimentRecords(store).get(name)
+    planned = {cell["key"]: cell for cell in stored.plan.get("cells", [])}
+    return [
+        GridCell(key, cell["dataset"], cell["strategy"], cell["model"], stored.cells[key], cell)
+        for key, cell in planned.items()
+        if key in stored.cells
+    ]
+
+
 def grid_report(
     store: ResultsStore, cells: Sequence[GridCell], counting: Counting = DEFAULT_COUNTING
 ) -> GridReport:
@@ -112,9 +124,14 @@ def _row(cell: GridCell, pooled: Mapping[str, Any], store: ResultsStore) -> dict
         "calls": summary.calls,
         "planned_cost_usd": cell.planned.get("cost_usd"),
         "cost_usd": summary.cost_usd,
-        "planned_input_tokens": cell.planned.get("input_tokens"),
+        "planned_tokens": _planned_tokens(cell.planned),
         "tokens": summary.tokens,
     }
+
+
+def _planned_tokens(planned: Mapping[str, Any]) -> int | None:
+    tokens_in, tokens_out = planned.get("input_tokens"), planned.get("output_tokens")
+    return None if tokens_in is None or tokens_out is None else int(tokens_in) + int(tokens_out)
 
 
 def _pairs(cells: Sequence[GridCell], solved: Mapping[str, Mapping[str, bool]]) -> list[PairedTest]:

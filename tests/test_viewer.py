@@ -11,7 +11,6 @@ import json
 import os
 import re
 import selectors
-import shutil
 import signal
 import socket
 import subprocess
@@ -19,7 +18,6 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from io import BytesIO
 from pathlib import Path
@@ -28,6 +26,7 @@ import pytest
 
 from datasets_io.records import Answer, CallTrace, Verdict
 from results.store import STORE_FILE, ResultsStore, StoreError
+from tests.browser import CHROMIUM_ARGS, chromium, screenshots, viewer_of
 from tests.cli import BONGARD, run_bongard
 
 pytest.importorskip("starlette")
@@ -38,11 +37,6 @@ from markupsafe import escape
 
 HOSTILE = "<script>alert('x')</script> & <b>bold</b>"
 """Untrusted text a model could reply: it must reach the page as text, never as markup."""
-CHROMIUM = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -134,26 +128,6 @@ def runs(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Runs:
     store.save_item(failed, "bongard-classic/2", 0, None, "the model refused")
     store.release_run(failed, finished=True)
     return Runs(home, judged, unjudged, interrupted, running, failed)
-
-
-@contextmanager
-def viewer_of(store_path: Path) -> Iterator[str]:
-    """The viewer of a store, served by uvicorn on 127.0.0.1 in a thread: its base URL."""
-    from graphs.view.app import bind, create_app, server
-
-    sock = bind(0)
-    serving = server(create_app(store_path), sock)
-    thread = threading.Thread(target=serving.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not serving.started and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert serving.started
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        serving.should_exit = True
-        thread.join(timeout=30)
 
 
 @pytest.fixture(scope="module")
@@ -377,16 +351,6 @@ def listening_addresses(port: int) -> list[str]:
                     packed = packed[::-1]  # little-endian words
                 found.append(socket.inet_ntop(family, packed))
     return found
-
-
-def chromium() -> str | None:
-    return next((path for path in CHROMIUM if os.access(path, os.X_OK)), shutil.which("chromium"))
-
-
-def screenshots(tmp_path: Path) -> Path:
-    folder = Path(os.environ.get("BONGARD_VIEW_SCREENSHOTS") or tmp_path / "screenshots")
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
 
 
 def test_in_a_real_browser_a_reader_clicks_from_the_runs_to_a_problem_and_compares(

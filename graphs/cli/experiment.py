@@ -33,11 +33,19 @@ experiment_app = typer.Typer(
 FileArgument = Annotated[
     Path, typer.Argument(metavar="FILE", help="The experiment file (TOML).", show_default=False)
 ]
+CELL_HEADINGS = (
+    "dataset", "strategy", "model", "accuracy", "n", "refused", "failed", "$/solved",
+    "calls", "tokens", "cost",
+)  # fmt: skip
 REHEARSED_HELP = "Problems per cell whose requests are rendered offline to count tokens (the rest scaled)."
 
 
 def _money(value: float | None) -> str:
     return "unknown" if value is None else f"${value:.4f}"
+
+
+def _count(value: int | None) -> str:
+    return "?" if value is None else f"{value:,}"
 
 
 def _span(low: float | None, high: float | None) -> str:
@@ -335,39 +343,19 @@ def compare(
 
 
 def _grid_cells(store: ResultsStore, named: str) -> list[GridCell]:
-    from results.experiments import ExperimentRecords
-    from results.grid_report import GridCell
+    """The cells of the experiment a file or a name gives."""
+    from results.grid_report import stored_cells
 
-    name = named
     if named.endswith(".toml") or Path(named).is_file():
         from graphs.experiments.spec import read_experiment
 
-        name = read_experiment(Path(named)).name
-    stored = ExperimentRecords(store).get(name)
-    planned = {cell["key"]: cell for cell in stored.plan.get("cells", [])}
-    return [
-        GridCell(
-            key, planned[key]["dataset"], planned[key]["strategy"], planned[key]["model"], run, planned[key]
-        )
-        for key, run in stored.cells.items()
-        if key in planned
-    ]
+        named = read_experiment(Path(named)).name
+    return stored_cells(store, named)
 
 
 def _cells_table(rows: list[dict[str, Any]]) -> Table:
     table = Table(title="cells")
-    for column in (
-        "dataset",
-        "strategy",
-        "model",
-        "accuracy",
-        "n",
-        "refused",
-        "failed",
-        "$/solved",
-        "calls",
-        "cost",
-    ):
+    for column in CELL_HEADINGS:
         table.add_column(column)
     for row in rows:
         interval = (
@@ -384,7 +372,8 @@ def _cells_table(rows: list[dict[str, Any]]) -> Table:
             str(row["refused"]),
             str(row["failed"]),
             _money(row["cost_per_solved_usd"]),
-            f"{row['calls']} of {row['planned_calls'] if row['planned_calls'] is not None else '?'} planned",
+            f"{row['calls']} of {_count(row['planned_calls'])} planned",
+            f"{row['tokens']:,} of {_count(row['planned_tokens'])} planned",
             f"{_money(row['cost_usd'])} of {_money(row['planned_cost_usd'])} planned",
         )
     return table

@@ -57,6 +57,8 @@ from graphs.view.data import (
     run_rows,
     verdict_counts,
 )
+from results.experiments import ExperimentRecords
+from results.grid_report import grid_report, stored_cells
 from results.run_compatibility import short_spec
 from results.store import ReadOnlyStore, StoreError
 
@@ -437,6 +439,36 @@ def panel_png(request: Request) -> Response:
     return problem_image(request, request.path_params["ref"])
 
 
+def experiments_page(request: Request) -> Response:
+    viewer = viewer_of(request)
+    store = viewer.store()
+    records = ExperimentRecords(store) if store is not None else None
+    listed = [records.get(name) for name in records.names()] if records is not None else []
+    return page(request, "experiments.html", {"experiments": listed})
+
+
+def experiment_page(request: Request) -> Response:
+    """One experiment's grid: per dataset, strategies down and models across, each cell linking to
+    its run."""
+    viewer = viewer_of(request)
+    store = viewer.require_store()
+    name = request.path_params["name"]
+    try:
+        report = grid_report(store, stored_cells(store, name))
+    except BongardError as error:
+        raise HTTPException(404, str(error)) from None
+    statuses = {row["run_id"]: store.summary(row["run_id"]).status for row in report.rows}
+    grids = []
+    for dataset in dict.fromkeys(row["dataset"] for row in report.rows):
+        rows = [row for row in report.rows if row["dataset"] == dataset]
+        strategies = list(dict.fromkeys(row["strategy"] for row in rows))
+        models = list(dict.fromkeys(row["model"] for row in rows))
+        cells = {(row["strategy"], row["model"]): row for row in rows}
+        grids.append({"dataset": dataset, "strategies": strategies, "models": models, "cells": cells})
+    context = {"name": name, "grids": grids, "tests": report.tests, "statuses": statuses}
+    return page(request, "experiment.html", context)
+
+
 def compare_page(request: Request) -> Response:
     viewer = viewer_of(request)
     store = viewer.store()
@@ -585,6 +617,8 @@ def create_app(store_path: Path, cache_dir: Path | None = None) -> Starlette:
         Route("/api/runs", runs_json),
         Route("/api/runs/{run_id}", run_json),
         Route("/compare", compare_page),
+        Route("/experiments", experiments_page),
+        Route("/experiments/{name}", experiment_page),
         Route("/compare/{key}/{name}", compare_plot),
         Route("/sheet/{run_id}/{problem:path}", sheet_png),
         Route("/panel/{run_id}/{ref}/{problem:path}", panel_png),
