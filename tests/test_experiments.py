@@ -44,7 +44,13 @@ def billing(standin: StandIn) -> StandInServer:
 
 
 def experiment(
-    folder: Path, server: StandInServer, data: Path, problems: str = "1-3", name: str = "grid", **extra: str
+    folder: Path,
+    server: StandInServer,
+    data: Path,
+    problems: str = "1-3",
+    name: str = "grid",
+    strategies: tuple[str, ...] = ("direct", "descriptive"),
+    **extra: str,
 ) -> Path:
     models = ", ".join(
         f'{{ spec = "openai-compatible:{name}@{server.url}/v1", '
@@ -55,7 +61,7 @@ def experiment(
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}.toml"
     path.write_text(
-        f'name = "{name}"\nstrategies = ["direct", "descriptive"]\nmodels = [{models}]\n'
+        f'name = "{name}"\nstrategies = {json.dumps(list(strategies))}\nmodels = [{models}]\n'
         f"concurrency = 2\n{settings}\n"
         f'[[datasets]]\nname = "bongard-classic"\ndata_dir = "{data}"\nproblems = "{problems}"\n'
         f'options = {{ holdout_test = "true" }}\n'
@@ -78,14 +84,16 @@ def cell_runs(home: Path, name: str = "grid") -> dict[str, str]:
     return runs
 
 
-def calibrated_grid(server: StandInServer, folder: Path, data: Path) -> tuple[Path, Path]:
+def calibrated_grid(
+    server: StandInServer, folder: Path, data: Path, strategies: tuple[str, ...] = ("direct", "descriptive")
+) -> tuple[Path, Path]:
     """The grid's workspace and file, one problem of its strategies and models run first, so the
     plan learns their reply lengths from the store, as it would from a researcher's earlier runs."""
     home = folder / "home"
-    calibration = experiment(folder, server, data, problems="7", name="calibration")
+    calibration = experiment(folder, server, data, problems="7", name="calibration", strategies=strategies)
     assert run_bongard("experiment", "run", calibration, "--home", home).returncode == 0
     server.requests.clear()
-    return home, experiment(folder, server, data)
+    return home, experiment(folder, server, data, strategies=strategies)
 
 
 def test_the_minimal_file_plans_every_cell_of_the_grid(tmp_path: Path, shared_data: Path) -> None:
@@ -111,10 +119,19 @@ def test_the_minimal_file_plans_every_cell_of_the_grid(tmp_path: Path, shared_da
     assert all(cell["input_tokens"] > 0 for cell in plan["cells"])
 
 
+@pytest.mark.parametrize(
+    "strategies",
+    [
+        ("direct", "descriptive"),
+        ("contrastive", "descriptive-iterative"),
+        ("contrastive-iterative", "contrastive-direct"),
+    ],
+    ids="+".join,
+)
 def test_the_plan_counts_the_requests_and_prices_the_bill(
-    billing: StandInServer, tmp_path: Path, shared_data: Path
+    strategies: tuple[str, ...], billing: StandInServer, tmp_path: Path, shared_data: Path
 ) -> None:
-    home, path = calibrated_grid(billing, tmp_path, shared_data)
+    home, path = calibrated_grid(billing, tmp_path, shared_data, strategies)
 
     plan = plan_json(path, home)
     result = run_bongard("experiment", "run", path, "--home", home)
