@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from results.store import STORE_FILE, ResultsStore
-from tests.cli import run_bongard
+from tests.cli import run_bongard, run_bongard_process
 from tests.killed_runs import kill, start, wait_for
 from tests.standins.protocols import OpenAIChat
 from tests.standins.server import StandIn, StandInServer
@@ -245,3 +245,23 @@ def test_a_bad_name_or_value_is_one_line_naming_the_file_and_line(
         not (tmp_path / "home" / STORE_FILE).exists()
         or not ResultsStore(tmp_path / "home" / STORE_FILE).run_ids()
     )
+
+
+def test_a_grid_runs_on_a_ray_pool_and_a_budget_is_kept_to_a_local_one(
+    tmp_path: Path, shared_data: Path
+) -> None:
+    path = tmp_path / "ray.toml"
+    path.write_text(
+        'name = "on-ray"\nstrategies = ["images-to-sides", "descriptive"]\nmodels = ["perception"]\n'
+        f'executor = "ray"\nworkers = 2\n[[datasets]]\nname = "bongard-classic"\ndata_dir = "{shared_data}"\n'
+        'problems = "1-2"\noptions = { holdout_test = "true" }\n'
+    )
+    home = tmp_path / "home"
+    refused = run_bongard("experiment", "run", path, "--budget", "1", "--home", home)
+    assert refused.returncode == 2 and "--budget watches this process's calls" in refused.stderr
+    ran = run_bongard_process("experiment", "run", str(path), "--home", str(home), timeout=600)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stderr.count("ray: 2 workers on 1 node") == 2  # one pool per cell
+    store = ResultsStore(home / STORE_FILE)
+    summaries = [store.summary(run_id) for run_id in cell_runs(home, "on-ray").values()]
+    assert [(s.status, s.done, s.calls) for s in summaries] == [("complete", 2, 2), ("complete", 2, 22)]

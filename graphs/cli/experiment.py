@@ -204,6 +204,7 @@ def run(
             on_cell=on_cell,
             max_failures=max_failures,
             cluster=cluster,
+            announce=progress.console.print,
         )
     _print_outcome(experiment.name, outcome.runs, store)
     console.print(f"spent {_money(outcome.spent_usd)} of {_money(planned_cost)} planned", highlight=False)

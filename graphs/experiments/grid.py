@@ -52,6 +52,7 @@ def run_grid(
     on_cell: Callable[[CellPlan, str], None] | None = None,
     max_failures: int = DEFAULT_MAX_FAILURES,
     cluster: ClusterOptions | None = None,
+    announce: Callable[[str], None] | None = None,
 ) -> GridOutcome:
     """Run the cells in order; stop before a call that could pass `budget_usd`, or at a dead endpoint."""
     records = ExperimentRecords(store)
@@ -71,7 +72,7 @@ def run_grid(
                 for agent in runner.agents.values():
                     agent.watch = budget
             try:
-                _run_cell(runner, run_id, max_failures, _for_cell(on_item, cell), cluster)
+                _run_cell(runner, run_id, max_failures, _for_cell(on_item, cell), cluster, announce)
             except (BudgetReached, EndpointDown) as stopped:
                 outcome.stopped = str(stopped)
                 break
@@ -89,6 +90,7 @@ def _run_cell(
     max_failures: int,
     on_item: Callable[[ItemOutcome], None] | None,
     cluster: ClusterOptions | None,
+    announce: Callable[[str], None] | None,
 ) -> None:
     """One cell's pending items solved here, or by a Ray pool (`graphs.cluster.executor`)."""
     if cluster is None:
@@ -96,7 +98,15 @@ def _run_cell(
         return
     from graphs.cluster.executor import run_on_ray
 
-    run_on_ray(runner, run_id, cluster, retry_errors=True, on_item=on_item, max_failures=max_failures)
+    run_on_ray(
+        runner,
+        run_id,
+        cluster,
+        retry_errors=True,
+        on_item=on_item,
+        max_failures=max_failures,
+        announce=announce,
+    )
 
 
 def _judge_cell(
