@@ -349,6 +349,8 @@ def _changed(
         strategy = next((s for s in strategies if strategy.name in (s.name, s.shown)), strategy)
         model = next((m for m in models if addition.get("model") in (m.shown, m.spec)), model)
         cell = Cell(strategy, model, dataset, attempts, {**shared, **model.params})
+        if any(existing.key == cell.key for existing in cells):
+            raise read.fail(f"[[add]] {cell.key!r} is a cell of the grid already: give it a label", "add")
         cells.append(_overridden(read, cell, addition))
     for override in table.get("override", []):
         read.keys(override, MATCH_KEYS | OVERRIDE_KEYS, "an [[override]]")
