@@ -140,6 +140,9 @@ def test_the_plan_counts_the_requests_and_prices_the_bill(
     runs = cell_runs(home)
     requests = len(list(billing.model_requests()))
     assert requests == plan["calls"] == sum(cell["calls"] for cell in plan["cells"])
+    for model in PRICES:  # each model's cells: their planned calls are the requests it received
+        received = sum(1 for r in billing.model_requests() if r.body["model"] == model)
+        assert received == sum(cell["calls"] for cell in plan["cells"] if f":{model}@" in cell["model"])
     for cell in plan["cells"]:
         summary = store.summary(runs[cell["key"]])
         assert summary.calls == cell["calls"], cell["key"]
@@ -265,3 +268,32 @@ def test_a_grid_runs_on_a_ray_pool_and_a_budget_is_kept_to_a_local_one(
     store = ResultsStore(home / STORE_FILE)
     summaries = [store.summary(run_id) for run_id in cell_runs(home, "on-ray").values()]
     assert [(s.status, s.done, s.calls) for s in summaries] == [("complete", 2, 2), ("complete", 2, 22)]
+
+
+def test_a_run_made_by_hand_with_a_cells_settings_is_that_cell_and_costs_nothing(
+    tmp_path: Path, shared_data: Path
+) -> None:
+    home = tmp_path / "home"
+    by_hand = run_bongard(
+        "run", "--strategy", "images-to-sides", "--model", "perception", "--dataset", "bongard-classic",
+        "--problems", "1-2", "-O", "holdout_test=true", "--data-dir", shared_data, "--home", home,
+    )  # fmt: skip
+    assert by_hand.returncode == 0, by_hand.stderr
+    [stored] = ResultsStore(home / STORE_FILE).run_ids()
+    path = tmp_path / "grid.toml"
+    path.write_text(
+        'name = "adopts"\nstrategies = ["images-to-sides"]\nmodels = ["perception", "similarity"]\n'
+        f'[[datasets]]\nname = "bongard-classic"\ndata_dir = "{shared_data}"\nproblems = "1-2"\n'
+        'options = { holdout_test = "true" }\n'
+    )
+    by_perception, by_similarity = plan_json(path, home)["cells"]
+    assert (by_perception["stored_run"], by_perception["calls"], by_perception["cost_usd"]) == (
+        stored,
+        0,
+        0.0,
+    )
+    assert by_perception["note"] == f"stored as {stored}, complete: costs 0"
+    assert by_similarity["stored_run"] is None and by_similarity["calls"] == 2
+    assert run_bongard("experiment", "run", path, "--home", home).returncode == 0
+    assert cell_runs(home, "adopts")["images-to-sides | perception | bongard-classic"] == stored
+    assert len(ResultsStore(home / STORE_FILE).run_ids()) == 2  # only the similarity cell was run
