@@ -284,7 +284,7 @@ def list_experiments(
 @experiment_app.command("compare")
 def compare(
     experiment: Annotated[
-        str, typer.Argument(metavar="FILE|NAME", help="The experiment file, or its name in the store.")
+        str, typer.Argument(metavar="EXPERIMENT", help="The experiment file, or its name in the store.")
     ],
     form: Annotated[
         str,
