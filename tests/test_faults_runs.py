@@ -137,6 +137,35 @@ def test_a_run_against_a_dead_server_stops_in_seconds_naming_it(classic_copy: Pa
     assert f"resume with `bongard run --resume {run['id']} --home {tmp_path}`" in ran.stdout
 
 
+def test_a_server_failing_every_call_with_500_stops_a_20_item_run_in_seconds(
+    server: StandInServer, shared_data: Path, tmp_path: Path
+) -> None:
+    """A broken server or proxy: each call would be retried 8 times (about 38 s an item); the first
+    requests all failing with 500 stop the run as a dead server's do, naming its last error."""
+    server.fault_policy = lambda index: Fault(500, body='{"error": {"message": "upstream crashed"}}')
+    started = time.monotonic()
+    ran = run_bongard_process(*run_args(server, shared_data, tmp_path), "--problems", "1-20", timeout=120)
+    took = time.monotonic() - started
+    assert took < 10 and ran.returncode == EXIT_NONE_DONE, (took, ran.stderr)
+    assert "all failed (server errors): does the server (or a proxy before it) work" in ran.stderr
+    assert "upstream crashed" in ran.stderr
+    assert len(list(server.model_requests())) <= 5 + 4  # the first 5, and those already in flight
+    [run] = runs_json(tmp_path)
+    assert f"resume with `bongard run --resume {run['id']} --home {tmp_path}`" in ran.stdout
+
+
+def test_a_busy_server_is_not_stopped_by_the_breaker() -> None:
+    """503, 529 and 429 ask the client to wait: retried, never counted as a broken server."""
+    from agents.breaker import endpoint_fault
+    from agents.retry import RETRYABLE_STATUS
+
+    class Refused(Exception):
+        def __init__(self, status: int) -> None:
+            self.status_code = status
+
+    assert {status for status in RETRYABLE_STATUS if endpoint_fault(Refused(status))} == {500, 502, 504}
+
+
 @pytest.mark.parametrize(("max_failures", "requests"), [(None, 5), ("2", 2), ("0", 6)])
 def test_a_refused_key_stops_the_run_after_the_first_failures(
     max_failures: str | None, requests: int, server: StandInServer, classic_copy: Path, tmp_path: Path

@@ -223,7 +223,7 @@ def run(
             min=0,
             metavar="N",
             help="Stop the run when the first N requests to an endpoint all fail with a refused "
-            "connection, 401, 403 or 404 (0: never).",
+            "connection, 401, 403, 404 or a server error that asks no wait (500, 502...) (0: never).",
         ),
     ] = DEFAULT_MAX_FAILURES,
     executor: Annotated[
