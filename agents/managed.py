@@ -31,7 +31,7 @@ from agents.langchain_speedups import memoise_block_types
 from agents.limits import Endpoint, Limiter, RateLimits, endpoint_slot
 from agents.pricing import Pricing
 from agents.provider import AgentParams, Provider
-from agents.retry import AttemptTimeout, RetryPolicy, error_chain, is_timeout, with_retries
+from agents.retry import AttemptTimeout, RetryPolicy, error_chain, is_timeout, status_code, with_retries
 from agents.secrets import redact, redact_value
 from agents.stops import reply_stop
 from agents.strict_schemas import fits_strict
@@ -58,8 +58,19 @@ CHARS_PER_TOKEN = 4
 TOKENS_PER_IMAGE = 1000
 
 
+REFUSED_REQUEST = frozenset({400, 413, 422})
+"""Statuses that refuse the request itself (a parameter, a value, a size): sent again, unchanged, by
+`--retry-errors`, it is refused again."""
+
+
 class AgentCallError(BongardError, RuntimeError):
-    """A call that failed for good (after retries, or at once for a non-retryable fault)."""
+    """A call that failed for good (after retries, or at once for a non-retryable fault).
+    `retryable`: whether sending the same request later can succeed (False where the service
+    refused the request itself, `REFUSED_REQUEST`)."""
+
+    def __init__(self, message: str, retryable: bool = True) -> None:
+        super().__init__(message)
+        self.retryable = retryable
 
 
 @runtime_checkable
@@ -177,7 +188,7 @@ class ManagedAgent(BaseChatModel):
         try:
             prepared = self._prepare(messages, call)
         except ImageLimitError as error:
-            raise AgentCallError(f"{self.spec}: {error}") from None
+            raise AgentCallError(f"{self.spec}: {error}", retryable=False) from None
         key = self._cache_key(prepared, call)
         if key is None:
             return await self._watched_call(prepared, call, started)
@@ -262,7 +273,8 @@ class ManagedAgent(BaseChatModel):
         except (EndpointDown, DatasetError):
             raise  # the run's endpoint or the item's input is at fault, not this call: said as it is
         except Exception as error:
-            raise AgentCallError(f"{self.spec}: {redact(_described(error))}") from None
+            refused = status_code(error) in REFUSED_REQUEST
+            raise AgentCallError(f"{self.spec}: {redact(_described(error))}", retryable=not refused) from None
         last = outcomes[-1]
         stop = reply_stop(last.message)
         usage = sum((_usage(o.message) for o in outcomes), Usage())

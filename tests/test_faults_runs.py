@@ -204,6 +204,20 @@ def test_a_run_where_every_call_fails_exits_non_zero(
     assert "│ 1 │ 0 │ - │ 1 │ - │" in table  # problems 1, n 0, solved -, failed 1 (outside n), no accuracy
 
 
+def test_a_request_the_service_refuses_is_not_offered_to_retry_errors(
+    server: StandInServer, classic_copy: Path, tmp_path: Path
+) -> None:
+    """A 400 naming a parameter fails the same way however often it is sent: the summary says so
+    and offers no `--retry-errors`, which would pay for the same refusals again."""
+    refusal = '{"error": {"message": "Unsupported parameter: \'top_p\'", "code": "unsupported_parameter"}}'
+    server.fault_policy = lambda index: Fault(400, body=refusal)
+    ran = run_bongard(*run_args(server, classic_copy, tmp_path), "--problems", "1-2")
+    assert ran.returncode == EXIT_NONE_DONE
+    assert "2 failed item(s) would fail the same way again" in ran.stdout
+    assert "the service refused the request itself" in ran.stdout and "--retry-errors" not in ran.stdout
+    assert [run["retryable"] for run in runs_json(tmp_path)] == [0]
+
+
 def test_a_run_with_nothing_to_do_says_why_and_stores_nothing(classic_copy: Path, tmp_path: Path) -> None:
     backwards = run_bongard(*run_args("http://127.0.0.1:9/v1", classic_copy, tmp_path), "--problems", "5-1")
     assert backwards.returncode == 2 and "5-1 is an empty range" in backwards.stderr

@@ -88,11 +88,11 @@ def test_a_run_stores_every_item_and_call(server: StandInServer, tmp_path: Path,
 def test_failed_items_are_recorded_and_retried_on_request(
     server: StandInServer, tmp_path: Path, shared_data: Path
 ) -> None:
-    server.fault_policy = lambda index: (
-        Fault(400, body='{"error": {"message": "bad request"}}') if index < 1 else None
+    server.fault_policy = lambda index: (  # a key refused once (then put right): a retry can help
+        Fault(401, body='{"error": {"message": "key refused"}}') if index < 1 else None
     )
     first = run_bongard(*run_args(server, tmp_path, shared_data, "--problems", "31", "--concurrency", "1"))
-    assert "1 failed" in first.stdout and "bad request" in first.stderr
+    assert "1 failed" in first.stdout and "key refused" in first.stderr
     again = run_bongard("run", "--resume", "latest", "--home", tmp_path)
     assert "failed, 0/1 items done, 1 failed" in again.stdout  # failures are kept unless asked to retry
     assert "--retry-errors`" in again.stdout  # and the summary says how to retry them

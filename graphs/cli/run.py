@@ -673,8 +673,9 @@ def _print_summary(summary: RunSummary, home: Path | None) -> None:
     if summary.failed > summary.retryable:
         console.print(
             f"{summary.failed - summary.retryable} failed item(s) would fail the same way again: the "
-            "strategy refused the run's stored options or the problem (see the errors above); "
-            "start a new run with other options"
+            "strategy refused the run's stored options or the problem, or the service refused the "
+            "request itself (a parameter, a value, a size: see the errors above); start a new run "
+            "with other options"
         )
 
 

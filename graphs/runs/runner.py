@@ -431,7 +431,7 @@ class Runner:
                 attempt=attempt,
                 error=str(error),
                 failed_trace=trace,
-                retryable=not isinstance(error, StrategyError),
+                retryable=not isinstance(error, StrategyError) and getattr(error, "retryable", True),
             )
         return SolvedItem(problem=problem.key, attempt=attempt, answer=answer)
 
