@@ -190,17 +190,21 @@ def test_a_killed_worker_costs_at_most_its_calls_in_flight_and_its_slots_come_ba
     killed: dict[str, Any] = {}
 
     def on_item(outcome: ItemOutcome) -> None:
-        worker: Any = ray.get_actor(worker_name(run_id, 0), namespace=NAMESPACE)
         if killed and "restarted" not in killed:  # its new process: the one the slots went back to
+            worker: Any = ray.get_actor(worker_name(run_id, killed["index"]), namespace=NAMESPACE)
             killed["restarted"] = ray.get(worker.about.remote()).pid
         if len(store.saved) >= 4 and not killed:
+            # The worker killed is one holding slots at that moment (whichever: under load, any one
+            # worker may wait its turn at the endpoint's 2 slots for a long while).
             limiter: Any = ray.get_actor(limiter_name(run_id, 0), namespace=NAMESPACE)
-            info: WorkerInfo = ray.get(worker.about.remote())
             deadline = time.monotonic() + 30
-            while not (held := ray.get(limiter.holding.remote()).get(0)) and time.monotonic() < deadline:
+            while not (holding := ray.get(limiter.holding.remote())) and time.monotonic() < deadline:
                 time.sleep(0.005)
+            index, held = max(holding.items(), key=lambda pair: pair[1]) if holding else (0, 0)
+            worker = ray.get_actor(worker_name(run_id, index), namespace=NAMESPACE)
+            info: WorkerInfo = ray.get(worker.about.remote())
             os.kill(info.pid, signal.SIGKILL)
-            killed.update(pid=info.pid, calls=info.calls[spec], held=held)
+            killed.update(index=index, pid=info.pid, calls=info.calls[spec], held=held)
 
     run_on_ray(runner, run_id, ClusterOptions(workers=3), on_item=on_item)
     assert killed["calls"] == 2 and killed["held"]  # it may take all 2, and held some at the kill
