@@ -67,3 +67,12 @@ def run_bongard_process(
     )
     assert "Traceback" not in result.stderr, result.stderr
     return result
+
+
+def run_on_classic(
+    problems: str, data: Path, home: Path, *flags: str | Path
+) -> subprocess.CompletedProcess[str]:
+    """`bongard run FLAGS` over classic problems, panels 5 and 11 held out as the test pair (the case
+    study's), in workspace `home`: `flags` name the strategy, the models and any options."""
+    args = ("--dataset", "bongard-classic", "--problems", problems, "-O", "holdout_test=true")
+    return run_bongard("run", *flags, *args, "--data-dir", data, "--home", home)

@@ -15,7 +15,7 @@ from datasets_io.catalog import open_dataset
 from graphs.answer import Answer
 from graphs.registry import get_strategy
 from results.store import STORE_FILE, ResultsStore
-from tests.cli import run_bongard
+from tests.cli import run_on_classic
 from tests.sent_requests import sent_images
 from tests.standins.protocols import OpenAIChat
 from tests.standins.schema_replies import output_schema
@@ -39,26 +39,9 @@ def synthesis(
     shared_data: Path, home: Path, proposer: Callable[[Any], str], *options: str
 ) -> tuple[Answer, list[dict[str, Any]]]:
     with StandInServer(OpenAIChat(), responder=proposer) as server:
-        ran = run_bongard(
-            "run",
-            "--strategy",
-            "program-synthesis",
-            "--describer",
-            "perception",
-            "--reasoner",
-            f"openai-compatible:m@{server.url}/v1",
-            "--dataset",
-            "bongard-classic",
-            "--problems",
-            "1",
-            "-O",
-            "holdout_test=true",
-            *options,
-            "--data-dir",
-            shared_data,
-            "--home",
-            home,
-        )
+        reasoner = f"openai-compatible:m@{server.url}/v1"
+        flags = ("--strategy", "program-synthesis", "--describer", "perception", "--reasoner", reasoner)
+        ran = run_on_classic("1", shared_data, home, *flags, *options)
         bodies = [request.body for request in server.model_requests()]
     assert ran.returncode == 0, ran.stderr
     store = ResultsStore(home / STORE_FILE)
@@ -121,23 +104,7 @@ def test_a_proposer_that_never_writes_a_program_leaves_the_tests_undecided(
 def test_offline_the_perception_agent_grounds_and_finds_the_rule_of_problem_1(
     strategy: str, shared_data: Path, tmp_path: Path
 ) -> None:
-    ran = run_bongard(
-        "run",
-        "--strategy",
-        strategy,
-        "--model",
-        "perception",
-        "--dataset",
-        "bongard-classic",
-        "--problems",
-        "1",
-        "-O",
-        "holdout_test=true",
-        "--data-dir",
-        shared_data,
-        "--home",
-        tmp_path,
-    )
+    ran = run_on_classic("1", shared_data, tmp_path, "--strategy", strategy, "--model", "perception")
     assert ran.returncode == 0, ran.stderr
     store = ResultsStore(tmp_path / STORE_FILE)
     [(_, _, answer)] = store.answer_records(store.resolve_run("latest"))
@@ -153,24 +120,8 @@ def test_vlp_ranking_is_an_option_of_the_search_recorded_with_its_answer(
     shared_data: Path, tmp_path: Path
 ) -> None:
     def run(strategy: str) -> Any:
-        return run_bongard(
-            "run",
-            "--strategy",
-            strategy,
-            "--model",
-            "perception",
-            "--dataset",
-            "bongard-classic",
-            "--problems",
-            "1",
-            "-O",
-            "holdout_test=true",
-            "-S",
-            "ranking=vlp",
-            "--data-dir",
-            shared_data,
-            "--home",
-            tmp_path,
+        return run_on_classic(
+            "1", shared_data, tmp_path, "--strategy", strategy, "--model", "perception", "-S", "ranking=vlp"
         )
 
     ran = run("program-search")
@@ -199,24 +150,17 @@ def test_vlp_grounding_proposes_a_vocabulary_then_asks_each_panel_about_every_sy
         return json.dumps({"symbols": symbols})
 
     with StandInServer(OpenAIChat(), responder=vlm) as server:
-        ran = run_bongard(
-            "run",
+        model = f"openai-compatible:m@{server.url}/v1"
+        ran = run_on_classic(
+            "1",
+            shared_data,
+            tmp_path,
             "--strategy",
             "program-search",
             "--model",
-            f"openai-compatible:m@{server.url}/v1",
-            "--dataset",
-            "bongard-classic",
-            "--problems",
-            "1",
-            "-O",
-            "holdout_test=true",
+            model,
             "-S",
             "grounding=vocabulary",
-            "--data-dir",
-            shared_data,
-            "--home",
-            tmp_path,
         )
         bodies = [request.body for request in server.model_requests()]
     assert ran.returncode == 0, ran.stderr

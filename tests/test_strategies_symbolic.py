@@ -14,7 +14,7 @@ from graphs.answer import Answer
 from graphs.registry import get_strategy
 from results.intervals import wilson
 from results.store import STORE_FILE, ResultsStore
-from tests.cli import run_bongard
+from tests.cli import run_bongard, run_on_classic
 from tests.logo_releases import FOUR_STROKES, make_task, programs_for, write_json
 from tests.standins.protocols import OpenAIChat
 from tests.standins.schema_replies import minimal_reply
@@ -102,24 +102,16 @@ def test_the_card_names_the_paper_and_what_it_could_not_state() -> None:
 
 
 def test_programs_where_a_problem_has_none_are_refused_in_one_line(shared_data: Path, tmp_path: Path) -> None:
-    ran = run_bongard(
-        "run",
+    ran = run_on_classic(
+        "1",
+        shared_data,
+        tmp_path,
         "--strategy",
         "symbolic-rule-learning",
         "--model",
         "perception",
-        "--dataset",
-        "bongard-classic",
-        "--problems",
-        "1",
-        "-O",
-        "holdout_test=true",
         "-S",
         "symbols=programs",
-        "--data-dir",
-        shared_data,
-        "--home",
-        tmp_path,
     )
     assert ran.returncode != 0
     assert "1 has no action programs" in ran.stderr and "-S symbols=descriptions" in ran.stderr
@@ -131,25 +123,9 @@ def test_without_programs_the_perception_agents_descriptions_stand_for_the_image
     """Classic problem 1 has no programs: auto takes a describer's structured descriptions (the
     perception agent's, offline), and the reasoner gets them as text."""
     with StandInServer(OpenAIChat(), responder=minimal_reply) as server:
-        ran = run_bongard(
-            "run",
-            "--strategy",
-            "symbolic-rule-learning",
-            "--model",
-            f"openai-compatible:m@{server.url}/v1",
-            "--describer",
-            "perception",
-            "--dataset",
-            "bongard-classic",
-            "--problems",
-            "1",
-            "-O",
-            "holdout_test=true",
-            "--data-dir",
-            shared_data,
-            "--home",
-            tmp_path,
-        )
+        model = f"openai-compatible:m@{server.url}/v1"
+        flags = ("--strategy", "symbolic-rule-learning", "--model", model, "--describer", "perception")
+        ran = run_on_classic("1", shared_data, tmp_path, *flags)
         bodies = [request.body for request in server.model_requests()]
     assert ran.returncode == 0, ran.stderr
     assert len(bodies) == 2 and all(
