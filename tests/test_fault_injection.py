@@ -117,6 +117,11 @@ def test_a_run_survives_a_misbehaving_server(
         assert second - first >= mode.retry_after_s  # Retry-After honoured
     if case.mode == "hang":
         assert server.in_flight == 0 and took < mode.hang_s  # each hold ended when the client gave up
+        settled = (
+            time.monotonic() + 2
+        )  # a thread of the run's last moments (a closing pool) may still be ending
+        while client_threads() != threads and time.monotonic() < settled:
+            time.sleep(0.05)
         assert client_threads() == threads and idle_cpu_s() < 0.2  # and nothing of the client spins
 
     store = ResultsStore(home / "store.sqlite")
