@@ -28,6 +28,7 @@ from agents.cache import ReplyCache, cache_key
 from agents.call import AgentReply, CallSpec, Usage, schema_json
 from agents.images import ImageLimitError, ImagePolicy, count_images, prepare_messages
 from agents.langchain_speedups import memoise_block_types
+from agents.learned_rules import LEARNABLE, LearnedRule, LearnedRules, refused_key
 from agents.limits import Endpoint, Limiter, RateLimits, endpoint_slot
 from agents.pricing import Pricing
 from agents.provider import AgentParams, Provider
@@ -112,6 +113,9 @@ class _LoopModels:
     """Chat models bound to constrained output, by the canonical JSON of their schema."""
     inflight: dict[str, asyncio.Future[AgentReply]] = field(default_factory=dict)
     """Deterministic requests on their way, by cache key: an identical one waits instead of calling."""
+    first_call: asyncio.Future[None] | None = None
+    """The agent's first request, sent alone: what its API refuses is learned once, not by every
+    call in flight (see `ManagedAgent.learned_rules`)."""
 
 
 @dataclass
@@ -129,8 +133,9 @@ class ManagedAgent(BaseChatModel):
 
     spec: str
     inner: BaseChatModel
-    inner_factory: Callable[[], BaseChatModel] | None = None
-    """Builds a fresh inner model; SDK clients bind to one event loop, so each new loop gets one."""
+    inner_factory: Callable[[Any], BaseChatModel] | None = None
+    """Builds a fresh inner model from parameters; SDK clients bind to one event loop, so each new
+    loop gets one, and a key the API refused is left out of a model built again without it."""
     provider: Provider
     params: AgentParams = Field(default_factory=AgentParams)
     price: Pricing | None = None
@@ -149,10 +154,17 @@ class ManagedAgent(BaseChatModel):
     """Sees every call before it is paid for and its reply (not the cache's answers)."""
     dropped_decoding: list[str] = Field(default_factory=list)
     """Each default decoding key (a paper's, a judge's) the model's family cannot take, left out,
-    with why (`agents.model_families`)."""
+    with why (`agents.model_families`), or sent against its vendor's advice."""
+    learned_rules: LearnedRules | None = None
+    """Where a key the API refuses is kept once learned (`agents.learned_rules`); None: a refused
+    request fails as any other 400."""
+    learned: list[str] = Field(default_factory=list)
+    """What this agent learned its API refuses, as the run's provenance records it."""
     _per_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopModels] = PrivateAttr(
         default_factory=weakref.WeakKeyDictionary
     )
+    _requests: int = PrivateAttr(default=0)
+    _first_answered: bool = PrivateAttr(default=False)
 
     @property
     def _llm_type(self) -> str:
@@ -261,7 +273,7 @@ class ManagedAgent(BaseChatModel):
         if schema is not None and mode == "prompt":
             prepared = [*prepared, HumanMessage(content=schema_instructions(schema))]
         try:
-            first = await self._attempt(prepared, call)
+            first = await self._first_alone(prepared, call)
             outcomes = [first]
             if first.parse_error is not None and self.params.reask_unparsed:
                 follow_up = [
@@ -269,7 +281,7 @@ class ManagedAgent(BaseChatModel):
                     AIMessage(content=message_text(first.message)),
                     reask_message(first.parse_error),
                 ]
-                outcomes.append(await self._attempt(follow_up, call))
+                outcomes.append(await self._learning(follow_up, call))
         except (EndpointDown, DatasetError):
             raise  # the run's endpoint or the item's input is at fault, not this call: said as it is
         except Exception as error:
@@ -295,6 +307,59 @@ class ManagedAgent(BaseChatModel):
             attempts=sum(o.attempts for o in outcomes),
         )
 
+    async def _first_alone(self, messages: list[BaseMessage], call: CallSpec) -> _Outcome:
+        """`_learning` for the agent's first request alone, the others waiting for its answer."""
+        if self._first_answered or self.learned_rules is None:
+            return await self._learning(messages, call)
+        models = self._models()
+        if models.first_call is not None:
+            await asyncio.shield(models.first_call)
+            return await self._learning(messages, call)
+        models.first_call = asyncio.get_running_loop().create_future()
+        try:
+            return await self._learning(messages, call)
+        finally:
+            self._release_first_call()
+
+    def _release_first_call(self) -> None:
+        """Let the calls waiting on the first one go: it was answered, or failed in a way no key
+        explains (a server error is retried, and the others need not wait for its retries)."""
+        self._first_answered = True
+        models = self._per_loop.get(asyncio.get_running_loop())
+        if models is not None and models.first_call is not None and not models.first_call.done():
+            models.first_call.set_result(None)
+
+    async def _learning(self, messages: list[BaseMessage], call: CallSpec) -> _Outcome:
+        """`_attempt`, sent again without each key the API refuses, once per key (`learned_rules`)."""
+        while True:
+            params = self.params
+            try:
+                return await self._attempt(messages, call)
+            except Exception as error:
+                if self.params is not params:
+                    continue  # another call learned a refused key meanwhile: sent as it now is
+                sent = [key for key in LEARNABLE if getattr(params, key, None) is not None]
+                refused = refused_key(error, sent) if self.learned_rules and self.inner_factory else None
+                if refused is None:
+                    raise
+                self._learn(*refused)
+
+    def _learn(self, key: str, reason: str) -> None:
+        """Leave `key` out of every later request, here and in the workspace's rules, and say so."""
+        assert self.learned_rules is not None and self.inner_factory is not None
+        rule = LearnedRule(self.spec, key, time.time(), reason)
+        self.learned_rules.add(rule)
+        self.learned.append(f"{rule.note()}; sent without it from request {self._requests}")
+        self.params = self.params.model_copy(update={key: None})
+        self.inner = self.inner_factory(self.params)
+        loop = asyncio.get_running_loop()
+        for other in [other for other in self._per_loop if other is not loop]:
+            del self._per_loop[other]  # built again, without the key, when next used there
+        models = self._per_loop[loop]
+        models.chat = self.inner
+        models.direct = self.inner if isinstance(self.inner, DirectChat) else None
+        models.structured.clear()
+
     async def _attempt(self, messages: list[BaseMessage], call: CallSpec) -> _Outcome:
         attempts = 0
 
@@ -308,10 +373,13 @@ class ManagedAgent(BaseChatModel):
             async with slot(self.endpoint, self.rate_limits, estimate):
                 if self.breaker is not None:
                     self.breaker.check(self.endpoint)
+                self._requests += 1
                 try:
                     async with asyncio.timeout(self.params.timeout_s):
                         outcome = await self._invoke(messages, call)
                 except Exception as error:
+                    if self._retryable(error):
+                        self._release_first_call()
                     if self.breaker is not None:
                         self.breaker.failed(self.endpoint, error, self.provider.key_env)
                     if is_timeout(error):
@@ -367,7 +435,7 @@ class ManagedAgent(BaseChatModel):
         models = self._per_loop.get(loop)
         if models is None:
             fresh = self.inner_factory is not None and len(self._per_loop) > 0
-            chat = self.inner_factory() if fresh and self.inner_factory is not None else self.inner
+            chat = self.inner_factory(self.params) if fresh and self.inner_factory is not None else self.inner
             models = self._per_loop[loop] = _LoopModels(chat, chat if isinstance(chat, DirectChat) else None)
         return models
 

@@ -20,8 +20,9 @@ from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
 from agents.cache import ReplyCache, ResponseCache
+from agents.learned_rules import LEARNED_FILE, LearnedRule, LearnedRules
 from agents.managed import ManagedAgent
-from agents.model_families import DecodingRefused, fit_decoding
+from agents.model_families import DecodingRefused, Fitted, fit_decoding
 from agents.pricing import Price, Pricing, find_price
 from agents.provider import AgentParams, Provider
 from agents.retry import RetryPolicy
@@ -113,12 +114,14 @@ def check_agent(
     *,
     config: AgentConfig | None = None,
     defaults: Mapping[str, Any] | None = None,
+    home: Path | None = None,
 ) -> list[str]:
     """Refuse in one line an agent that could not make a call here (a bad parameter, its provider's
     package not installed, no key), without building it; else each default of `defaults` the model's
-    family cannot take, not sent, with why. A run calls it before it is stored."""
+    family cannot take or the model was learned to refuse (in the workspace at `home`), not sent,
+    with why. A run calls it before it is stored."""
     load_env_file()
-    provider, _, _, dropped = _checked(spec, params, config, defaults)
+    provider, _, _, dropped = _checked(spec, params, config, defaults, learned_rules(spec, home))
     _check_ready(provider)
     return dropped
 
@@ -129,10 +132,16 @@ def dropped_decoding(
     *,
     config: AgentConfig | None = None,
     defaults: Mapping[str, Any] | None = None,
+    home: Path | None = None,
 ) -> list[str]:
     """`check_agent` without its readiness: the parameters checked, each default the model's family
     cannot take named, whether or not its package is installed or its key set (a plan's check)."""
-    return _checked(spec, params, config, defaults)[3]
+    return _checked(spec, params, config, defaults, learned_rules(spec, home))[3]
+
+
+def learned_rules(spec: str, home: Path | None) -> list[LearnedRule]:
+    """What `spec` was learned to refuse, in the workspace at `home` (`agents.learned_rules`)."""
+    return LearnedRules(workspace_home(home) / LEARNED_FILE).for_spec(spec)
 
 
 def _check_ready(provider: Provider) -> None:
@@ -164,19 +173,36 @@ def _checked(
     params: Mapping[str, Any] | None,
     config: AgentConfig | None,
     defaults: Mapping[str, Any] | None = None,
+    learned: Sequence[LearnedRule] = (),
 ) -> tuple[Provider, str, AgentParams, list[str]]:
     provider_name, model = split_spec(spec)
     provider = get_provider(provider_name)
     chosen = {**(config or {}).get("*", {}), **(config or {}).get(spec, {}), **(params or {})}
     try:
-        fitted = fit_decoding(provider_name, model, chosen, defaults or {})
+        fitted = without_learned(fit_decoding(provider_name, model, chosen, defaults or {}), chosen, learned)
     except DecodingRefused as error:
         raise AgentSpecError(str(error)) from None
     try:
-        return provider, model, provider.params.model_validate(fitted.params), fitted.dropped
+        return provider, model, provider.params.model_validate(fitted.params), fitted.notes
     except ValidationError as error:
         problems = "; ".join(_param_problem(item, provider) for item in error.errors())
         raise AgentSpecError(f"{spec}: {problems}") from None
+
+
+def without_learned(fitted: Fitted, chosen: Mapping[str, Any], learned: Sequence[LearnedRule]) -> Fitted:
+    """`fitted` less each key the model was learned to refuse: a default left out with a note, a key
+    the user set refused in one line (as a key the family table names is)."""
+    for rule in learned:
+        if chosen.get(rule.key) is not None:
+            raise DecodingRefused(
+                f"{rule.note()}: drop -M {rule.key}, or `bongard agents {rule.spec} --forget` to try it again"
+            )
+    dropped = [rule for rule in learned if fitted.params.get(rule.key) is not None]
+    if not dropped:
+        return fitted
+    notes = [f"{rule.key}={fitted.params[rule.key]!r} not sent: {rule.note()}" for rule in dropped]
+    gone = {rule.key for rule in dropped}
+    return Fitted({k: v for k, v in fitted.params.items() if k not in gone}, [*fitted.notes, *notes])
 
 
 def _param_problem(item: ErrorDetails, provider: Provider) -> str:
@@ -215,7 +241,8 @@ def resolve_agent(
     attached. Parameters merge as in `check_agent_params`; the defaults left out are the agent's
     `dropped_decoding`."""
     load_env_file()
-    provider, model, agent_params, dropped = _checked(spec, params, config, defaults)
+    rules = LearnedRules(workspace_home(home) / LEARNED_FILE)
+    provider, model, agent_params, dropped = _checked(spec, params, config, defaults, rules.for_spec(spec))
     _check_ready(provider)
     try:
         inner = provider.build(model, agent_params)
@@ -227,7 +254,7 @@ def resolve_agent(
     return ManagedAgent(
         spec=spec,
         inner=inner,
-        inner_factory=lambda: provider.build(model, agent_params),
+        inner_factory=lambda fitted: provider.build(model, fitted),
         provider=provider,
         params=agent_params,
         price=agent_price(spec, agent_params),
@@ -235,6 +262,7 @@ def resolve_agent(
         retry_policy=retry_policy or RetryPolicy(),
         endpoint_url=endpoint,
         dropped_decoding=dropped,
+        learned_rules=rules,
     )
 
 

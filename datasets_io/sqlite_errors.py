@@ -45,6 +45,12 @@ CACHE = OwnedFile(
     kept="the replies cached so far are intact: free space, then run the command again",
     if_corrupt="move it aside or delete it (it only spares repeated requests; a new one is made)",
 )
+LEARNED = OwnedFile(
+    "learned model rules",
+    "rules file",
+    kept="the rules learned so far are intact: free space, then run the command again",
+    if_corrupt="move it aside or delete it (each model's refusals are learned again on its next run)",
+)
 CHECKPOINTS = OwnedFile(
     "checkpoints",
     "checkpoint file",

@@ -17,6 +17,8 @@ RUN_DEPARTURES = (
 )
 """What any run can add on top of any strategy's protocol; off unless given, recorded with the run."""
 NOT_DECLARED = "not declared"
+TERMINAL_ONLY = ("roles", "decoding changed by model family")
+"""Card fields the docs' protocol table leaves out (docs/agents.md tabulates the families)."""
 
 
 def _decoding(decoding: Mapping[str, Any]) -> str:
@@ -29,6 +31,30 @@ def decoding_text(info: StrategyInfo[Any]) -> str:
     if not info.protocols:
         return _decoding(info.decoding)
     return "; ".join(f"{protocol.name}: {_decoding(protocol.decoding)}" for protocol in info.protocols)
+
+
+def family_text(info: StrategyInfo[Any]) -> str:
+    """The model families whose rule changes what the strategy's stated decoding sends, and how:
+    said on the card, so a run on such a model holds no surprise (`agents.model_families`)."""
+    from agents.model_families import EFFORT, FAMILIES
+
+    decodings = [info.decoding, *(protocol.decoding for protocol in info.protocols)]
+    keys = {key for decoding in decodings for key in decoding}
+    dropped = [family.name for family in FAMILIES if keys & set(family.refused_at(None))]
+    at_effort = [f for f in FAMILIES if keys & set(f.refuses) and not keys & set(f.refused_at(None))]
+    notes = (
+        [f"{', '.join(sorted(keys & {'temperature', 'top_p'}))} not sent to {'; '.join(dropped)}"]
+        if dropped
+        else []
+    )
+    notes += [f"{f.name}: sent only at {EFFORT} {', '.join(f.samples_at)} (its default)" for f in at_effort]
+    notes += [
+        f"{family.name}: sent as stated, though the vendor advises {a.key}={a.value} (-M {a.key}={a.value})"
+        for family in FAMILIES
+        for a in family.advises
+        if a.key in keys
+    ]
+    return "; ".join(notes) or "none"
 
 
 def paper_text(info: StrategyInfo[Any]) -> str:
@@ -53,6 +79,7 @@ def card_fields(info: StrategyInfo[Any]) -> dict[str, str]:
         "images per call": card.images if card else NOT_DECLARED,
         "shared contexts": card.contexts if card else NOT_DECLARED,
         "decoding": decoding_text(info),
+        "decoding changed by model family": family_text(info),
         "attempts": card.attempts if card else NOT_DECLARED,
         "scoring": card.scoring if card else NOT_DECLARED,
         "options beyond the paper (off by default)": own,
@@ -62,7 +89,7 @@ def card_fields(info: StrategyInfo[Any]) -> dict[str, str]:
 def markdown_table(infos: Iterable[StrategyInfo[Any]]) -> str:
     """The protocol table of docs/strategies.md: one row per strategy, the card's fields as columns."""
     rows = [{"strategy": f"`{info.name}`", **card_fields(info)} for info in infos]
-    rows = [{key: value for key, value in row.items() if key != "roles"} for row in rows]
+    rows = [{key: value for key, value in row.items() if key not in TERMINAL_ONLY} for row in rows]
     headers = list(rows[0]) if rows else []
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     lines += ["| " + " | ".join(_cell(row[key]) for key in headers) + " |" for row in rows]

@@ -1,6 +1,7 @@
-"""Models that refuse a paper's decoding: OpenAI's reasoning models (no temperature or top_p) and
-Claude 4.5+ (temperature or top_p, not both), through stand-ins that refuse what the real APIs
-refuse. A decoding the toolkit chose is not sent and the run says so; one the user set is refused."""
+"""Models that refuse a paper's decoding: OpenAI's reasoning models (no temperature or top_p, each
+family its efforts), Claude Opus 4.1 and 4.5+ (temperature or top_p, not both), Claude Opus 4.7 (neither),
+through stand-ins that refuse what the real APIs refuse. A decoding the toolkit chose is not sent and
+the run says so; one the user set is refused; Gemini 3's vendor advice is said, not followed."""
 
 from __future__ import annotations
 
@@ -20,18 +21,37 @@ from tests.standins.server import StandInServer
 KEY = "sk-standin-key-0123456789abcdef"
 
 
-REASONING, CLAUDE, CHAT = "OpenAI reasoning models", "Claude 4.5 and later", "OpenAI chat models"
+O_SERIES, GPT5, GPT51, GPT52, PRO = (
+    "OpenAI o-series",
+    "OpenAI gpt-5",
+    "OpenAI gpt-5.1",
+    "OpenAI gpt-5.2 and later",
+    "OpenAI gpt-5 pro and codex models",
+)
+CHAT, CHAT5 = "OpenAI chat models", "OpenAI gpt-5.x chat models"
+OPUS47, CLAUDE = "Claude Opus 4.7 and later, Sonnet 5.5, Fable 5", "Claude Opus 4.1, Claude 4.5 and later"
+GEMINI3, FIXED = "Gemini 3", "Gemini 3.5 Flash-Lite, 3.6 Flash"
 
 
 @pytest.mark.parametrize(
     ("provider", "model", "family"),
     [
-        ("openai", "o3", REASONING), ("openai", "o3-2025-04-16", REASONING), ("openai", "o4-mini", REASONING),
-        ("openai", "gpt-5", REASONING), ("openai", "gpt-5-mini", REASONING), ("openai", "gpt-5.1", REASONING),
+        ("openai", "o3", O_SERIES), ("openai", "o3-2025-04-16", O_SERIES), ("openai", "o4-mini", O_SERIES),
+        ("openai", "gpt-5", GPT5), ("openai", "gpt-5-mini", GPT5), ("openai", "gpt-5-nano-2025-08-07", GPT5),
+        ("openai", "gpt-5.1", GPT51), ("openai", "gpt-5.2", GPT52), ("openai", "gpt-5.4-mini", GPT52),
+        ("openai", "gpt-5-pro", PRO), ("openai", "gpt-5.1-codex-max", PRO), ("openai", "gpt-5.2-pro", PRO),
         ("openai", "gpt-5-chat-latest", CHAT), ("openai", "gpt-4o", CHAT), ("openai", "gpt-4.1-mini", CHAT),
+        ("openai", "gpt-5.1-chat-latest", CHAT5), ("openai", "gpt-5.2-chat-latest", CHAT5),
+        ("openai", "future-model-x", None),
+        ("anthropic", "claude-opus-4-7", OPUS47), ("anthropic", "claude-opus-4-8-20260801", OPUS47),
+        ("anthropic", "claude-sonnet-5-5", OPUS47),
+        ("anthropic", "claude-opus-4-1", CLAUDE), ("anthropic", "claude-opus-4-1-20250805", CLAUDE),
         ("anthropic", "claude-sonnet-4-5", CLAUDE), ("anthropic", "claude-sonnet-4-5-20250929", CLAUDE),
         ("anthropic", "claude-haiku-4-5", CLAUDE), ("anthropic", "claude-opus-4-6", CLAUDE),
         ("anthropic", "claude-3-5-sonnet-20241022", None), ("anthropic", "claude-sonnet-4-20250514", None),
+        ("anthropic", "claude-opus-4-20250514", None),
+        ("gemini", "gemini-3-pro", GEMINI3), ("gemini", "gemini-3.1-pro-preview", GEMINI3),
+        ("gemini", "gemini-3.6-flash", FIXED), ("gemini", "gemini-2.5-pro", None),
         ("openai-compatible", "o3@http://127.0.0.1:1/v1", None),
     ],
 )  # fmt: skip
@@ -42,19 +62,69 @@ def test_model_names_fall_in_their_families(provider: str, model: str, family: s
 
 def test_a_chosen_decoding_is_kept_a_default_one_dropped_with_why() -> None:
     kept = fit_decoding("openai", "gpt-4o", {"max_tokens": 9}, {"temperature": 0})
-    assert (kept.params, kept.dropped) == ({"temperature": 0, "max_tokens": 9}, [])
+    assert (kept.params, kept.notes) == ({"temperature": 0, "max_tokens": 9}, [])
     fitted = fit_decoding("openai", "o3", {"max_tokens": 9}, {"temperature": 0.5})
     assert fitted.params == {"max_tokens": 9}
-    assert fitted.dropped == [
-        "temperature=0.5 not sent: openai:o3 takes no temperature or top_p (OpenAI reasoning models "
-        "(o1, o3, o4-mini, gpt-5))"
-    ]
-    with pytest.raises(DecodingRefused, match=r"openai:o3 takes no temperature or top_p .*: drop -M top_p"):
+    assert fitted.notes[0].startswith(
+        "temperature=0.5 not sent: openai:o3 takes no temperature or top_p; takes reasoning_effort low, "
+        "medium or high (OpenAI o-series"
+    )
+    with pytest.raises(DecodingRefused, match=r"openai:o3 takes no temperature or top_p.*: drop -M top_p"):
         fit_decoding("openai", "o3", {"top_p": 0.9}, {})
     claude = fit_decoding("anthropic", "claude-sonnet-4-5", {"top_p": 0.9}, {"temperature": 0.5})
-    assert claude.params == {"top_p": 0.9} and claude.dropped[0].startswith("temperature=0.5 not sent")
+    assert claude.params == {"top_p": 0.9} and claude.notes[0].startswith("temperature=0.5 not sent")
     with pytest.raises(DecodingRefused, match="keep one of -M temperature or -M top_p"):
         fit_decoding("anthropic", "claude-sonnet-4-5", {"top_p": 0.9, "temperature": 0}, {})
+    opus = fit_decoding("anthropic", "claude-opus-4-7", {"max_tokens": 9}, {"temperature": 0})
+    assert opus.params == {"max_tokens": 9} and "takes no temperature or top_p" in opus.notes[0]
+
+
+@pytest.mark.parametrize(
+    ("model", "effort", "taken"),
+    [
+        ("o3", "low", True), ("o3", "high", True), ("o3", "minimal", False), ("o3", "none", False),
+        ("o3", "xhigh", False), ("gpt-5-mini", "minimal", True), ("gpt-5-mini", "none", False),
+        ("gpt-5.1", "none", True), ("gpt-5.1", "minimal", False), ("gpt-5.1", "xhigh", False),
+        ("gpt-5.2", "xhigh", True), ("gpt-5.2", "none", True), ("gpt-5-pro", "high", True),
+    ],
+)  # fmt: skip
+def test_each_reasoning_family_takes_its_own_efforts(model: str, effort: str, taken: bool) -> None:
+    if taken:
+        assert fit_decoding("openai", model, {"reasoning_effort": effort}, {}).params == {
+            "reasoning_effort": effort
+        }
+    else:
+        with pytest.raises(
+            DecodingRefused, match=f"takes reasoning_effort .*: not reasoning_effort={effort}"
+        ):
+            fit_decoding("openai", model, {"reasoning_effort": effort}, {})
+
+
+def test_gpt_5_2_takes_the_papers_temperature_at_its_default_effort_and_not_above_it() -> None:
+    """gpt-5.1 and later default to effort none, where they take temperature: the paper's is sent,
+    with the effort named (langchain-openai drops a gpt-5 temperature unless it sees effort none)."""
+    at_none = fit_decoding("openai", "gpt-5.2", {}, {"temperature": 0.5})
+    assert at_none.params == {"temperature": 0.5, "reasoning_effort": "none"}
+    assert at_none.notes[0].startswith("reasoning_effort=none sent (the API's default) with temperature")
+    high = fit_decoding("openai", "gpt-5.2", {"reasoning_effort": "high"}, {"temperature": 0.5})
+    assert high.params == {"reasoning_effort": "high"} and high.notes[0].startswith(
+        "temperature=0.5 not sent"
+    )
+    with pytest.raises(DecodingRefused, match="drop -M temperature"):
+        fit_decoding("openai", "gpt-5.2", {"reasoning_effort": "high", "temperature": 0.2}, {})
+    assert fit_decoding("openai", "gpt-5.2", {"temperature": 0.2}, {}).params["temperature"] == 0.2
+
+
+def test_gemini_3_is_sent_the_papers_temperature_and_the_run_says_google_advises_otherwise() -> None:
+    fitted = fit_decoding("gemini", "gemini-3-pro", {}, {"temperature": 0})
+    assert fitted.params == {"temperature": 0}
+    assert fitted.notes == [
+        "temperature=0 sent as the protocol states; gemini:gemini-3-pro (Gemini 3): Google: lower values "
+        "may loop or degrade reasoning; -M temperature=1.0 follows the vendor (Google's Gemini 3 developer "
+        "guide: keep temperature at its default 1.0)"
+    ]
+    assert fit_decoding("gemini", "gemini-3-pro", {"temperature": 0.2}, {}).notes == []  # the user's choice
+    assert fit_decoding("gemini", "gemini-3-pro", {}, {"temperature": 1.0}).notes == []
 
 
 @pytest.fixture

@@ -15,14 +15,15 @@ OPENAI_IMAGE_LIMITS = ImageLimits(
     max_images=500, max_bytes_per_image=20 * 1024 * 1024, max_total_bytes=50 * 1024 * 1024
 )
 """OpenAI's vision guide: 500 images a request, a payload of at most 50 MB."""
-ReasoningEffort = Literal["none", "minimal", "low", "medium", "high"]
+ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh"]
 
 
 class OpenAIParams(AgentParams):
     reasoning_effort: ReasoningEffort | None = Field(
         default=None,
-        description="how much a reasoning model (o-series, gpt-5) thinks before it answers; other "
-        "models refuse it (none: the API's default)",
+        description="how much a reasoning model (o-series, gpt-5) thinks before it answers; each "
+        "family takes its own values (`bongard agents MODEL`), other models refuse it (unset: the API's "
+        "default; none: no reasoning, a value only gpt-5.1 and later take)",
     )
 
 

@@ -36,13 +36,25 @@ EXAMPLES = {
 def list_agents(
     provider_name: Annotated[
         str | None,
-        typer.Argument(metavar="PROVIDER", help="Show this provider's parameters (-M KEY=VALUE)."),
+        typer.Argument(
+            metavar="AGENT",
+            help="A provider (its parameters, -M KEY=VALUE) or PROVIDER:MODEL (also what the model is "
+            "sent of a paper's decoding: its family's rule and what its API was learned to refuse).",
+        ),
     ] = None,
+    forget: Annotated[
+        bool,
+        typer.Option("--forget", metavar="", help="Forget what the model was learned to refuse."),
+    ] = False,
+    home: HomeOption = None,
 ) -> None:
     """Every known provider: whether its extra is installed and its key set (never the key); or one
-    provider's parameters."""
+    provider's parameters, or one model's."""
     from agents.registry import get_provider, provider_names
 
+    if provider_name is not None and ":" in provider_name:
+        _show_model(provider_name, forget, home)
+        return
     if provider_name is not None:
         console.print(params_table(get_provider(provider_name).params))
         return
@@ -60,6 +72,33 @@ def list_agents(
         cells = (name, installed, key, example, provider.summary)
         table.add_row(*map(escape, cells))
     console.print(table)
+
+
+def _show_model(spec: str, forget: bool, home: Path | None) -> None:
+    """A model's parameters, its family's rule with its source, and its learned rules (or forget them)."""
+    from agents.learned_rules import LEARNED_FILE, LearnedRules
+    from agents.model_families import family_of
+    from agents.registry import get_provider, split_spec
+
+    provider_name, model = split_spec(spec)
+    rules = LearnedRules(workspace_home(home) / LEARNED_FILE)
+    if forget:
+        console.print(f"forgot {rules.forget(spec)} learned rule(s) of {escape(spec)}")
+        return
+    console.print(params_table(get_provider(provider_name).params))
+    family = family_of(provider_name, model.partition("@")[0])
+    if family is None:
+        console.print(
+            f"family: none listed; {escape(spec)} is sent every key, and learns what its API refuses"
+        )
+    else:
+        console.print(f"family: {escape(family.name)}: {escape(family.rule())}", highlight=False)
+        console.print(f"source: {escape(family.source)}", highlight=False)
+    learned = rules.for_spec(spec)
+    for rule in learned:
+        console.print(f"learned: {escape(rule.note())}", highlight=False)
+    if learned:
+        console.print(f"`bongard agents {escape(spec)} --forget` sends them again")
 
 
 def params_table(model: type[BaseModel]) -> Table:

@@ -315,6 +315,8 @@ def run(
         raise typer.Exit(EXIT_NOT_ALL_DONE if done else EXIT_NONE_DONE) from None
     gc.freeze()  # what the run leaves lasts to the exit (`main`): the tail's imports walked it, 0.5 s
     summary = store.summary(run_id)
+    for note in runner.learned():
+        console.print(f"learned: {escape(note)}", highlight=False)
     _print_summary(summary, home)
     if summary.config["strategy"] == PROBE_STRATEGY and summary.done:
         _print_probe_criteria(store, run_id)

@@ -162,10 +162,12 @@ def provenance_lines(sessions: list[dict[str, Any]]) -> list[str]:
         f"prompts: {len(first['prompts'])} files read, override folder {overrides}",
         *(f"  {name} sha256 {p['sha256'][:16]} ({p['source']})" for name, p in first["prompts"].items()),
     ]
+    lines += [f"learned: {note}" for note in first.get("learned", [])]
     for number, session in enumerate(sessions[1:], start=1):
         changes = session_differences(first, session)
         lines.append(
             f"resume {number}: "
             + ("; ".join(changes) if changes else "same code, packages, prompts and data")
         )
+        lines += [f"  learned: {note}" for note in session.get("learned", [])]
     return lines

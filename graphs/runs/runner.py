@@ -323,6 +323,12 @@ class Runner:
             built[role].run_concurrency = self.config.concurrency
         return built
 
+    def learned(self) -> list[str]:
+        """What this process's agents learned their APIs refuse (`agents.learned_rules`), each once;
+        none where no agent was built (read from the cached property, never building one)."""
+        built: dict[str, ManagedAgent] = self.__dict__.get("agents", {})
+        return list(dict.fromkeys(note for agent in built.values() for note in agent.learned))
+
     def in_flight(self) -> InFlight:
         """How many calls the run can have in flight, and which limit binds (builds the agents)."""
         gates = ((agent.endpoint, agent.rate_limits) for agent in self.agents.values())
@@ -486,6 +492,8 @@ class Runner:
             finally:
                 sessions[-1]["prompts"] = dict(sorted(prompts.used.items()))
                 sessions[-1]["dataset"] = fingerprint.result()
+                if learned := self.learned():
+                    sessions[-1]["learned"] = learned
                 self.store.save_provenance(run_id, sessions)
                 self.store.release_run(run_id, finished=finished)
 
@@ -540,15 +548,16 @@ def spent(trace: Sequence[CallTrace]) -> dict[str, Any]:
     }
 
 
-def check_config(config: RunConfig, *, ready: bool = True) -> dict[str, list[str]]:
+def check_config(config: RunConfig, *, ready: bool = True, home: Path | None = None) -> dict[str, list[str]]:
     """Refuse, in one line, a strategy option, agent parameter, missing key or missing provider
     package the run could not use, before anything is stored; else each agent spec's paper decoding
-    its model cannot take, with why (for the specs that cannot take some). `ready=False` (a plan):
-    the parameters alone, no key or package needed."""
+    its model cannot take, with why (for the specs that cannot take some), by its family or by what
+    the workspace at `home` learned it refuses. `ready=False` (a plan): the parameters alone, no key
+    or package needed."""
     get_strategy(config.strategy).parse_options(config.strategy_options)
     check = check_agent if ready else dropped_decoding
     notes = {
-        spec: check(spec, chosen, config=config.agent_config or None, defaults=paper)
+        spec: check(spec, chosen, config=config.agent_config or None, defaults=paper, home=home)
         for spec, (chosen, paper) in config.agent_shares().items()
     }
     return {spec: lines for spec, lines in notes.items() if lines}
@@ -598,7 +607,7 @@ def prepare_run(
     paper = [key for key in decoding if key not in config.agent_params]
     merged = {**decoding, **config.agent_params}
     config = config.model_copy(update={"agent_params": merged, "paper_decoding": paper})
-    config = config.model_copy(update={"decoding_dropped": check_config(config, ready=ready)})
+    config = config.model_copy(update={"decoding_dropped": check_config(config, ready=ready, home=home)})
     reuses = info.reuses
     pinned = {k: _pinned_runs(store, v) if k in reuses else v for k, v in config.strategy_options.items()}
     config = config.model_copy(update={"strategy_options": pinned})  # `latest` must not move on resume

@@ -7,7 +7,7 @@ import io
 import json
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
@@ -26,11 +26,53 @@ def _json(data: Any) -> list[bytes]:
     return [json.dumps(data).encode()]
 
 
-OPENAI_REASONING = re.compile(r"(o1|o3|o4-mini|gpt-5)(?!-chat)")
-"""Models the OpenAI API serves as reasoning models: they refuse sampling parameters (its API
-reference: 'Unsupported parameter ... is not supported with this model') and the old `max_tokens`."""
-CLAUDE_ONE_SAMPLER = re.compile(r"claude-(opus|sonnet|haiku)-4-[5-9]")
-"""Claude models from 4.5 on: the Messages API refuses `temperature` together with `top_p`."""
+OPENAI_DATED = r"(-\d{4}-\d{2}-\d{2})?"
+OPENAI_EFFORTS = (
+    (rf"o\d+(-mini|-pro|-preview)?{OPENAI_DATED}", ("low", "medium", "high")),
+    (rf"gpt-5(-mini|-nano)?{OPENAI_DATED}", ("minimal", "low", "medium", "high")),
+    (rf"gpt-5\.1(-mini|-nano)?{OPENAI_DATED}", ("none", "low", "medium", "high")),
+    (rf"gpt-5\.([2-9]|\d\d+)(-mini|-nano)?{OPENAI_DATED}", ("none", "low", "medium", "high", "xhigh")),
+    (rf"gpt-5(\.\d+)?-(pro|codex(-max|-mini)?){OPENAI_DATED}", ()),
+)
+"""The OpenAI API's reasoning models and the efforts each takes, as its API reference lists them
+(empty: not checked here); gpt-5.1 and later default to effort none and take temperature and top_p
+there. Written from the providers' pages apart from the toolkit's table, so that a wrong row there
+shows here as a 400."""
+OPENAI_SAMPLING_AT_NONE = re.compile(rf"gpt-5\.\d+(-mini|-nano)?{OPENAI_DATED}")
+OPENAI_CHAT_REASONING = re.compile(r"gpt-5\.\d+-chat(-latest)?")
+"""gpt-5.1-chat-latest and later: no temperature or top_p."""
+CLAUDE_NO_SAMPLING = re.compile(r"claude-opus-(4-[7-9]|[5-9])")
+"""Claude Opus 4.7 and later: temperature, top_p and top_k removed (the migration guide)."""
+CLAUDE_ONE_SAMPLER = re.compile(r"claude-(opus-4-1|(opus|sonnet|haiku)-4-[5-9])")
+"""Claude Opus 4.1 and the 4.5 models on: the Messages API refuses `temperature` together with `top_p`."""
+GEMINI_3 = re.compile(r"gemini-3")
+
+
+def _openai_error(message: str, param: str, code: str) -> Reply:
+    error = {"message": message, "type": "invalid_request_error", "param": param, "code": code}
+    return Reply(_json({"error": error}), status=400)
+
+
+def _openai_reasoning_refusal(model: str, body: Any) -> Reply | None:
+    """What the OpenAI API refuses of a reasoning model's request: the old `max_tokens`, an effort
+    the model does not take, and `temperature` / `top_p` except at effort none where it takes them."""
+    efforts = next((taken for pattern, taken in OPENAI_EFFORTS if re.fullmatch(pattern, model)), None)
+    if efforts is None:
+        return None
+    effort = body.get("reasoning_effort")
+    if effort is not None and efforts and effort not in efforts:
+        listed = ", ".join(f"'{value}'" for value in efforts)
+        message = (
+            f"Unsupported value: '{effort}' is not supported with the '{model}' model. "
+            f"Supported values are: {listed}."
+        )
+        return _openai_error(message, "reasoning_effort", "unsupported_value")
+    samples = OPENAI_SAMPLING_AT_NONE.fullmatch(model) is not None and effort in (None, "none")
+    for key in ("max_tokens",) if samples else ("temperature", "top_p", "max_tokens"):
+        if key in body:
+            message = f"Unsupported parameter: '{key}' is not supported with this model."
+            return _openai_error(message, key, "unsupported_parameter")
+    return None
 
 
 def _strict_schema_error(schema: Any, path: str = "root") -> str | None:
@@ -51,25 +93,30 @@ def _strict_schema_error(schema: Any, path: str = "root") -> str | None:
     return _strict_schema_error(children, path)
 
 
-def _openai_refusal(body: Any) -> Reply | None:
+def _openai_refusal(body: Any, refuses: Mapping[str, Collection[str]]) -> Reply | None:
     """The 400 the OpenAI API answers a request carrying what it refuses: a strict response format
-    whose schema is outside the strict subset, a reasoning model's sampling parameters, another
-    model's `reasoning_effort`."""
+    whose schema is outside the strict subset, what a reasoning model refuses, a chat model's
+    `reasoning_effort`; `refuses`: keys each further model refuses (a model no table knows yet)."""
     asked = (body.get("response_format") or {}).get("json_schema") or {}
     if asked.get("strict") and (problem := _strict_schema_error(asked.get("schema"))):
         message = f"Invalid schema for response_format '{asked.get('name')}': {problem}"
         error = {"message": message, "type": "invalid_request_error", "param": "response_format"}
         return Reply(_json({"error": error}), status=400)
-    reasoning = OPENAI_REASONING.match(str(body.get("model", ""))) is not None
-    for key in ("temperature", "top_p", "max_tokens") if reasoning else ("reasoning_effort",):
+    model = str(body.get("model", ""))
+    if (refused := _openai_reasoning_refusal(model, body)) is not None:
+        return refused
+    if model in refuses:
+        keys = refuses[model]
+    elif OPENAI_CHAT_REASONING.fullmatch(model):
+        keys = ("temperature", "top_p")
+    elif any(re.fullmatch(pattern, model) for pattern, _ in OPENAI_EFFORTS):
+        keys = ()
+    else:
+        keys = ("reasoning_effort",)
+    for key in keys:
         if key in body:
-            error = {
-                "message": f"Unsupported parameter: '{key}' is not supported with this model.",
-                "type": "invalid_request_error",
-                "param": key,
-                "code": "unsupported_parameter",
-            }
-            return Reply(_json({"error": error}), status=400)
+            message = f"Unsupported parameter: '{key}' is not supported with this model."
+            return _openai_error(message, key, "unsupported_parameter")
     return None
 
 
@@ -184,16 +231,22 @@ class OpenAIChat:
     }
 
     def __init__(
-        self, usage: bool = True, counts: Callable[[Any, str], tuple[int, int]] | None = None
+        self,
+        usage: bool = True,
+        counts: Callable[[Any, str], tuple[int, int]] | None = None,
+        refuses: Mapping[str, Collection[str]] | None = None,
     ) -> None:
         self.usage = usage
         self.counts = counts
+        self.refuses = refuses or {}
 
     def handles(self, method: str, path: str) -> bool:
         return method == "POST" and path.endswith("/chat/completions")
 
     def reply(self, path: str, body: Any, text: str, finish: str) -> Reply:
-        refused = _openai_body_refusal(body) or _openai_refusal(body) or _openai_image_refusal(body)
+        refused = (
+            _openai_body_refusal(body) or _openai_refusal(body, self.refuses) or _openai_image_refusal(body)
+        )
         if refused is not None:
             return refused
         message: dict[str, Any] = {"role": "assistant", "content": text, "refusal": None}
@@ -240,7 +293,13 @@ class AnthropicMessages:
         return method == "POST" and path.endswith("/v1/messages")
 
     def reply(self, path: str, body: Any, text: str, finish: str) -> Reply:
-        if CLAUDE_ONE_SAMPLER.match(str(body.get("model", ""))) and {"temperature", "top_p"} <= set(body):
+        model = str(body.get("model", ""))
+        removed = [key for key in ("temperature", "top_p", "top_k") if key in body]
+        if CLAUDE_NO_SAMPLING.match(model) and removed:
+            message = f"`{removed[0]}` is deprecated for this model."
+            error = {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
+            return Reply(_json(error), status=400)
+        if CLAUDE_ONE_SAMPLER.match(model) and {"temperature", "top_p"} <= set(body):
             message = (
                 "`temperature` and `top_p` cannot both be specified for this model. Please use only one."
             )
@@ -298,6 +357,9 @@ class GeminiGenerateContent:
 
     def __init__(self, usage: bool = True) -> None:
         self.usage = usage
+        self.warnings: list[str] = []
+        """What Google's Gemini 3 guide warns of, for each request that does it: a temperature below
+        1.0 (it may loop or degrade). The API answers such a request; a test reads the warnings."""
 
     def handles(self, method: str, path: str) -> bool:
         pattern = rf"/{GEMINI_API_VERSIONS}/models/[^/:]+:generateContent"
@@ -307,6 +369,9 @@ class GeminiGenerateContent:
         if (problem := _gemini_request_error(body)) is not None:
             error = {"code": 400, "message": problem, "status": "INVALID_ARGUMENT"}
             return Reply(_json({"error": error}), status=400)
+        temperature = (body.get("generationConfig") or {}).get("temperature")
+        if GEMINI_3.search(path) and temperature is not None and temperature < 1:
+            self.warnings.append(f"{urlsplit(path).path}: temperature {temperature} below Gemini 3's 1.0")
         usage = {
             "promptTokenCount": TOKENS_IN,
             "candidatesTokenCount": 0 if finish == "prompt_blocked" else TOKENS_OUT,

@@ -53,12 +53,18 @@ def minimal_instance(node: Mapping[str, Any], root: Mapping[str, Any]) -> Any:
 
 
 def output_schema(body: Any) -> Mapping[str, Any] | None:
-    """The JSON schema an OpenAI-protocol request asks its reply to fit, if it asks for one."""
-    response_format = (body or {}).get("response_format") or {}
-    if response_format.get("type") != "json_schema":
-        return None
-    schema: Mapping[str, Any] = response_format["json_schema"]["schema"]
-    return schema
+    """The JSON schema a request asks its reply to fit, if it asks for one: an OpenAI-protocol
+    `response_format`, an Anthropic forced tool's `input_schema`, a Gemini `responseJsonSchema`."""
+    body = body or {}
+    response_format = body.get("response_format") or {}
+    if response_format.get("type") == "json_schema":
+        return dict(response_format["json_schema"]["schema"])
+    forced = (body.get("tool_choice") or {}).get("name")
+    tool = next((tool for tool in body.get("tools") or [] if tool.get("name") == forced), None)
+    if tool is not None:
+        return dict(tool["input_schema"])
+    gemini = (body.get("generationConfig") or {}).get("responseJsonSchema")
+    return dict(gemini) if isinstance(gemini, dict) else None
 
 
 def minimal_reply(body: Any) -> str:

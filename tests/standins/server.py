@@ -30,6 +30,8 @@ class Recorded:
     headers: dict[str, str]
     body: Any
     at: float
+    status: int = 0
+    """The status answered (0: none yet, or the connection dropped or hung before one)."""
 
 
 @dataclass
@@ -186,6 +188,7 @@ class StandInServer:
                     finish = server.finisher(index) if server.finisher else server.finish_reason
                     reply = server.protocol.reply(self.path, body, text, finish)
                     cut = fault is not None and fault.drop == "mid-reply"
+                    recorded.status = reply.status
                     self._send(
                         reply.status,
                         reply.headers,
