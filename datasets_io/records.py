@@ -12,9 +12,15 @@ from pydantic import BaseModel, Field
 
 from datasets_io.problem import Side
 
-VerdictLabel = Literal["ok", "wrong", "abstain"]
 StopKind = Literal["refused", "blocked", "cut"]
 """Why a reply stopped short of an answer (`agents.stops` reads it from each provider's reply)."""
+
+VerdictLabel = Literal["ok", "wrong", "abstain", "refused"]
+VERDICT_LABELS: tuple[VerdictLabel, ...] = ("ok", "wrong", "abstain", "refused")
+"""A judge's verdicts: `refused` where its own reply was refused or blocked (never a vote)."""
+REFUSAL_STOPS: tuple[StopKind, ...] = ("refused", "blocked")
+"""Stops that leave no answer to judge: a refusal, a safety or recitation block (a reply cut off at
+its token limit may still hold one)."""
 STOP_KINDS: tuple[StopKind, ...] = ("refused", "blocked", "cut")
 """In the order an item's outcome takes them: an item with a refused call and a cut one was refused."""
 STOP_WORDS: dict[StopKind, str] = {"refused": "refused", "blocked": "blocked", "cut": "cut off"}

@@ -24,6 +24,7 @@ from agents.call import AgentReply, CallSpec
 from agents.managed import ManagedAgent
 from agents.prompt_library import PromptLibrary, prompt_family
 from datasets_io.problem import Concept
+from datasets_io.records import REFUSAL_STOPS, VerdictLabel
 from judges.answer_data import ANSWER_LIMIT_CHARS, fenced, visible
 from judges.styles import JudgeStyle
 from judges.verdict import Verdict
@@ -122,13 +123,13 @@ class LLMJudge:
         if self.style == "rubric":
             reply = await self.agent.acall(messages, CallSpec(task="judge", output_schema=RubricVerdict))
             if (stopped := _stopped(reply)) is not None:
-                return self._verdict("abstain", [reply], asked, stopped)
+                return self._verdict("refused", [reply], asked, stopped)
             if reply.parsed is None:
                 return self._verdict("abstain", [reply], asked, f"unreadable verdict: {reply.parse_error}")
             return self._verdict("ok" if reply.parsed["answer"] == 1 else "wrong", [reply], asked)
         first = await self.agent.acall(messages, CallSpec(task="judge"))
         if (stopped := _stopped(first)) is not None:
-            return self._verdict("abstain", [first], asked, stopped)
+            return self._verdict("refused", [first], asked, stopped)
         if (why := undecided(first.text, answer)) is not None:
             return self._verdict("abstain", [first], asked, why)
         label = final_evaluation(first.text)
@@ -149,7 +150,7 @@ class LLMJudge:
 
     def _verdict(
         self,
-        label: Literal["ok", "wrong", "abstain"],
+        label: VerdictLabel,
         replies: list[AgentReply],
         asked: list[str],
         reason: str | None = None,
@@ -170,8 +171,8 @@ class LLMJudge:
 
 
 def _stopped(reply: AgentReply) -> str | None:
-    """Why a judge abstains at once, not re-asked: its reply was refused or blocked (a filter would
-    block the re-ask too); None for any other reply."""
-    if reply.stop not in ("refused", "blocked"):
+    """Why a judge gives no verdict at once, not re-asked: its reply was refused or blocked (a filter
+    would block the re-ask too), with the provider's words; None for any other reply."""
+    if reply.stop not in REFUSAL_STOPS:
         return None
     return f"the judge's reply was {reply.stop}: {reply.stop_reason}"

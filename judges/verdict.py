@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
-from datasets_io.records import Verdict, VerdictLabel
+from datasets_io.records import VERDICT_LABELS, Verdict, VerdictLabel
 from judges.errors import JudgeError
 
 __all__ = ["Decision", "Verdict", "VerdictLabel", "check_policy", "decide"]
@@ -49,11 +49,12 @@ def default_policy(judges: int) -> str:
 def decide(verdicts: Sequence[Verdict], policy: str) -> Decision:
     """Combine verdicts: `vote:K` ok when at least K say ok (the case study uses 2 of 4),
     `majority` when more than half of all judges do, `all` when every judge does, `any`
-    when one does. Abstentions are counted and never count as ok."""
+    when one does. Abstentions are counted and never count as ok; a judge's refusal is no vote at
+    all (it counts in no total)."""
     match = POLICY.match(check_policy(policy))
     assert match is not None
     counts = Counter(v.label for v in verdicts)
-    oks, total = counts["ok"], len(verdicts)
+    oks, total = counts["ok"], len(verdicts) - counts["refused"]
     if match.group("k") is not None:
         ok = oks >= int(match.group("k"))
     elif policy == "majority":
@@ -65,6 +66,6 @@ def decide(verdicts: Sequence[Verdict], policy: str) -> Decision:
     return Decision(
         policy=policy,
         ok=ok,
-        counts={label: counts[label] for label in ("ok", "wrong", "abstain")},
+        counts={label: counts[label] for label in VERDICT_LABELS},
         verdicts=list(verdicts),
     )

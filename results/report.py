@@ -24,6 +24,7 @@ from results.figures import FigureFormat
 from results.intervals import wilson
 from results.report_figures import write_figures
 from results.report_rows import (
+    ANSWERED_COLUMNS,
     COMPARISON_COLUMNS,
     FLOAT_COLUMNS,
     ITEMS_SQL,
@@ -63,7 +64,9 @@ def problems_frame(
     return _floats(rows).merge(runs_frame(store, run_ids), on="run_id")
 
 
-def comparison_table(problems: pd.DataFrame, by: Sequence[str] = ROW_KEY) -> pd.DataFrame:
+def comparison_table(
+    problems: pd.DataFrame, by: Sequence[str] = ROW_KEY, answered: bool = False
+) -> pd.DataFrame:
     """Per strategy x model x dataset (or per `by`: `("run_id", *ROW_KEY)` keeps runs apart):
     problems, `n` of them scored (an unjudged free-form run has none, and so no solved count, never
     0), solved, `failed` problems (an attempt failed: outside n), accuracy with its 95% interval,
@@ -73,9 +76,12 @@ def comparison_table(problems: pd.DataFrame, by: Sequence[str] = ROW_KEY) -> pd.
     unsolved by format errors, refusals, blocks and cut-offs (`UNSOLVED_COLUMNS`, counted apart from
     wrong answers; all of them count against accuracy), tokens and cost: of solving (failed items'
     calls included), of judging, and their total, which `cost_per_solved_usd` divides; a cost is
-    unknown where any of its parts' is (`report_rows.comparison_rows`)."""
-    rows = comparison_rows(problems.to_dict("records"), by)
-    return _floats(pd.DataFrame(rows, columns=[*by, *COMPARISON_COLUMNS]))
+    unknown where any of its parts' is (`report_rows.comparison_rows`). `refused_share`: the share
+    of n every attempt of which was refused or blocked; `answered`: accuracy over the rest as well,
+    in columns of its own (`ANSWERED_COLUMNS`)."""
+    rows = comparison_rows(problems.to_dict("records"), by, answered)
+    columns = [*by, *COMPARISON_COLUMNS, *(ANSWERED_COLUMNS if answered else ())]
+    return _floats(pd.DataFrame(rows, columns=columns))
 
 
 def accuracy_per_group(problems: pd.DataFrame, heading: str) -> pd.DataFrame:
@@ -132,12 +138,13 @@ def write_report(
     out: Path,
     counting: Counting = DEFAULT_COUNTING,
     fmt: FigureFormat = "png",
+    answered: bool = False,
 ) -> pd.DataFrame:
     """Tables as Markdown, CSV and JSON and the figures (`report_figures.FIGURES`) in `out`;
-    returns the table."""
+    returns the table (`answered`: with accuracy over the answered problems, `comparison_table`)."""
     problems = problems_frame(store, run_ids, counting)
     out.mkdir(parents=True, exist_ok=True)
-    table = comparison_table(problems)
+    table = comparison_table(problems, answered=answered)
     table.to_csv(out / "comparison.csv", index=False)
     (out / "comparison.json").write_text(table.to_json(orient="records", indent=2), encoding="utf-8")
     (out / "comparison.md").write_text(markdown(table), encoding="utf-8")

@@ -50,6 +50,8 @@ UNSOLVED_COLUMNS = {"format error": "format_errors"} | {
 did not parse, a call the model refused, a filter blocked or the token limit cut off."""
 
 COSTS = ("cost_usd", "judge_cost_usd")
+REFUSAL_OUTCOMES = "'refused', 'blocked'"
+"""Outcomes that leave a problem unanswered (a refusal, a filter's block) where every attempt has one."""
 UNSOLVED_SUMS = ", ".join(
     f"SUM(outcome = :outcome_{n}) AS {column}" for n, column in enumerate(UNSOLVED_COLUMNS.values())
 )
@@ -58,7 +60,8 @@ COST_SUMS = ", ".join(f"CASE WHEN COUNT({c}) = COUNT(*) THEN SUM({c}) END AS {c}
 PROBLEMS_SQL = f"""
 WITH chosen AS MATERIALIZED ({ITEMS_SQL} WHERE i.run_id IN (SELECT value FROM json_each(:runs)))
 SELECT run_id, problem, COUNT(*) AS attempts, SUM(solved) AS solved_attempts, MIN(scored) AS scored,
-       MAX(status = 'failed') AS failed, SUM(tokens) AS tokens, {UNSOLVED_SUMS}, {COST_SUMS},
+       MAX(status = 'failed') AS failed, MIN(outcome IN ({REFUSAL_OUTCOMES})) AS unanswered,
+       SUM(tokens) AS tokens, {UNSOLVED_SUMS}, {COST_SUMS},
        SUM(images) AS images, SUM(images_right) AS images_right
 FROM chosen GROUP BY run_id, problem ORDER BY run_id, problem
 """
@@ -66,7 +69,7 @@ FROM chosen GROUP BY run_id, problem ORDER BY run_id, problem
 groupby gives (run, then problem, as strings). The items are made once (`MATERIALIZED`): merged into
 the sums, each item's outcome was worked out again for every column that counts it."""
 PROBLEM_COLUMNS = (
-    "run_id", "problem", "attempts", "solved_attempts", "scored", "failed", "tokens",
+    "run_id", "problem", "attempts", "solved_attempts", "scored", "failed", "unanswered", "tokens",
     *UNSOLVED_COLUMNS.values(), *COSTS, "images", "images_right", "solved",
 )  # fmt: skip
 """A problem row's keys, in the order of `report.problems_frame`'s columns before the run's own."""
@@ -74,11 +77,17 @@ ROW_KEY = ("strategy", "model", "dataset")
 """What a row of the comparison table is: runs of one strategy, model and dataset pooled."""
 COMPARISON_COLUMNS = (
     "problems", "n", "solved", "failed", *UNSOLVED_COLUMNS.values(), "tokens", *COSTS, "images",
-    "images_right", "accuracy", "accuracy_low", "accuracy_high", "image_accuracy", "image_accuracy_low",
-    "image_accuracy_high", "tokens_per_solved", "total_cost_usd", "cost_per_solved_usd",
+    "images_right", "accuracy", "accuracy_low", "accuracy_high", "refused_share", "image_accuracy",
+    "image_accuracy_low", "image_accuracy_high", "tokens_per_solved", "total_cost_usd", "cost_per_solved_usd",
 )  # fmt: skip
 """A comparison row's figures, after the keys it is grouped by."""
-FLOAT_COLUMNS = (*COSTS, "image_accuracy", "tokens_per_solved", "total_cost_usd", "cost_per_solved_usd")
+ANSWERED_COLUMNS = ("answered", "answered_accuracy", "answered_accuracy_low", "answered_accuracy_high")
+"""Accuracy over the problems answered (n less those every attempt of which was refused or blocked),
+for `compare --answered`: labelled apart, never in place of accuracy over n."""
+FLOAT_COLUMNS = (
+    *COSTS, "refused_share", "answered_accuracy", "image_accuracy", "tokens_per_solved", "total_cost_usd",
+    "cost_per_solved_usd",
+)  # fmt: skip
 """Figures that are numbers or unknown (NaN in a table) even where every row's is unknown."""
 
 
@@ -145,14 +154,14 @@ def problem_rows(
 
 
 def comparison_rows(
-    problems: Iterable[Mapping[str, Any]], by: Sequence[str] = ROW_KEY
+    problems: Iterable[Mapping[str, Any]], by: Sequence[str] = ROW_KEY, answered: bool = False
 ) -> list[dict[str, Any]]:
     """Problem rows (with the keys `by` names) pooled per strategy x model x dataset, or per `by`,
     in the keys' order: see `report.comparison_table` for what each figure divides."""
     groups: dict[tuple[Any, ...], list[Mapping[str, Any]]] = {}
     for problem in problems:
         groups.setdefault(tuple(problem[key] for key in by), []).append(problem)
-    return [dict(zip(by, key, strict=True)) | _pooled(groups[key]) for key in sorted(groups)]
+    return [dict(zip(by, key, strict=True)) | _pooled(groups[key], answered) for key in sorted(groups)]
 
 
 def comparison(
@@ -173,8 +182,9 @@ def run_result(store: ResultsStore, run_id: str) -> dict[str, Any] | None:
     return next(iter(comparison(store, [run_id])), None)
 
 
-def _pooled(problems: list[Mapping[str, Any]]) -> dict[str, Any]:
-    """One comparison row's figures from its problems."""
+def _pooled(problems: list[Mapping[str, Any]], answered_columns: bool = False) -> dict[str, Any]:
+    """One comparison row's figures from its problems (`COMPARISON_COLUMNS`, and `ANSWERED_COLUMNS`
+    where asked)."""
     n = sum(int(p["scored"]) for p in problems)
     solved = solved_count(sum(p["solved"] for p in problems)) if n else None
     images = [int(p["images"]) for p in problems]
@@ -182,6 +192,7 @@ def _pooled(problems: list[Mapping[str, Any]]) -> dict[str, Any]:
     tokens = sum(int(p["tokens"]) for p in problems)
     costs = {column: _known_sum(p[column] for p in problems) for column in COSTS}
     low, high = wilson(solved, n) if solved is not None else (None, None)
+    answered = n - sum(int(p["scored"]) and int(p["unanswered"]) for p in problems)
     image_low, image_high = clustered_wilson(images_right, images)
     total_cost = None if None in costs.values() else sum(c for c in costs.values() if c is not None)
     per_solved = solved if solved else None
@@ -198,12 +209,24 @@ def _pooled(problems: list[Mapping[str, Any]]) -> dict[str, Any]:
         "accuracy": round(solved / n, 3) if solved is not None else None,
         "accuracy_low": low,
         "accuracy_high": high,
+        "refused_share": round((n - answered) / n, 3) if n else None,
         "image_accuracy": _rounded(sum(images_right) / sum(images), 3) if sum(images) > 0 else None,
         "image_accuracy_low": image_low,
         "image_accuracy_high": image_high,
         "tokens_per_solved": _rounded(tokens / per_solved, 1) if per_solved else None,
         "total_cost_usd": total_cost,
         "cost_per_solved_usd": total_cost / per_solved if per_solved and total_cost is not None else None,
+    } | (_over_answered(solved, answered) if answered_columns else {})
+
+
+def _over_answered(solved: float | None, answered: int) -> dict[str, Any]:
+    """Accuracy over the answered problems, with its interval (`ANSWERED_COLUMNS`)."""
+    low, high = wilson(solved, answered) if solved is not None and answered else (None, None)
+    return {
+        "answered": answered,
+        "answered_accuracy": round(solved / answered, 3) if solved is not None and answered else None,
+        "answered_accuracy_low": low,
+        "answered_accuracy_high": high,
     }
 
 

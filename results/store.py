@@ -23,7 +23,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 from datasets_io.errors import BongardError
-from datasets_io.records import STOP_KINDS, STOP_WORDS, STOPPED_OUTCOMES, Answer, CallTrace, Verdict
+from datasets_io.records import (
+    REFUSAL_STOPS,
+    STOP_KINDS,
+    STOP_WORDS,
+    STOPPED_OUTCOMES,
+    Answer,
+    CallTrace,
+    Verdict,
+)
 from datasets_io.sqlite_errors import STORE, SQLiteFileError, reading_uri
 
 STORE_FILE = "store.sqlite"
@@ -183,6 +191,11 @@ MIGRATIONS: Sequence[str] = (
         PRIMARY KEY (experiment, cell)
     );
     """,
+    # Why a verdict is not a plain ok or wrong (issue 50): an abstention's unreadable reply, a
+    # judge's refusal with the provider's words; NULL for verdicts stored before it was kept.
+    """
+    ALTER TABLE verdicts ADD COLUMN reason TEXT;
+    """,
 )
 CALL_FIELDS = tuple(CallTrace.model_fields)
 """The `calls` columns that hold a `CallTrace`, in its field order."""
@@ -191,7 +204,16 @@ ITEM_COLUMNS = (
     "run_id", "problem", "attempt", "status", "answer", "answer_text", "parse_status", "correct", "error",
     "finished_at", "retryable",
 )  # fmt: skip
-VERDICT_FIELDS = ("judge", "label", "raw_text", "prompt", "input_tokens", "output_tokens", "cost_usd")
+VERDICT_FIELDS = (
+    "judge",
+    "label",
+    "raw_text",
+    "prompt",
+    "reason",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
+)
 
 
 LATEST_JUDGING = """(SELECT l.judging || '@' || l.policy FROM decisions l WHERE l.run_id = i.run_id
@@ -204,14 +226,18 @@ ITEM_SOLVED = f"""(i.correct = 1 OR EXISTS (
 """SQL for `items i`: a classification answer that is correct, or a free-form answer accepted by the
 judging named `:judging`, or when that is NULL by the run's latest (so judging again with a stricter
 judge can lower a score, not only raise it)."""
-ITEM_SCORED = f"""(i.status = 'done' AND (i.correct IS NOT NULL OR EXISTS (
+REFUSAL_LIST = ", ".join(f"'{stop}'" for stop in REFUSAL_STOPS)
+ITEM_REFUSAL = f"""((SELECT c.stop FROM calls c WHERE c.run_id = i.run_id AND c.problem = i.problem
+    AND c.attempt = i.attempt ORDER BY c.seq DESC LIMIT 1) IN ({REFUSAL_LIST}))"""
+"""SQL for `items i`: its answer is a refusal or a block (its last call stopped so): no judge sees it."""
+ITEM_SCORED = f"""(i.status = 'done' AND (i.correct IS NOT NULL OR {ITEM_REFUSAL} OR EXISTS (
     SELECT 1 FROM decisions d
     WHERE d.run_id = i.run_id AND d.problem = i.problem AND d.attempt = i.attempt
     AND d.judging || '@' || d.policy = COALESCE(:judging, {LATEST_JUDGING}))))"""
 """SQL for `items i`: the item has a score, by its strategy kind's one rule. An exactly scored
 answer scores itself (`correct`; a reply that did not parse is wrong); a free-form answer has a score
-only once the counting judging decided it, whatever its format. A failed item has none: it is
-counted apart, outside n."""
+only once the counting judging decided it, whatever its format, or when it is a refusal (unsolved,
+never judged). A failed item has none: it is counted apart, outside n."""
 ITEM_STOP = f"""(SELECT CASE {
     " ".join(f"WHEN SUM(c.stop = '{kind}') > 0 THEN '{STOP_WORDS[kind]}'" for kind in STOP_KINDS)
 } END

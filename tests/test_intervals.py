@@ -37,6 +37,7 @@ def problems_of(both_right: int, one_right: int, none_right: int) -> pd.DataFram
             "problem": [f"bongard-classic/{i}" for i in range(1, len(rights) + 1)],
             "scored": 1,
             "failed": False,
+            "unanswered": False,
             "solved": [int(r == 2) for r in rights],
             **dict.fromkeys(UNSOLVED_COLUMNS.values(), 0),
             "tokens": 0,

@@ -174,7 +174,7 @@ def test_the_ensemble_runs_every_judge_and_keeps_their_verdicts_in_order() -> No
     decision = asyncio.run(JudgeEnsemble(judges, "vote:2").judge(CONCEPT, "Left: circles\nRight: triangles"))
     assert decision.ok is True and decision.policy == "vote:2"
     assert [v.label for v in decision.verdicts] == ["ok", "wrong", "ok", "abstain"]
-    assert decision.counts == {"ok": 2, "wrong": 1, "abstain": 1}
+    assert decision.counts == {"ok": 2, "wrong": 1, "abstain": 1, "refused": 0}
     strict = asyncio.run(JudgeEnsemble(judges, "all").judge(CONCEPT, "Left: circles\nRight: triangles"))
     assert strict.ok is False
 

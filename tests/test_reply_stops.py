@@ -132,7 +132,7 @@ def test_a_priced_reply_with_usage_has_a_cost(serve: Callable[..., Served]) -> N
 @pytest.mark.parametrize(
     ("name", "form", "style"), [("anthropic", "refusal", "strict"), ("gemini", "SAFETY", "rubric")]
 )
-def test_a_judge_whose_reply_is_refused_or_blocked_abstains_at_once_saying_why(
+def test_a_judge_whose_reply_is_refused_or_blocked_refuses_at_once_saying_why(
     serve: Callable[..., Served], name: str, form: str, style: JudgeStyle
 ) -> None:
     served = serve(name)
@@ -140,7 +140,7 @@ def test_a_judge_whose_reply_is_refused_or_blocked_abstains_at_once_saying_why(
     judge = LLMJudge(served.agent(), style=style)
     verdict = asyncio.run(judge.judge(Concept(left="circles", right="squares"), "Left: circles"))
     assert (verdict.label, verdict.reason) == (
-        "abstain",
+        "refused",
         f"the judge's reply was {PROVIDERS[name].protocol.STOPS[form]}: {REASONS[name, form]}",
     )
     assert len(list(served.server.model_requests())) == 1  # not re-asked: a filter would block that too

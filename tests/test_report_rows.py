@@ -97,6 +97,7 @@ def groupby_problems(store: ResultsStore, run_ids: list[str], counting: Counting
     items = items_frame(store, run_ids, counting)
     items = items.assign(
         failed=items["status"] == "failed",
+        unanswered=items["outcome"].isin(["refused", "blocked"]),
         **{column: items["outcome"] == word for word, column in UNSOLVED_COLUMNS.items()},
         **{f"{c}_unknown": items[c].isna() for c in ("cost_usd", "judge_cost_usd")},
     )
@@ -107,6 +108,7 @@ def groupby_problems(store: ResultsStore, run_ids: list[str], counting: Counting
             solved_attempts=("solved", "sum"),
             scored=("scored", "min"),
             failed=("failed", "max"),
+            unanswered=("unanswered", "min"),
             tokens=("tokens", "sum"),
             **{column: (column, "sum") for column in UNSOLVED_COLUMNS.values()},
             cost_usd=("cost_usd", "sum"),
@@ -173,6 +175,8 @@ def test_comparison_rows_are_the_tables_arithmetic_done_apart(tmp_path: Path, se
                 assert close(row["accuracy"], round(solved / n, 3) if solved is not None else None)
                 bounds = wilson(solved, n) if solved is not None else (None, None)
                 assert close(row["accuracy_low"], bounds[0]) and close(row["accuracy_high"], bounds[1])
+                unanswered = int((mine["scored"].astype(bool) & mine["unanswered"].astype(bool)).sum())
+                assert close(row["refused_share"], round(unanswered / n, 3) if n else None)
                 images, right = int(mine["images"].sum()), int(mine["images_right"].sum())
                 assert close(row["image_accuracy"], round(right / images, 3) if images else None)
                 bounds = clustered_wilson(list(mine["images_right"]), list(mine["images"]))

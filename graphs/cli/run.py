@@ -609,9 +609,13 @@ RESULT_COLUMNS = {
     "solved": "solved",
     "failed": "failed",
     "accuracy": "accuracy [95% CI]",
+    "refused_share": "refused",
     "image_accuracy": "image acc. [95% CI]",
 }
-RESULT_CAPTION = "n: problems scored (failed ones outside it); accuracy: solved / n"
+RESULT_CAPTION = (
+    "n: problems scored (failed ones outside it); accuracy: solved / n; refused: the share of n the model "
+    "refused or a filter blocked (unsolved, never judged)"
+)
 IMAGE_ACCURACY = (
     "image acc. [95% CI]",
     "image acc.: test images right / test images, the images of a problem counted as decided together",
@@ -878,6 +882,15 @@ def compare(
             "strategy options, attempts or agent parameters share a row (refused by default).",
         ),
     ] = False,
+    answered: Annotated[
+        bool,
+        typer.Option(
+            "--answered",
+            metavar="",
+            help="Add accuracy over the answered problems (n less those the model refused or a filter "
+            "blocked in every attempt), in columns named answered_*.",
+        ),
+    ] = False,
     home: HomeOption = None,
 ) -> None:
     """Solved problems and accuracy per strategy x model x dataset, as tables and plots."""
@@ -892,7 +905,7 @@ def compare(
     for line in selection.left_out:
         error_console.print(f"left out: {escape(line)}", highlight=False)
     counting = Counting(Aggregate.parse(aggregate), judging)
-    table = write_report(store, selection.run_ids, out, counting, figure_format.suffix)
+    table = write_report(store, selection.run_ids, out, counting, figure_format.suffix, answered)
     if table.empty:
         console.print(f"the runs compared have no stored item yet: nothing to tabulate or plot ({out})")
         return

@@ -20,7 +20,7 @@ from typing import Any
 from agents.managed import AgentCallError
 from agents.registry import AgentConfig
 from datasets_io.catalog import Dataset
-from datasets_io.records import Answer
+from datasets_io.records import REFUSAL_STOPS, Answer
 from graphs.registry import get_strategy
 from judges.agreement import (
     agreement_with_humans,
@@ -50,6 +50,8 @@ class JudgingReport:
     judges: list[str]
     decisions: dict[tuple[str, int], Decision] = field(default_factory=dict)
     not_judged: int = 0
+    refusals: int = 0
+    """Answers that are a refusal or a block (`REFUSAL_STOPS`): never judged, never paid for."""
     failed: dict[tuple[str, int], str] = field(default_factory=dict)
     """Answers left undecided because a judge call failed for good, with the error."""
     human_agreement: dict[str, float] | None = None
@@ -73,6 +75,11 @@ class JudgingReport:
         lines = [
             f"{self.run_id}: {len(self.decisions)} answers judged ({self.not_judged} not free-form, skipped)"
         ]
+        if self.refusals:
+            lines.append(
+                f"  not sent to the judges: {self.refusals} answer(s) the model refused or a filter blocked "
+                "(each counts as unsolved)"
+            )
         if self.decisions:
             lines.append(f"  judging {self.name}: the run's latest, the one its counts use now")
         lines.extend(f"  decoding: {note}" for note in self.decoding_dropped)
@@ -83,7 +90,10 @@ class JudgingReport:
             )
             lines.extend(f"    {p} attempt {a}: {error}" for (p, a), error in self.failed.items())
         for name, counts in self.per_judge().items():
-            lines.append(f"  {name}: {counts['ok']} ok, {counts['wrong']} wrong, {counts['abstain']} abstain")
+            lines.append(
+                f"  {name}: {counts['ok']} ok, {counts['wrong']} wrong, {counts['abstain']} abstain"
+                + (f", {counts['refused']} refused to judge" if counts["refused"] else "")
+            )
         lines.append("  accepted: " + ", ".join(f"{p} {n}" for p, n in self.policies().items()))
         if matrix and len(self.judges) > 1:
             lines.append(
@@ -168,6 +178,9 @@ async def judge_run(
     for problem, attempt, answer in store.answer_records(run_id):
         if not judged:
             report.not_judged += 1  # the strategy's answers score themselves exactly, not by judges
+            continue
+        if answer.trace and answer.trace[-1].stop in REFUSAL_STOPS:
+            report.refusals += 1  # no answer to judge: scored unsolved (`results.store.ITEM_SCORED`)
             continue
         tasks.append(one(problem, attempt, candidate_texts(answer)))
     await asyncio.gather(*tasks)

@@ -22,6 +22,7 @@ from datasets_io.errors import BongardError
 from datasets_io.images import natural_key
 from datasets_io.records import (
     STOPPED_OUTCOMES,
+    VERDICT_LABELS,
     Answer,
     CallTrace,
     ItemOutcome,
@@ -430,7 +431,7 @@ def judging_stats(store: ResultsStore, run_id: str) -> list[JudgingStats]:
             by_item.setdefault((problem, attempt), {})[judge] = Verdict(judge=judge, label=label).label
         present = {judge for labels in by_item.values() for judge in labels}
         judges = sorted(present, key=lambda judge: (named.find(judge) < 0, named.find(judge), judge))
-        per_judge = {judge: {label: 0 for label in ("ok", "wrong", "abstain")} for judge in judges}
+        per_judge: dict[str, dict[str, int]] = {j: {label: 0 for label in VERDICT_LABELS} for j in judges}
         for labels in by_item.values():
             for judge, label in labels.items():
                 per_judge[judge][label] += 1
