@@ -15,7 +15,18 @@ The rules, as the providers publish them (each unit-tested against their worked 
 - **Gemini 2.x**: 258 tokens when both sides are at most 384 px, else 258 per 768 x 768 tile.
   **Gemini 3**: a fixed budget per image by media resolution, 1120 at its default (high).
 
-Providers that publish no rule (Ollama, llama.cpp, vLLM models) are estimated with the OpenAI tile
+Open-weight models served by Ollama are counted by their family's published vision encoder, since
+the context Ollama is given must hold them (`open_weight_rule`):
+
+- **Qwen2-VL, Qwen2.5-VL, Qwen3-VL**: the image resized to multiples of 28 px (14 px patches merged
+  2 x 2), one token per 28 x 28 px, plus its two delimiters.
+- **LLaVA-1.6** (Ollama's `llava`): 576 tokens for the whole image at 336 px, and 576 per 336 px
+  tile of its grid, at most 4 (2,880 at most).
+- **Gemma 3**: 256 per image (resized to 896 x 896; Ollama does no pan and scan).
+- **Llama 3.2 Vision**: 1,601 per 560 px tile, at most 4.
+- any other model: the largest of the Qwen, LLaVA and Gemma counts, stated as a conservative default.
+
+Other providers that publish no rule (llama.cpp, vLLM models) are estimated with the OpenAI tile
 rule and said so: they are free here, so only the context length depends on it.
 """
 
@@ -23,6 +34,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -91,9 +103,61 @@ def gemini_tiles(width: int, height: int) -> int:
     return GEMINI_TILE_TOKENS * math.ceil(width / GEMINI_TILE_SIDE) * math.ceil(height / GEMINI_TILE_SIDE)
 
 
+QWEN_PATCH, QWEN_DELIMITERS = 28, 2
+LLAVA_TILE, LLAVA_TILE_TOKENS, LLAVA_MAX_TILES = 336, 576, 4
+GEMMA_3_IMAGE_TOKENS = 256
+MLLAMA_TILE, MLLAMA_TILE_TOKENS, MLLAMA_MAX_TILES = 560, 1601, 4
+
+
+def qwen_patches(width: int, height: int) -> int:
+    across, down = (max(1, round(side / QWEN_PATCH)) for side in (width, height))
+    return across * down + QWEN_DELIMITERS
+
+
+def llava_tiles(width: int, height: int) -> int:
+    tiles = min(LLAVA_MAX_TILES, math.ceil(width / LLAVA_TILE) * math.ceil(height / LLAVA_TILE))
+    return LLAVA_TILE_TOKENS * (1 + tiles)
+
+
+def mllama_tiles(width: int, height: int) -> int:
+    tiles = min(MLLAMA_MAX_TILES, math.ceil(width / MLLAMA_TILE) * math.ceil(height / MLLAMA_TILE))
+    return MLLAMA_TILE_TOKENS * tiles
+
+
+def conservative_open_weight(width: int, height: int) -> int:
+    return max(qwen_patches(width, height), llava_tiles(width, height), GEMMA_3_IMAGE_TOKENS)
+
+
+OPEN_WEIGHT_RULES: tuple[tuple[str, ImageRule], ...] = (
+    (r"qwen\d(\.\d)?-?vl", ImageRule("Qwen-VL: one token per 28 x 28 px, plus 2", qwen_patches)),
+    (
+        r"llama3\.2-vision|mllama",
+        ImageRule("Llama 3.2 Vision: 1601 per 560 px tile, at most 4", mllama_tiles),
+    ),
+    (r"llava", ImageRule("LLaVA-1.6: 576, and 576 per 336 px tile, at most 4", llava_tiles)),
+    (r"gemma3", ImageRule(f"Gemma 3: {GEMMA_3_IMAGE_TOKENS} per image", lambda w, h: GEMMA_3_IMAGE_TOKENS)),
+)
+"""Model-name pattern (searched in the lowercased name) -> its family's rule, first match wins."""
+OPEN_WEIGHT_DEFAULT = ImageRule(
+    "the largest of the Qwen-VL, LLaVA-1.6 and Gemma 3 counts (a conservative default: the model's "
+    "family is not known here)",
+    conservative_open_weight,
+)
+
+
+def open_weight_rule(model: str) -> ImageRule:
+    """The image rule of an open-weight model served by Ollama, by its family (`OPEN_WEIGHT_RULES`)."""
+    name = model.lower()
+    return next(
+        (rule for pattern, rule in OPEN_WEIGHT_RULES if re.search(pattern, name)), OPEN_WEIGHT_DEFAULT
+    )
+
+
 def image_rule(provider: str, model: str) -> ImageRule:
     """The rule the plan prices a model's images by (`model` without its `@server`)."""
     name = model.lower().rsplit("/", 1)[-1]
+    if provider == "ollama":
+        return open_weight_rule(model)
     if provider == "anthropic":
         return ImageRule("Anthropic: width x height / 750", anthropic_pixels)
     if provider == "gemini":

@@ -285,7 +285,7 @@ class ManagedAgent(BaseChatModel):
         except (EndpointDown, DatasetError):
             raise  # the run's endpoint or the item's input is at fault, not this call: said as it is
         except Exception as error:
-            refused = status_code(error) in REFUSED_REQUEST
+            refused = status_code(error) in REFUSED_REQUEST or getattr(error, "retryable", True) is False
             raise AgentCallError(f"{self.spec}: {redact(_described(error))}", retryable=not refused) from None
         last = outcomes[-1]
         stop = reply_stop(last.message)

@@ -48,7 +48,7 @@ def test_gemini_tiles_follow_the_token_guide() -> None:
         ("anthropic", "claude-sonnet-4-5", 1399, "/ 750"),
         ("gemini", "gemini-2.5-flash", 2 * 2 * 258, "768 px tile"),
         ("gemini", "gemini-3-pro-preview", 1120, "Gemini 3"),
-        ("ollama", "llava", 765, "assumed"),
+        ("ollama", "llava", 5 * 576, "LLaVA-1.6"), ("vllm", "Qwen/Qwen2-VL-7B-Instruct", 765, "assumed"),
     ],
 )  # fmt: skip
 def test_each_model_is_priced_by_its_providers_rule(
@@ -66,3 +66,19 @@ def test_the_text_counter_is_a_published_tokenizer_where_there_is_one() -> None:
     assert "o200k_base" in text_counter("openai", "gpt-4o").name  # its own, or cl100k standing in, said so
     claude = text_counter("anthropic", "claude-sonnet-4-5")
     assert claude.name.startswith("4 characters a token") and claude.count("x" * 9) == 3
+
+
+@pytest.mark.parametrize(
+    ("model", "side", "tokens"),
+    [
+        ("qwen2.5vl:7b", 104, 4 * 4 + 2), ("qwen2.5vl:7b", 1024, 37 * 37 + 2), ("qwen2-vl", 28, 3),
+        ("llava:13b", 104, 2 * 576), ("llava:13b", 1024, 5 * 576), ("gemma3:4b", 1024, 256),
+        ("llama3.2-vision", 104, 1601), ("llama3.2-vision", 1024, 4 * 1601),
+        ("some-new-vlm", 104, 2 * 576), ("some-new-vlm", 1024, 5 * 576),
+    ],
+)  # fmt: skip
+def test_ollama_models_count_images_by_their_familys_encoder(model: str, side: int, tokens: int) -> None:
+    """Qwen-VL: 28 px a token (a 104 px classic panel 16 + 2, a 1024 px photo 1,369 + 2); LLaVA-1.6:
+    576 and 576 a 336 px tile up to 4; Gemma 3: 256; Llama 3.2 Vision: 1,601 a 560 px tile up to 4;
+    an unknown family the largest of Qwen, LLaVA and Gemma."""
+    assert image_rule("ollama", model).tokens(side, side) == tokens

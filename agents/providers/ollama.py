@@ -2,21 +2,29 @@
 
 Ollama cuts a prompt longer than its context window (`num_ctx`, 2048 or 4096 tokens by default,
 whatever the model could take) from the front, silently: a multi-image Bongard request loses its
-first panels and the model answers anyway. So each request's context is sized to it (its text, its
-images at `tokens_per_image` each, and the reply's `num_predict`) unless `-M num_ctx=N` fixes it, and
-a request a fixed context cannot hold is refused before it is sent, naming both sizes.
+first panels and the model answers anyway; and it reloads the model whenever a request's `num_ctx`
+differs from the last one's (ollama/ollama #9977). So a run gives each Ollama model one `num_ctx`,
+sized before its first request from the largest of its rehearsed requests
+(`graphs.experiments.contexts`), or `-M num_ctx=N`; a request that context cannot hold is refused
+before it is sent, naming both sizes. Requests are measured by their text, their images by the
+model family's published rule (`agents.image_tokens.open_weight_rule`) at the size they are sent,
+and the reply's `num_predict`. Only an agent built without any `num_ctx` sizes each request alone.
 """
 
 from __future__ import annotations
 
+import base64
+import io
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
+from PIL import Image
 from pydantic import Field
 
+from agents.image_tokens import open_weight_rule
 from agents.limits import RateLimits
 from agents.provider import AgentParams, Provider
 
@@ -32,17 +40,21 @@ MARGIN = 1.2
 
 
 class ContextTooSmall(ValueError):
-    """A request longer than the context window `-M num_ctx` fixed: Ollama would cut it silently."""
+    """A request longer than the context window `-M num_ctx` fixed: Ollama would cut it silently.
+    Sent again it is as long: not retryable."""
+
+    retryable = False
 
 
 class OllamaParams(AgentParams):
     num_ctx: int | None = Field(
         default=None, ge=256, description="context window in tokens (default: sized to each request)"
     )
-    tokens_per_image: int = Field(
-        default=1024,
+    tokens_per_image: int | None = Field(
+        default=None,
         ge=1,
-        description="tokens one image is counted as when sizing the context (an upper bound)",
+        description="tokens one image is counted as when sizing the context (default: by the model "
+        "family's published rule, at the image's size)",
     )
     top_k: int | None = Field(default=None, ge=1, description="sample from the k likeliest tokens")
     repeat_penalty: float | None = Field(default=None, gt=0, description="penalty on repeated tokens")
@@ -51,11 +63,31 @@ class OllamaParams(AgentParams):
     )
 
 
-def request_tokens(messages: Sequence[dict[str, Any]], tokens_per_image: int) -> int:
-    """An upper estimate of a request's prompt tokens: its text, and its images at a fixed count."""
+def text_tokens(characters: int) -> int:
+    """An upper estimate of the tokens of a text of so many characters."""
+    return math.ceil(characters / CHARS_PER_TOKEN)
+
+
+def request_tokens(messages: Sequence[dict[str, Any]], image_tokens: Callable[[int, int], int]) -> int:
+    """An upper estimate of a request's prompt tokens: its text, and each image by `image_tokens`
+    of its size (Ollama's messages carry images as base64)."""
     text = sum(len(str(message.get("content") or "")) for message in messages)
-    images = sum(len(message.get("images") or []) for message in messages)
-    return math.ceil(text / CHARS_PER_TOKEN) + images * tokens_per_image
+    images = [image for message in messages for image in message.get("images") or []]
+    return text_tokens(text) + sum(image_tokens(*_size(image)) for image in images)
+
+
+def _size(image: str) -> tuple[int, int]:
+    """An image's size from its base64 (its header only is decoded into pixels: none)."""
+    with Image.open(io.BytesIO(base64.b64decode(image))) as opened:
+        return opened.size
+
+
+def image_counter(model: str, params: OllamaParams) -> Callable[[int, int], int]:
+    """How an image of the model is counted: `-M tokens_per_image`, else its family's rule."""
+    if params.tokens_per_image is not None:
+        fixed = params.tokens_per_image
+        return lambda width, height: fixed
+    return open_weight_rule(model).tokens
 
 
 def context_for(needed: int) -> int:
@@ -72,6 +104,8 @@ def build(model: str, params: OllamaParams) -> BaseChatModel:
     import httpx
     from langchain_ollama import ChatOllama
 
+    counted = image_counter(model, params)
+
     class SizedChatOllama(ChatOllama):
         """ChatOllama whose every request carries a `num_ctx` that holds it."""
 
@@ -79,9 +113,7 @@ def build(model: str, params: OllamaParams) -> BaseChatModel:
             self, messages: list[BaseMessage], stop: list[str] | None = None, **kwargs: Any
         ) -> dict[str, Any]:
             request = super()._chat_params(messages, stop, **kwargs)
-            needed = request_tokens(request["messages"], params.tokens_per_image) + (
-                params.max_tokens or REPLY_TOKENS
-            )
+            needed = request_tokens(request["messages"], counted) + (params.max_tokens or REPLY_TOKENS)
             options = dict(request.get("options") or {})
             if params.num_ctx is None:
                 options["num_ctx"] = context_for(needed)

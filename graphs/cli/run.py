@@ -257,10 +257,11 @@ def run(
     Exit code 0 when every item is done (and, with --judges, judged), 3 when some are not, 4 when
     none is.
     """
-    from graphs.runs.runner import parse_selection, resume_run, start_run
+    from graphs.runs.runner import parse_selection, prepare_run, resume_run, store_run
 
     store = open_store(home)
     cluster = _cluster(executor, ray_address, workers)
+    contexts: list[str] = []
     if resume is not None:
         dropped = parse_selection(exclude) if exclude is not None else []
         run_id, runner = resume_run(resume, store, home=home, exclude=dropped)
@@ -302,10 +303,15 @@ def run(
         config = flags.or_default().config()
         if judges:  # a judging that cannot happen is refused before the run is stored and paid for
             _check_judging(config.strategy, judges, policy, judge_style, judge_param, agent_config, home)
-        run_id, runner = start_run(config, store, home)
+        from graphs.experiments.contexts import sized_runner
+
+        runner, contexts = sized_runner(prepare_run(config, store, home))
+        run_id = store_run(runner)
     if judges and resume is not None:
         _check_judging(runner.config.strategy, judges, policy, judge_style, judge_param, agent_config, home)
     _print_start(runner, run_id)
+    for note in contexts:
+        console.print(f"context: {escape(note)}", highlight=False)
     try:
         stopped = _run_with_progress(runner, run_id, retry_errors, max_failures, home, cluster)
     except SQLiteFileError as error:  # a file fault after the run started (a full disk): not a refusal

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, cast
 from agents.breaker import DEFAULT_MAX_FAILURES, EndpointDown
 from datasets_io.catalog import open_run_dataset
 from graphs.experiments.budget import Budget, BudgetReached
+from graphs.experiments.contexts import sized_runner
 from graphs.experiments.plan import CellPlan, Plan
 from graphs.experiments.spec import Experiment
 from graphs.runs.judging import JudgingReport, judge_run, prepared_judging
@@ -62,7 +63,7 @@ def run_grid(
     spent, _ = records.spent(experiment.name)
     budget = Budget(budget_usd, spent) if budget_usd is not None else None
     for cell, prepared in cells:
-        run_id, runner = _cell_run(experiment, cell, prepared, store, home, records)
+        run_id, runner = _cell_run(experiment, cell, prepared, store, home, records, announce)
         outcome.runs[cell.key] = run_id
         if on_cell is not None:
             on_cell(cell, run_id)
@@ -147,9 +148,10 @@ def _cell_run(
     store: ResultsStore,
     home: Path | None,
     records: ExperimentRecords,
+    announce: Callable[[str], None] | None = None,
 ) -> tuple[str, Runner]:
     """The run of a cell: its recorded run, an adopted stored one (resumed), or a new one recorded
-    before any call."""
+    before any call (its Ollama contexts sized, `graphs.experiments.contexts`)."""
     recorded = records.cell_run(experiment.name, cell.key)
     if recorded is None and cell.stored_run is not None:
         cost = store.summary(cell.stored_run).cost_usd or 0.0
@@ -157,6 +159,10 @@ def _cell_run(
         recorded = cell.stored_run
     if recorded is not None:
         return resume_run(recorded, store, home=home)
+    prepared, contexts = sized_runner(prepared)
+    if announce is not None:
+        for note in contexts:
+            announce(f"{cell.key}: context: {note}")
     run_id = store_run(prepared)
     records.set_cell(experiment.name, cell.key, run_id, spent_before=0.0)
     return run_id, prepared

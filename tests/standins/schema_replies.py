@@ -54,7 +54,8 @@ def minimal_instance(node: Mapping[str, Any], root: Mapping[str, Any]) -> Any:
 
 def output_schema(body: Any) -> Mapping[str, Any] | None:
     """The JSON schema a request asks its reply to fit, if it asks for one: an OpenAI-protocol
-    `response_format`, an Anthropic forced tool's `input_schema`, a Gemini `responseJsonSchema`."""
+    `response_format`, an Anthropic forced tool's `input_schema`, a Gemini `responseJsonSchema`, an
+    Ollama `format`."""
     body = body or {}
     response_format = body.get("response_format") or {}
     if response_format.get("type") == "json_schema":
@@ -64,7 +65,10 @@ def output_schema(body: Any) -> Mapping[str, Any] | None:
     if tool is not None:
         return dict(tool["input_schema"])
     gemini = (body.get("generationConfig") or {}).get("responseJsonSchema")
-    return dict(gemini) if isinstance(gemini, dict) else None
+    if isinstance(gemini, dict):
+        return dict(gemini)
+    ollama = body.get("format")
+    return dict(ollama) if isinstance(ollama, dict) else None
 
 
 def minimal_reply(body: Any) -> str:
