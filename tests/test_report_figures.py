@@ -168,7 +168,7 @@ def local_server_problems(runs: int, problems: int) -> pd.DataFrame:
         {
             "run_id": f"r{m}", "strategy": "images-to-sides", "dataset": "bongard-logo:/data/fresh",
             "model": f"openai-compatible:qwen2.5-vl-72b-instruct-awq-{m}@http://127.0.0.1:80{m}0/v1",
-            "problem": f"bongard-logo/ff_nact4_{i:04d}", "scored": 1, "failed": False,
+            "problem": f"bongard-logo/ff_nact4_{i:04d}", "scored": 1, "failed": False, "unanswered": False,
             "solved": int((i * (m + 3)) % 7 < 3), "attempts": 1, "solved_attempts": 0,
             **dict.fromkeys(UNSOLVED_COLUMNS.values(), 0),
             "tokens": 120, "cost_usd": 0.001, "judge_cost_usd": 0.0, "images": 2, "images_right": 1,

@@ -605,6 +605,7 @@ def _result_table(store: ResultsStore, run_id: str) -> Table:
         row["solved"] = unscored_text(row) if not row["n"] else row["solved"]  # not 0: nothing decided it
         row["accuracy"] = _rate(row, "accuracy")
         row["image_accuracy"] = _rate(row, "image_accuracy")
+        row["refused_share"] = "-" if row["refused_share"] is None else f"{row['refused_share']:.3f}"
         table.add_row(*(escape(_cell(row[key])) for key in RESULT_COLUMNS))
     return table
 
