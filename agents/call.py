@@ -89,6 +89,9 @@ class Usage(BaseModel):
     """Every output token, reasoning ones included (as the providers count and price them)."""
     cache_read_tokens: int = 0
     """The input tokens read from the provider's prompt cache, priced at their own rate."""
+    cache_write_tokens: int = 0
+    """The input tokens written to the provider's prompt cache (Anthropic's cache creation), priced
+    at their own rate."""
     reported: bool = True
     """False where a reply came without usage: its tokens are unknown, so is its cost."""
 
@@ -101,6 +104,7 @@ class Usage(BaseModel):
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
             cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
             reported=self.reported and other.reported,
         )
 

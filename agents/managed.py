@@ -525,14 +525,17 @@ def _described(error: BaseException) -> str:
 
 
 def _usage(message: AIMessage) -> Usage:
+    """The reply's usage; unknown where it has none, or an empty one (`usage: {}` reads as no token
+    in or out, which no request that reached a model has)."""
     usage = message.usage_metadata
-    if usage is None:
+    if usage is None or not (usage.get("input_tokens") or usage.get("output_tokens")):
         return Usage(reported=False)
-    cached = (usage.get("input_token_details") or {}).get("cache_read") or 0
+    details = usage.get("input_token_details") or {}
     return Usage(
         input_tokens=usage.get("input_tokens", 0),
         output_tokens=usage.get("output_tokens", 0),
-        cache_read_tokens=cached,
+        cache_read_tokens=details.get("cache_read") or 0,
+        cache_write_tokens=details.get("cache_creation") or 0,
     )
 
 

@@ -63,6 +63,7 @@ class PublishedPrice:
         priced = PricedUsage(
             input_tokens=usage.input_tokens,
             cache_read_tokens=usage.cache_read_tokens,
+            cache_write_tokens=usage.cache_write_tokens,
             output_tokens=usage.output_tokens,
         )
         return float(calc_price(priced, self.model_ref, provider_id=self.provider_id).total_price)

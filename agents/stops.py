@@ -3,9 +3,10 @@ it, or it was cut at the token limit.
 
 Each provider says so its own way: OpenAI a `refusal` field and the `content_filter` finish
 reason, Anthropic the `refusal` stop reason, Gemini a blocked prompt (`promptFeedback.blockReason`)
-or a SAFETY / RECITATION / BLOCKLIST... finish reason, all of them their own word for the token
-limit. Read here into one `ReplyStop`, kept with the call and counted apart from wrong answers and
-format errors, so a blank or unparseable reply says what it was.
+or a SAFETY / RECITATION / BLOCKLIST... finish reason (every one of its finish reasons is named
+here: a test holds the list to google-genai's), all of them their own word for the token limit.
+Read here into one `ReplyStop`, kept with the call and counted apart from wrong answers and format
+errors, so a blank or unparseable reply says what it was.
 """
 
 from __future__ import annotations
@@ -28,6 +29,19 @@ BLOCKING_REASONS = frozenset(
         "IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT", "IMAGE_RECITATION",
     }
 )  # fmt: skip
+SERVICE_STOPS = frozenset(
+    {"LANGUAGE", "OTHER", "IMAGE_OTHER", "NO_IMAGE", "MODEL_ARMOR", "ESCALATION", "PUP_LIMITED_DISABLED"}
+)
+"""Gemini's other reasons for ending a reply the model did not finish, none of them its answer: an
+unsupported language, an unnamed cause, its own guards; read as blocked."""
+UNFINISHED_REASONS = frozenset(
+    {
+        "MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS",
+        "MISSING_THOUGHT_SIGNATURE", "MALFORMED_RESPONSE", "CONTINUATION",
+    }
+)  # fmt: skip
+"""Gemini's reasons for a reply that ended malformed or unfinished (a structured answer's function
+call it could not form...): read as cut, since what it wrote may still be judged."""
 REFUSAL_REASONS = frozenset({"refusal"})
 """Anthropic's stop reason when its classifiers stop a reply (Claude 4 and later)."""
 CUT_CHARS = "bongard_cut_from_chars"
@@ -55,9 +69,9 @@ def reply_stop(message: AIMessage) -> ReplyStop | None:
     said = f"{field} {reason}"
     if reason in REFUSAL_REASONS:
         return ReplyStop("refused", said)
-    if reason in BLOCKING_REASONS:
+    if reason in BLOCKING_REASONS | SERVICE_STOPS:
         return ReplyStop("blocked", said)
-    if reason in TOKEN_LIMIT_REASONS:
+    if reason in TOKEN_LIMIT_REASONS | UNFINISHED_REASONS:
         return ReplyStop("cut", said)
     if CUT_CHARS in metadata:
         return ReplyStop("cut", f"reply of {metadata[CUT_CHARS]} characters cut at max_reply_chars")

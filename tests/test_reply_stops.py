@@ -11,10 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.messages import AIMessage
 
 from agents.call import AgentReply, CallSpec
 from agents.managed import ManagedAgent
 from agents.registry import resolve_agent
+from agents.stops import reply_stop
 from datasets_io.problem import Concept
 from datasets_io.records import StopKind
 from judges.llm_judge import LLMJudge
@@ -22,6 +24,8 @@ from judges.styles import JudgeStyle
 from tests.agent_calls import FAST_RETRIES, Rule, ask
 from tests.standins.protocols import (
     REFUSAL_TEXT,
+    TOKENS_IN,
+    TOKENS_OUT,
     AnthropicMessages,
     GeminiGenerateContent,
     OllamaChat,
@@ -60,6 +64,9 @@ REASONS: dict[tuple[str, str], str] = {
     ("gemini", "length"): "finish_reason MAX_TOKENS",
     ("gemini", "SAFETY"): "finish_reason SAFETY",
     ("gemini", "RECITATION"): "finish_reason RECITATION",
+    ("gemini", "LANGUAGE"): "finish_reason LANGUAGE",
+    ("gemini", "OTHER"): "finish_reason OTHER",
+    ("gemini", "MALFORMED_FUNCTION_CALL"): "finish_reason MALFORMED_FUNCTION_CALL",
     ("gemini", "prompt_blocked"): "prompt blocked: SAFETY",
     ("ollama", "length"): "done_reason length",
 }
@@ -123,6 +130,53 @@ def test_a_reply_without_usage_has_unknown_tokens_and_cost(serve: Callable[..., 
     reply = ask(serve(name, usage=False).agent(), "Solve.")
     assert reply.usage.reported is False
     assert reply.cost_usd is None  # openai:gpt-4o-mini and gemini-2.5-flash have published prices
+
+
+@pytest.mark.parametrize("name", ["openai", "openai-compatible"])
+def test_an_empty_usage_is_unknown_never_free(serve: Callable[..., Served], name: str) -> None:
+    """`usage: {}` (some gateways send it) reads as no token in or out: unknown, on every path."""
+    reply = ask(serve(name, empty_usage=True).agent(), "Solve.")
+    assert (reply.usage.reported, reply.cost_usd) == (False, None)
+
+
+def test_a_blocked_gemini_prompt_keeps_the_prompt_tokens_it_is_billed_for(
+    serve: Callable[..., Served],
+) -> None:
+    served = serve("gemini")
+    served.server.finish_reason = "prompt_blocked"
+    reply = ask(served.agent(), "Solve.")
+    assert (reply.stop, reply.usage.reported, reply.usage.input_tokens) == ("blocked", True, TOKENS_IN)
+    assert reply.cost_usd is not None and reply.cost_usd > 0
+
+
+def test_every_gemini_finish_reason_but_stop_is_named_in_the_replys_stop() -> None:
+    from google.genai.types import FinishReason
+
+    normal = {"STOP", "FINISH_REASON_UNSPECIFIED"}
+    for reason in FinishReason:
+        stop = reply_stop(AIMessage("", response_metadata={"finish_reason": reason.name}))
+        assert (stop is None) == (reason.name in normal), reason.name
+        assert stop is None or stop.reason == f"finish_reason {reason.name}"
+
+
+def test_anthropic_cache_writes_are_priced_at_their_published_rate(serve: Callable[..., Served]) -> None:
+    from genai_prices import Usage as PricedUsage
+    from genai_prices import calc_price
+
+    reply = ask(serve("anthropic", cache_write=2000).agent(), "Solve.")
+    assert reply.usage.cache_write_tokens == 2000
+    written = calc_price(
+        PricedUsage(input_tokens=reply.usage.input_tokens, cache_write_tokens=2000, output_tokens=TOKENS_OUT),
+        "claude-sonnet-4-6",
+        provider_id="anthropic",
+    )
+    as_input = calc_price(
+        PricedUsage(input_tokens=reply.usage.input_tokens, output_tokens=TOKENS_OUT),
+        "claude-sonnet-4-6",
+        provider_id="anthropic",
+    )
+    assert reply.cost_usd == pytest.approx(float(written.total_price))
+    assert reply.cost_usd > float(as_input.total_price)  # a cache write costs more than a plain input token
 
 
 def test_a_priced_reply_with_usage_has_a_cost(serve: Callable[..., Served]) -> None:

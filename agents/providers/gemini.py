@@ -7,6 +7,7 @@ from functools import cache
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage
 
 from agents.images import ImageLimits
 from agents.limits import RateLimits
@@ -21,6 +22,7 @@ NO_SDK_RETRIES = 1
 def build(model: str, params: AgentParams) -> BaseChatModel:
     from langchain_google_genai import ChatGoogleGenerativeAI
 
+    _keep_blocked_prompt_usage()
     key = next((os.environ[name] for name in KEY_ENV if os.environ.get(name)), None)
     settings: dict[str, Any] = {
         "model": model,
@@ -39,6 +41,33 @@ def build(model: str, params: AgentParams) -> BaseChatModel:
     # temperature None when none is set: the integration's own default (0.7) would go out as if the
     # run had chosen it, where the protocol says "each API's defaults"
     return chat(**{**chosen, "temperature": params.temperature})
+
+
+@cache
+def _keep_blocked_prompt_usage() -> None:
+    """A blocked prompt's reply (no candidate, `promptFeedback.blockReason`) keeps the prompt tokens
+    Google bills for it: langchain-google-genai (4.4) reads its usage, then answers the empty reply
+    without it, so the call's tokens and cost read as unknown. Its converter is wrapped once per
+    process to put that usage back; every other reply passes through unchanged."""
+    from langchain_google_genai import chat_models
+
+    convert = chat_models._response_to_result
+
+    def with_blocked_usage(response: Any, stream: bool = False, prev_usage: Any = None) -> Any:
+        result = convert(response, stream, prev_usage)
+        usage = response.usage_metadata
+        if response.candidates or stream or usage is None or not usage.prompt_token_count:
+            return result
+        for generation in result.generations:
+            if isinstance(generation.message, AIMessage):
+                generation.message.usage_metadata = {
+                    "input_tokens": usage.prompt_token_count,
+                    "output_tokens": 0,
+                    "total_tokens": usage.prompt_token_count,
+                }
+        return result
+
+    chat_models._response_to_result = with_blocked_usage
 
 
 SCHEMA_MAPS = ("properties", "$defs", "definitions")

@@ -219,7 +219,8 @@ class OpenAIChat:
 
     Finish forms (`StandInServer.finish_reason`): `stop`, `length`; `refusal` (the message's
     `refusal` field, no content, as structured outputs refuse); `content_filter` (no content).
-    `usage=False`: replies without usage, as some OpenAI-compatible servers send them; `counts`: usage
+    `usage=False`: replies without usage, as some OpenAI-compatible servers send them; `empty_usage`:
+    replies whose usage is `{}`, as some gateways send it; `counts`: usage
     counted from the request and the reply (`tests.standins.token_counts`), not fixed. Every body is
     checked against the openai SDK's own request types (`tests/standins/openai_body.py`): a key
     the API does not know, or a part of the wrong shape, is refused with its 400."""
@@ -235,10 +236,12 @@ class OpenAIChat:
         usage: bool = True,
         counts: Callable[[Any, str], tuple[int, int]] | None = None,
         refuses: Mapping[str, Collection[str]] | None = None,
+        empty_usage: bool = False,
     ) -> None:
         self.usage = usage
         self.counts = counts
         self.refuses = refuses or {}
+        self.empty_usage = empty_usage
 
     def handles(self, method: str, path: str) -> bool:
         return method == "POST" and path.endswith("/chat/completions")
@@ -275,7 +278,7 @@ class OpenAIChat:
                         }
                     ],
                 }
-                | ({"usage": usage} if self.usage else {})
+                | ({"usage": {} if self.empty_usage else usage} if self.usage else {})
             )
         )
 
@@ -285,9 +288,14 @@ class AnthropicMessages:
     4.5+ request with both `temperature` and `top_p` is refused as the Messages API refuses it.
 
     Finish forms: `stop`, `length` (stop_reason max_tokens), `refusal` (stop_reason refusal, no
-    content: Claude's classifiers stopped the reply)."""
+    content: Claude's classifiers stopped the reply). `cache_write`: input tokens each reply says it
+    wrote to the prompt cache (`cache_creation_input_tokens`, counted in the input as the SDK counts
+    them)."""
 
     STOPS: ClassVar[Mapping[str, StopKind]] = {"length": "cut", "refusal": "refused"}
+
+    def __init__(self, cache_write: int = 0) -> None:
+        self.cache_write = cache_write
 
     def handles(self, method: str, path: str) -> bool:
         return method == "POST" and path.endswith("/v1/messages")
@@ -330,7 +338,11 @@ class AnthropicMessages:
                     "content": content,
                     "stop_reason": stop,
                     "stop_sequence": None,
-                    "usage": {"input_tokens": TOKENS_IN, "output_tokens": TOKENS_OUT},
+                    "usage": {
+                        "input_tokens": TOKENS_IN,
+                        "output_tokens": TOKENS_OUT,
+                        "cache_creation_input_tokens": self.cache_write,
+                    },
                 }
             )
         )
@@ -344,16 +356,21 @@ to v1beta; any other path is a 404 there, and so here."""
 class GeminiGenerateContent:
     """POST /{v1,v1beta,v1alpha}/models/MODEL:generateContent.
 
-    Finish forms: `stop`, `length` (MAX_TOKENS); `SAFETY` and `RECITATION` (a candidate without
-    content, stopped by that filter); `prompt_blocked` (no candidate at all: the prompt was blocked,
-    `promptFeedback.blockReason` SAFETY, usage for the prompt only). `usage=False`: no usageMetadata."""
+    Finish forms: `stop`, `length` (MAX_TOKENS); `SAFETY`, `RECITATION`, `LANGUAGE`, `OTHER` and
+    `MALFORMED_FUNCTION_CALL` (a candidate without content, ended for that reason); `prompt_blocked`
+    (no candidate at all: the prompt was blocked, `promptFeedback.blockReason` SAFETY, usage for the
+    prompt only). `usage=False`: no usageMetadata."""
 
     STOPS: ClassVar[Mapping[str, StopKind]] = {
         "length": "cut",
         "SAFETY": "blocked",
         "RECITATION": "blocked",
+        "LANGUAGE": "blocked",
+        "OTHER": "blocked",
+        "MALFORMED_FUNCTION_CALL": "cut",
         "prompt_blocked": "blocked",
     }
+    EMPTY_FINISHES = ("SAFETY", "RECITATION", "LANGUAGE", "OTHER", "MALFORMED_FUNCTION_CALL")
 
     def __init__(self, usage: bool = True) -> None:
         self.usage = usage
@@ -379,12 +396,14 @@ class GeminiGenerateContent:
         }
         candidate: dict[str, Any] = {
             "content": {"parts": [{"text": text}], "role": "model"},
-            "finishReason": {"length": "MAX_TOKENS", "SAFETY": "SAFETY", "RECITATION": "RECITATION"}.get(
-                finish, "STOP"
-            ),
+            "finishReason": "MAX_TOKENS"
+            if finish == "length"
+            else finish
+            if finish in self.EMPTY_FINISHES
+            else "STOP",
             "index": 0,
         }
-        if finish in ("SAFETY", "RECITATION"):
+        if finish in self.EMPTY_FINISHES:
             del candidate["content"]
         reply: dict[str, Any] = {"modelVersion": "standin"}
         if finish == "prompt_blocked":
