@@ -27,6 +27,7 @@ KEY = "sk-standin-key-0123456789abcdef"
 STRATEGIES = (
     ("image-to-side", "bongard-rwr", "31"),  # Bongard-RWR+: temperature 0.5
     ("concept-selection", "bongard-rwr", "31"),  # Bongard-RWR+: temperature 0.5
+    ("images-to-sides", "bongard-rwr", "31"),  # on Bongard-RWR, Bongard-RWR+'s: temperature 0.5
     ("direct-rule-learning", "bongard-classic", "2"),  # the cognitive paradigms: temperature 0
     ("open-ended", "bongard-classic", "2"),  # Bongard in Wonderland: replies of up to 2048 tokens
 )

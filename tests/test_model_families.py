@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.model_families import FAMILIES, DecodingRefused, family_of, fit_decoding
+from agents.model_families import FAMILIES, DecodingRefused, family_of, fit_decoding, markdown_row
 from results.store import STORE_FILE, ResultsStore
 from tests.cli import run_bongard
 from tests.standins.protocols import AnthropicMessages, OpenAIChat
@@ -310,10 +310,16 @@ def test_claude_4_5_with_a_top_p_sends_no_temperature_and_says_so(
     assert json.dumps(dropped).count("not sent") == 1
 
 
-def test_the_documented_table_names_every_family() -> None:
+def test_the_documented_tables_give_every_family_as_the_code_has_it_and_a_source_for_each_row() -> None:
     page = (Path(__file__).resolve().parent.parent / "docs" / "agents.md").read_text(encoding="utf-8")
     for family in FAMILIES:
-        assert f"| {family.name} | `{family.providers[0]}` |" in page, family.name
+        assert markdown_row(family) in page.splitlines(), family.name
+        assert family.source, family.name
+    others = page.split("| family | provider | models | what it refuses | what is sent instead | source |")[1]
+    rows = [line for line in others.strip().split("\n\n")[0].splitlines()[1:]]
+    assert len(rows) == 4
+    for row in rows:
+        assert row.rstrip(" |").rsplit(" | ", 1)[1].strip(), row  # a source in the last cell
 
 
 def test_judges_take_parameters_as_agents_do(
