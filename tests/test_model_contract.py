@@ -87,7 +87,9 @@ def test_current_models_are_sent_no_request_their_api_refuses(
 
 @pytest.fixture
 def future_model() -> Iterator[StandInServer]:
-    refusing = OpenAIChat(refuses={"future-model-x": ("temperature", "top_p")})
+    refusing = OpenAIChat(
+        refuses={"future-model-x": ("temperature", "top_p"), "future-judge-y": ("temperature",)}
+    )
     with StandInServer(refusing, responder=minimal_reply) as server:
         yield server
 
@@ -137,6 +139,24 @@ def test_a_model_no_table_knows_learns_what_it_refuses_once_and_the_next_run_sta
     assert "drop -M top_p" in refused.stderr and len(list(future_model.model_requests())) == before + 4
     forgot = run_bongard("agents", spec, "--forget", "--home", tmp_path)
     assert "forgot 2 learned rule(s)" in forgot.stdout
+
+
+@pytest.mark.usefixtures("keys")
+def test_a_judge_no_table_knows_learns_what_it_refuses_and_the_judging_says_so(
+    future_model: StandInServer, shared_data: Path, tmp_path: Path
+) -> None:
+    """A judge decides at temperature 0: future-judge-y refuses it, once."""
+    url = f"{future_model.url}/v1"
+    ran = run_bongard(
+        "run", "--strategy", "direct", "--model", "perception", "--dataset", "bongard-classic",
+        "--problems", "1-3", "--data-dir", shared_data, "--home", tmp_path,
+        "--judges", "openai:future-judge-y", "-J", f"base_url={url}",
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "learned: openai:future-judge-y refused temperature" in " ".join(ran.stdout.split())
+    statuses = [request.status for request in future_model.model_requests()]
+    assert statuses[0] == 400 and statuses.count(400) == 1  # then every request without it
+    assert statuses.count(200) == 3 * 2  # three answers, each reply without a verdict re-asked once
 
 
 class _Refused(Exception):

@@ -57,6 +57,8 @@ class JudgingReport:
     human_agreement: dict[str, float] | None = None
     decoding_dropped: list[str] = field(default_factory=list)
     """Each judge's decoding (temperature 0) its model cannot take, not sent, and why."""
+    learned: list[str] = field(default_factory=list)
+    """What a judge's API refused that no table knew, learned during this judging (`agents.learned_rules`)."""
 
     def per_judge(self) -> dict[str, Counter[str]]:
         counts: dict[str, Counter[str]] = {name: Counter() for name in self.judges}
@@ -83,6 +85,7 @@ class JudgingReport:
         if self.decisions:
             lines.append(f"  judging {self.name}: the run's latest, the one its counts use now")
         lines.extend(f"  decoding: {note}" for note in self.decoding_dropped)
+        lines.extend(f"  learned: {note}" for note in self.learned)
         if self.failed:
             lines.append(
                 f"  undecided, a judge call failed for good: {len(self.failed)} answer(s); judge again to "
@@ -184,6 +187,7 @@ async def judge_run(
             continue
         tasks.append(one(problem, attempt, candidate_texts(answer)))
     await asyncio.gather(*tasks)
+    report.learned = [note for judge in judges if isinstance(judge, LLMJudge) for note in judge.agent.learned]
     if human_csv is not None:
         human = read_human_labels(human_csv)
         texts = {(p, a): ans.text for p, a, ans in store.answer_records(run_id)}
