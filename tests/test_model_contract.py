@@ -79,7 +79,10 @@ def test_current_models_are_sent_no_request_their_api_refuses(
             if strategy == "open-ended":
                 assert "answers judged" in ran.stdout, ran.stdout
         statuses = [request.status for request in server.model_requests()]
+        temperatures = {request.body.get("temperature") for request in server.model_requests()}
     assert statuses and set(statuses) == {200}, [r.body for r in server.model_requests() if r.status != 200]
+    if spec == "openai:gpt-5.2":  # the papers' temperatures reach it, at its default effort
+        assert {0, 0.5} <= temperatures
     if isinstance(protocol, GeminiGenerateContent):  # the paper's temperature went out, and was said
         assert protocol.warnings
         assert "Google: lower values may loop or degrade reasoning" in " ".join(ran.stdout.split())

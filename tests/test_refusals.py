@@ -30,7 +30,7 @@ def test_refused_answers_are_never_judged_and_count_unsolved_beside_a_refused_sh
         StandInServer(OpenAIChat(), responder=judged_ok) as judge,
     ):
         model.finisher = lambda index: "refusal" if index < REFUSED_PROBLEMS else "stop"
-        judge.finisher = lambda index: "refusal" if index == 0 else "stop"  # refuses the first answer
+        judge.finisher = lambda index: "refusal" if index == first_request_of(judge, "first") else "stop"
         judges = f"openai-compatible:first@{judge.url}/v1,openai-compatible:second@{judge.url}/v1"
         ran = run_bongard(
             "run", "--strategy", "direct", "--model", f"openai-compatible:m@{model.url}/v1",
@@ -65,6 +65,11 @@ def test_refused_answers_are_never_judged_and_count_unsolved_beside_a_refused_sh
     assert (row["n"], row["solved"], row["accuracy"], row["refused_share"]) == ("5", "3", "0.6", "0.4")
     assert (row["answered"], row["answered_accuracy"]) == ("3", "1.0")
     assert "refused_share" in compared.stdout and "answered_accuracy" in compared.stdout
+
+
+def first_request_of(server: StandInServer, model: str) -> int | None:
+    """The index of the first request naming `model` (the judges are asked concurrently)."""
+    return next((i for i, request in enumerate(server.requests) if request.body.get("model") == model), None)
 
 
 def judge_url(judges: str) -> str:
