@@ -10,6 +10,7 @@ next run leaves the key out from its first call and says so, and `bongard agents
 from __future__ import annotations
 
 import re
+import shlex
 import sqlite3
 import time
 from collections.abc import Collection, Iterator
@@ -19,6 +20,7 @@ from pathlib import Path
 
 from agents.retry import status_code
 from datasets_io.sqlite_errors import LEARNED, SQLiteFileError
+from datasets_io.workspace import workspace_home
 
 LEARNED_FILE = "learned_rules.sqlite"
 LEARNABLE = ("temperature", "top_p", "seed", "reasoning_effort")
@@ -126,3 +128,14 @@ class LearnedRules:
         """Delete `spec`'s rules (its next run sends every key again); how many went."""
         with self._connected() as connection:
             return connection.execute("DELETE FROM refused_keys WHERE spec = ?", (spec,)).rowcount
+
+
+def workspace_rules(home: Path | None) -> LearnedRules:
+    """The learned rules of the workspace at `home` (the default workspace where None)."""
+    return LearnedRules(workspace_home(home) / LEARNED_FILE)
+
+
+def forget_command(spec: str, home: Path | None) -> str:
+    """The command that forgets `spec`'s learned rules in the same workspace, ready to paste."""
+    where = f" --home {shlex.quote(str(home))}" if home is not None else ""
+    return f"bongard agents {shlex.quote(spec)} --forget{where}"

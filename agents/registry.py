@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
 from agents.cache import ReplyCache, ResponseCache
-from agents.learned_rules import LEARNED_FILE, LearnedRule, LearnedRules
+from agents.learned_rules import LearnedRule, LearnedRules, forget_command, workspace_rules
 from agents.managed import ManagedAgent
 from agents.model_families import DecodingRefused, Fitted, fit_decoding
 from agents.pricing import Price, Pricing, find_price
@@ -121,7 +121,7 @@ def check_agent(
     family cannot take or the model was learned to refuse (in the workspace at `home`), not sent,
     with why. A run calls it before it is stored."""
     load_env_file()
-    provider, _, _, dropped = _checked(spec, params, config, defaults, learned_rules(spec, home))
+    provider, _, _, dropped = _checked(spec, params, config, defaults, workspace_rules(home), home)
     _check_ready(provider)
     return dropped
 
@@ -136,12 +136,7 @@ def dropped_decoding(
 ) -> list[str]:
     """`check_agent` without its readiness: the parameters checked, each default the model's family
     cannot take named, whether or not its package is installed or its key set (a plan's check)."""
-    return _checked(spec, params, config, defaults, learned_rules(spec, home))[3]
-
-
-def learned_rules(spec: str, home: Path | None) -> list[LearnedRule]:
-    """What `spec` was learned to refuse, in the workspace at `home` (`agents.learned_rules`)."""
-    return LearnedRules(workspace_home(home) / LEARNED_FILE).for_spec(spec)
+    return _checked(spec, params, config, defaults, workspace_rules(home), home)[3]
 
 
 def _check_ready(provider: Provider) -> None:
@@ -173,13 +168,18 @@ def _checked(
     params: Mapping[str, Any] | None,
     config: AgentConfig | None,
     defaults: Mapping[str, Any] | None = None,
-    learned: Sequence[LearnedRule] = (),
+    rules: LearnedRules | None = None,
+    home: Path | None = None,
 ) -> tuple[Provider, str, AgentParams, list[str]]:
+    """The provider, model, checked parameters and decoding notes of `spec`; with `rules`, less what
+    the model was learned to refuse (the workspace at `home`, named in the hint to forget it)."""
     provider_name, model = split_spec(spec)
     provider = get_provider(provider_name)
     chosen = {**(config or {}).get("*", {}), **(config or {}).get(spec, {}), **(params or {})}
+    learned = rules.for_spec(spec) if rules is not None else []
     try:
-        fitted = without_learned(fit_decoding(provider_name, model, chosen, defaults or {}), chosen, learned)
+        fitted = fit_decoding(provider_name, model, chosen, defaults or {})
+        fitted = without_learned(fitted, chosen, learned, home)
     except DecodingRefused as error:
         raise AgentSpecError(str(error)) from None
     try:
@@ -189,13 +189,15 @@ def _checked(
         raise AgentSpecError(f"{spec}: {problems}") from None
 
 
-def without_learned(fitted: Fitted, chosen: Mapping[str, Any], learned: Sequence[LearnedRule]) -> Fitted:
+def without_learned(
+    fitted: Fitted, chosen: Mapping[str, Any], learned: Sequence[LearnedRule], home: Path | None = None
+) -> Fitted:
     """`fitted` less each key the model was learned to refuse: a default left out with a note, a key
     the user set refused in one line (as a key the family table names is)."""
     for rule in learned:
         if chosen.get(rule.key) is not None:
             raise DecodingRefused(
-                f"{rule.note()}: drop -M {rule.key}, or `bongard agents {rule.spec} --forget` to try it again"
+                f"{rule.note()}: drop -M {rule.key}, or `{forget_command(rule.spec, home)}` to try it again"
             )
     dropped = [rule for rule in learned if fitted.params.get(rule.key) is not None]
     if not dropped:
@@ -241,8 +243,8 @@ def resolve_agent(
     attached. Parameters merge as in `check_agent_params`; the defaults left out are the agent's
     `dropped_decoding`."""
     load_env_file()
-    rules = LearnedRules(workspace_home(home) / LEARNED_FILE)
-    provider, model, agent_params, dropped = _checked(spec, params, config, defaults, rules.for_spec(spec))
+    rules = workspace_rules(home)
+    provider, model, agent_params, dropped = _checked(spec, params, config, defaults, rules, home)
     _check_ready(provider)
     try:
         inner = provider.build(model, agent_params)

@@ -22,14 +22,14 @@ REFUSAL_STOPS: tuple[StopKind, ...] = ("refused", "blocked")
 """Stops that leave no answer to judge: a refusal, a safety or recitation block (a reply cut off at
 its token limit may still hold one)."""
 STOP_KINDS: tuple[StopKind, ...] = ("refused", "blocked", "cut")
-"""In the order an item's outcome takes them: an item with a refused call and a cut one was refused."""
+"""The ways a call can stop short; an item takes its last call's (`results.store.ITEM_STOP`)."""
 STOP_WORDS: dict[StopKind, str] = {"refused": "refused", "blocked": "blocked", "cut": "cut off"}
 """How each stop reads as an item's outcome."""
 ItemOutcome = Literal[
     "solved", "wrong", "format error", "refused", "blocked", "cut off", "unjudged", "failed"
 ]
 """What became of an item, in one word (`results.store.ITEM_OUTCOME` decides it): a failure, or
-solved; else why not: a call refused, blocked or cut off, a reply that did not parse, a wrong answer,
+solved; else why not: its last call refused, blocked or cut off, a reply that did not parse, a wrong answer,
 or a free-form answer no judging has decided yet."""
 STOPPED_OUTCOMES: tuple[ItemOutcome, ...] = ("refused", "blocked", "cut off")
 

@@ -226,9 +226,12 @@ ITEM_SOLVED = f"""(i.correct = 1 OR EXISTS (
 """SQL for `items i`: a classification answer that is correct, or a free-form answer accepted by the
 judging named `:judging`, or when that is NULL by the run's latest (so judging again with a stricter
 judge can lower a score, not only raise it)."""
+LAST_STOP = """(SELECT c.stop FROM calls c WHERE c.run_id = i.run_id AND c.problem = i.problem
+    AND c.attempt = i.attempt ORDER BY c.seq DESC LIMIT 1)"""
+"""SQL for `items i`: how its last call stopped, the call its answer came from (NULL for none). An
+earlier call a strategy got past (a refused describe step, say) does not decide the item."""
 REFUSAL_LIST = ", ".join(f"'{stop}'" for stop in REFUSAL_STOPS)
-ITEM_REFUSAL = f"""((SELECT c.stop FROM calls c WHERE c.run_id = i.run_id AND c.problem = i.problem
-    AND c.attempt = i.attempt ORDER BY c.seq DESC LIMIT 1) IN ({REFUSAL_LIST}))"""
+ITEM_REFUSAL = f"({LAST_STOP} IN ({REFUSAL_LIST}))"
 """SQL for `items i`: its answer is a refusal or a block (its last call stopped so): no judge sees it."""
 ITEM_SCORED = f"""(i.status = 'done' AND (i.correct IS NOT NULL OR {ITEM_REFUSAL} OR EXISTS (
     SELECT 1 FROM decisions d
@@ -238,15 +241,15 @@ ITEM_SCORED = f"""(i.status = 'done' AND (i.correct IS NOT NULL OR {ITEM_REFUSAL
 answer scores itself (`correct`; a reply that did not parse is wrong); a free-form answer has a score
 only once the counting judging decided it, whatever its format, or when it is a refusal (unsolved,
 never judged). A failed item has none: it is counted apart, outside n."""
-ITEM_STOP = f"""(SELECT CASE {
-    " ".join(f"WHEN SUM(c.stop = '{kind}') > 0 THEN '{STOP_WORDS[kind]}'" for kind in STOP_KINDS)
-} END
-    FROM calls c WHERE c.run_id = i.run_id AND c.problem = i.problem AND c.attempt = i.attempt)"""
-"""SQL for `items i`: the first of refused, blocked, cut off among its calls' stops; NULL for none."""
+ITEM_STOP = f"""(CASE {LAST_STOP} {
+    " ".join(f"WHEN '{kind}' THEN '{STOP_WORDS[kind]}'" for kind in STOP_KINDS)
+} END)"""
+"""SQL for `items i`: refused, blocked or cut off where its last call stopped so (the same rule that
+keeps a refusal from the judges, `ITEM_REFUSAL`); NULL for none."""
 ITEM_OUTCOME = f"""(CASE WHEN i.status = 'failed' THEN 'failed' WHEN {ITEM_SOLVED} THEN 'solved'
     ELSE COALESCE({ITEM_STOP}, CASE WHEN i.parse_status = 'failed' AND i.correct = 0 THEN 'format error'
     WHEN {ITEM_SCORED} THEN 'wrong' ELSE 'unjudged' END) END)"""
-"""SQL for `items i`: its `ItemOutcome`. An unsolved item a call of which was refused, blocked or cut
+"""SQL for `items i`: its `ItemOutcome`. An unsolved item whose last call was refused, blocked or cut
 off is counted as that, apart from format errors and wrong answers (it still counts as unsolved). A
 format error is an exactly scored reply that did not parse; a free-form answer's format is shown
 beside its verdict (`parse_status`), never as one."""

@@ -9,6 +9,8 @@ learns both at one extra request each, and its next run sends neither.
 
 from __future__ import annotations
 
+import re
+import shlex
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -140,7 +142,9 @@ def test_a_model_no_table_knows_learns_what_it_refuses_once_and_the_next_run_sta
     )  # fmt: skip
     assert refused.returncode == 2 and f"{spec} refused top_p" in refused.stderr
     assert "drop -M top_p" in refused.stderr and len(list(future_model.model_requests())) == before + 4
-    forgot = run_bongard("agents", spec, "--forget", "--home", tmp_path)
+    hint = re.search(r"`bongard (agents [^`]+ --forget --home [^`]+)`", refused.stderr)
+    assert hint is not None, refused.stderr  # the workspace the rule is in, named
+    forgot = run_bongard(*shlex.split(hint[1]))
     assert "forgot 2 learned rule(s)" in forgot.stdout
 
 

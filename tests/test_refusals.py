@@ -75,3 +75,39 @@ def first_request_of(server: StandInServer, model: str) -> int | None:
 def judge_url(judges: str) -> str:
     """The first judge's URL, as its spec names it."""
     return judges.split(",")[0].split("@", 1)[1]
+
+
+def judged_wrong(body: Any) -> str:
+    return "The answer misses the concept.\nEVALUATION: WRONG"
+
+
+def test_a_refused_early_call_a_strategy_got_past_leaves_its_answer_judged_and_answered(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    """An item is refused where its last call was (the call its answer came from), in the judging,
+    the outcome and the refused share alike: one rule, not one per report."""
+    with (
+        StandInServer(OpenAIChat(), responder=lambda body: ANSWER) as model,
+        StandInServer(OpenAIChat(), responder=judged_wrong) as judge,
+    ):
+        model.finisher = lambda index: "refusal" if index == 0 else "stop"
+        ran = run_bongard(
+            "run", "--strategy", "descriptive", "--model", f"openai-compatible:m@{model.url}/v1",
+            "--dataset", "bongard-classic", "--problems", "1", "--concurrency", "1",
+            "--data-dir", shared_data, "--home", tmp_path, "--judges", f"openai-compatible:j@{judge.url}/v1",
+        )  # fmt: skip
+        calls = len(list(model.model_requests()))
+        judged = len(list(judge.model_requests()))
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert calls > 1 and judged == 1  # the describe call was refused; the answer after it was judged
+    store = ResultsStore(tmp_path / STORE_FILE)
+    run_id = store.resolve_run("latest")
+    with store.reading() as db:
+        stops = [row[0] for row in db.execute("SELECT stop FROM calls ORDER BY seq").fetchall()]
+    assert stops[0] == "refused" and stops[-1] != "refused"
+    summary = store.summary(run_id)
+    assert (summary.scored, summary.solved, summary.stopped) == (1, 0, {})  # wrong, not refused
+    compared = run_bongard("compare", run_id, "--out", tmp_path / "report", "--home", tmp_path)
+    assert compared.returncode == 0, compared.stderr
+    [row] = list(csv.DictReader((tmp_path / "report" / "comparison.csv").open(encoding="utf-8")))
+    assert (row["solved"], row["refused_share"]) == ("0", "0.0")

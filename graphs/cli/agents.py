@@ -76,12 +76,12 @@ def list_agents(
 
 def _show_model(spec: str, forget: bool, home: Path | None) -> None:
     """A model's parameters, its family's rule with its source, and its learned rules (or forget them)."""
-    from agents.learned_rules import LEARNED_FILE, LearnedRules
+    from agents.learned_rules import forget_command, workspace_rules
     from agents.model_families import family_of
     from agents.registry import get_provider, split_spec
 
     provider_name, model = split_spec(spec)
-    rules = LearnedRules(workspace_home(home) / LEARNED_FILE)
+    rules = workspace_rules(home)
     if forget:
         console.print(f"forgot {rules.forget(spec)} learned rule(s) of {escape(spec)}")
         return
@@ -98,7 +98,7 @@ def _show_model(spec: str, forget: bool, home: Path | None) -> None:
     for rule in learned:
         console.print(f"learned: {escape(rule.note())}", highlight=False)
     if learned:
-        console.print(f"`bongard agents {escape(spec)} --forget` sends them again")
+        console.print(f"`{escape(forget_command(spec, home))}` sends them again", highlight=False)
 
 
 def params_table(model: type[BaseModel]) -> Table:

@@ -47,7 +47,7 @@ ItemVerdict = Literal["solved", "wrong", "unjudged", "failed"]
 Shown = Literal["all", "solved", "unsolved", "wrong", "stopped", "unjudged", "failed"]
 SHOWN: tuple[Shown, ...] = get_args(Shown)
 """The run page's filters: `unsolved` is every done item not solved (wrong or not judged yet);
-`stopped` the unsolved items a call of which was refused, blocked or cut off."""
+`stopped` the unsolved items whose last call was refused, blocked or cut off."""
 COMPARED_POLICIES = ("all", "any", "majority")
 
 
