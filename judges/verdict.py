@@ -24,6 +24,12 @@ class Decision(BaseModel):
     counts: dict[VerdictLabel, int] = Field(default_factory=dict)
     verdicts: list[Verdict] = Field(default_factory=list)
 
+    @property
+    def decided(self) -> bool:
+        """Whether some judge voted (ok or wrong): where every one abstained or refused, the answer
+        is not wrong but unjudged."""
+        return any(verdict.label in ("ok", "wrong") for verdict in self.verdicts)
+
 
 def check_policy(policy: str, judges: int | None = None) -> str:
     """`vote:K`, `majority`, `all` or `any`; anything else is refused with the choices, and so is

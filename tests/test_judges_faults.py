@@ -26,6 +26,7 @@ from judges.styles import JudgeStyle
 from tests.cli import run_bongard
 from tests.standins.gullible_judge import GullibleJudge, as_seen
 from tests.standins.protocols import OpenAIChat
+from tests.standins.schema_replies import RUBRIC_OK
 from tests.standins.server import Fault, Recorded, Responder, StandInServer
 from tests.stored_runs import Stored, run_into_store
 
@@ -247,7 +248,7 @@ def stored(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Store
 
 def test_a_judge_call_that_fails_for_good_leaves_one_answer_undecided_and_named(stored: Stored) -> None:
     refused = Fault(401, body='{"error": {"message": "invalid key [/v1/keys]"}}')  # not console markup
-    with StandInServer(OpenAIChat(), lambda body: "EVALUATION: OK") as server:
+    with StandInServer(OpenAIChat(), lambda body: RUBRIC_OK) as server:
         server.faults.append(refused)  # the first judge call, whichever answer it is for
         spec = f"openai-compatible:judge@{server.url}/v1"
         result = run_bongard("judge", stored.run_id, "--judges", spec, "--home", stored.store.path.parent)

@@ -328,6 +328,9 @@ def test_judges_take_parameters_as_agents_do(
     """`bongard judge -M` reaches the judges: a gateway's base_url (not the provider's public one)
     and a temperature over the judges' 0; `bongard run --judges -J` the same."""
     url = f"{openai_standin.url}/v1"
+    openai_standin.responder = lambda body: (
+        "It names the concept.\nEVALUATION: OK" if body["model"] != "gpt-4o" else minimal_reply(body)
+    )  # the judges give a verdict: an answer no judge voted on is left unjudged
     ran = run_bongard(
         "run",
         "--strategy",

@@ -21,6 +21,7 @@ from results.store import STORE_FILE, ResultsStore
 from tests.cli import run_bongard
 from tests.mounts import made_read_only
 from tests.standins.protocols import OpenAIChat
+from tests.standins.schema_replies import RUBRIC_OK
 from tests.standins.server import Fault, StandInServer
 from tests.stored_runs import Stored, run_into_store
 
@@ -74,7 +75,7 @@ def test_judging_against_a_closed_port_exits_4(
 
 
 def test_judging_with_one_answer_left_undecided_exits_3(stored: Stored, home: Path) -> None:
-    with StandInServer(OpenAIChat(), lambda body: "EVALUATION: OK") as server:
+    with StandInServer(OpenAIChat(), lambda body: RUBRIC_OK) as server:
         server.faults.append(Fault(status=400, body='{"error": {"message": "bad request"}}'))
         judged = run_bongard(
             "judge", stored.run_id, "--judges", f"openai-compatible:judge@{server.url}/v1", "--home", home

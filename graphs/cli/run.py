@@ -329,7 +329,7 @@ def run(
     undecided = False
     if judges and stopped is None:
         report = _judge_stored(run_id, judges, policy, judge_style, None, judge_param, agent_config, home)
-        undecided = bool(report.failed)
+        undecided = bool(report.left_unjudged)
     console.print(_result_table(store, run_id))  # judged, where --judges judged it
     if summary.status != "complete":
         raise typer.Exit(EXIT_NOT_ALL_DONE if summary.done else EXIT_NONE_DONE)
@@ -813,9 +813,10 @@ def judge(
     `-M` parameters reach every agent judge whose provider takes them (a base_url, a temperature
     over the judges' 0, limits), as `bongard run`'s reach its agents.
     Exit code 0 when every free-form answer was judged, 3 when some were not (a judge call failed for
-    good), 4 when none was; a workspace it could not write is refused before any call."""
+    good, or every judge abstained), 4 when none was; a workspace it could not write is refused before
+    any call."""
     report = _judge_stored(run_id, judges, policy, style, human, param, agent_config, home)
-    if report.failed:
+    if report.left_unjudged:
         raise typer.Exit(EXIT_NOT_ALL_DONE if report.decisions else EXIT_NONE_DONE)
 
 

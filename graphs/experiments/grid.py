@@ -79,8 +79,8 @@ def run_grid(
                 break
         if experiment.judges and runner.info.judged:
             judged = _judge_cell(experiment, store, run_id, home)
-            if judged is not None and judged.failed:
-                outcome.stopped = f"{len(judged.failed)} answers of {cell.key} could not be judged"
+            if judged is not None and judged.left_unjudged:
+                outcome.stopped = f"{judged.left_unjudged} answers of {cell.key} could not be judged"
     outcome.spent_usd, outcome.unpriced_calls = records.spent(experiment.name)
     return outcome
 

@@ -54,15 +54,23 @@ class JudgingReport:
     """Answers that are a refusal or a block (`REFUSAL_STOPS`): never judged, never paid for."""
     failed: dict[tuple[str, int], str] = field(default_factory=dict)
     """Answers left undecided because a judge call failed for good, with the error."""
+    undecided: dict[tuple[str, int], Decision] = field(default_factory=dict)
+    """Answers no judge voted on (each abstained or refused): left unjudged, not stored, never wrong."""
     human_agreement: dict[str, float] | None = None
     decoding_dropped: list[str] = field(default_factory=list)
     """Each judge's decoding (temperature 0) its model cannot take, not sent, and why."""
     learned: list[str] = field(default_factory=list)
     """What a judge's API refused that no table knew, learned during this judging (`agents.learned_rules`)."""
 
+    @property
+    def left_unjudged(self) -> int:
+        """Answers this judging leaves without a score: a judge call failed for good, or no judge voted."""
+        return len(self.failed) + len(self.undecided)
+
     def per_judge(self) -> dict[str, Counter[str]]:
+        """Each judge's verdicts, over the answers decided and those no judge voted on."""
         counts: dict[str, Counter[str]] = {name: Counter() for name in self.judges}
-        for decision in self.decisions.values():
+        for decision in [*self.decisions.values(), *self.undecided.values()]:
             for verdict in decision.verdicts:
                 counts[verdict.judge][verdict.label] += 1
         return counts
@@ -92,10 +100,21 @@ class JudgingReport:
                 "retry them (verdicts already given come from the cache)"
             )
             lines.extend(f"    {p} attempt {a}: {error}" for (p, a), error in self.failed.items())
+        if self.undecided:
+            lines.append(
+                f"  unjudged: {len(self.undecided)} answer(s) on which every judge abstained or refused "
+                "(not stored, never counted wrong)"
+            )
         for name, counts in self.per_judge().items():
+            silent = counts["abstain"] + counts["refused"]
             lines.append(
                 f"  {name}: {counts['ok']} ok, {counts['wrong']} wrong, {counts['abstain']} abstain"
                 + (f", {counts['refused']} refused to judge" if counts["refused"] else "")
+                + (
+                    f"  [gave no verdict on {silent} of {counts.total()}: check this judge]"
+                    if silent * 2 > counts.total()
+                    else ""
+                )
             )
         lines.append("  accepted: " + ", ".join(f"{p} {n}" for p, n in self.policies().items()))
         if matrix and len(self.judges) > 1:
@@ -166,13 +185,19 @@ async def judge_run(
             return
         async with slots:
             try:
+                decisions = []
                 for text in candidates:  # hypotheses: one by one, until one is accepted
-                    decision = await ensemble.judge(concept, text)
-                    if decision.ok:
+                    decisions.append(await ensemble.judge(concept, text))
+                    if decisions[-1].ok:
                         break
             except AgentCallError as error:
                 report.failed[(problem, attempt)] = str(error)
                 return
+        decided = [decision for decision in decisions if decision.decided]
+        if not decided:  # every judge abstained: unjudged, never wrong, and nothing stored
+            report.undecided[(problem, attempt)] = decisions[-1]
+            return
+        decision = decided[-1]
         store.save_judging(run_id, problem, attempt, judging, policy, decision.ok, decision.verdicts)
         report.decisions[(problem, attempt)] = decision
 

@@ -75,3 +75,7 @@ def minimal_reply(body: Any) -> str:
     """The responder: the minimal instance of the requested schema as JSON, else a plain sentence."""
     schema = output_schema(body)
     return FREE_TEXT if schema is None else json.dumps(minimal_instance(schema, schema))
+
+
+RUBRIC_OK = json.dumps({"answer": 1})
+"""A rubric judge's reply that accepts the answer (`judges.llm_judge.RubricVerdict`)."""
