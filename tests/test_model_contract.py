@@ -154,6 +154,7 @@ def test_a_judge_no_table_knows_learns_what_it_refuses_and_the_judging_says_so(
 ) -> None:
     """A judge decides at temperature 0: future-judge-y refuses it, once."""
     url = f"{future_model.url}/v1"
+    future_model.responder = lambda body: "It names the concept.\nEVALUATION: OK"
     ran = run_bongard(
         "run", "--strategy", "direct", "--model", "perception", "--dataset", "bongard-classic",
         "--problems", "1-3", "--data-dir", shared_data, "--home", tmp_path,
@@ -163,7 +164,7 @@ def test_a_judge_no_table_knows_learns_what_it_refuses_and_the_judging_says_so(
     assert "learned: openai:future-judge-y refused temperature" in " ".join(ran.stdout.split())
     statuses = [request.status for request in future_model.model_requests()]
     assert statuses[0] == 400 and statuses.count(400) == 1  # then every request without it
-    assert statuses.count(200) == 3 * 2  # three answers, each reply without a verdict re-asked once
+    assert statuses.count(200) == 3  # three answers, each judged at its first reply
 
 
 class _Refused(Exception):
