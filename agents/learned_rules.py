@@ -20,7 +20,7 @@ from pathlib import Path
 
 from agents.retry import status_code
 from datasets_io.sqlite_errors import LEARNED, SQLiteFileError
-from datasets_io.workspace import workspace_home
+from datasets_io.workspace import home_flag, workspace_home
 
 LEARNED_FILE = "learned_rules.sqlite"
 LEARNABLE = ("temperature", "top_p", "seed", "reasoning_effort")
@@ -137,5 +137,4 @@ def workspace_rules(home: Path | None) -> LearnedRules:
 
 def forget_command(spec: str, home: Path | None) -> str:
     """The command that forgets `spec`'s learned rules in the same workspace, ready to paste."""
-    where = f" --home {shlex.quote(str(home))}" if home is not None else ""
-    return f"bongard agents {shlex.quote(spec)} --forget{where}"
+    return f"bongard agents {shlex.quote(spec)} --forget{home_flag(home)}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 from pathlib import Path
 
 from datasets_io.errors import BongardError
@@ -33,3 +34,9 @@ def workspace_home(home: Path | None = None) -> Path:
             f"set {HOME_ENV} to a folder you can write"
         ) from None
     return path
+
+
+def home_flag(home: Path | None) -> str:
+    """` --home DIR` for a command printed as advice, so it acts on the workspace it was made in;
+    empty for the default workspace (the command finds it as this one did)."""
+    return f" --home {shlex.quote(str(home))}" if home is not None else ""

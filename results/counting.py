@@ -90,7 +90,7 @@ class Counting:
 
 
 DEFAULT_COUNTING = Counting()
-"""Most attempts, by each run's latest judging: what every table uses unless told otherwise."""
+"""Most attempts, by each run's counted judging: what every table uses unless told otherwise."""
 
 
 def unscored_text(row: Mapping[str, Any]) -> str:

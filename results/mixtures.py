@@ -119,7 +119,7 @@ def _voted(store: ResultsStore, run_id: str) -> list[Outcome]:
 
 
 def _judged(store: ResultsStore, run_id: str) -> list[Outcome]:
-    """A mixture of stated rules: solved is what the latest judging of each run decided (the
+    """A mixture of stated rules: solved is what the counted judging of each run decided (the
     mixture's and each member's on the same problem), every member's cost its own; none until all of
     them are judged there."""
     outcomes = []
@@ -136,6 +136,6 @@ def _judged(store: ResultsStore, run_id: str) -> list[Outcome]:
 
 
 def _member_decision(store: ResultsStore, run: str, problem: str, attempt: int) -> bool | None:
-    """The member run's latest judging on the problem (its attempt, else its first); None: not judged."""
+    """The member run's counted judging on the problem (its attempt, else its first); None: not judged."""
     decided = store.item_decision(run, problem, attempt) or store.item_decision(run, problem, 0)
     return None if decided is None else decided[0]

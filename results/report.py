@@ -3,7 +3,7 @@
 A problem counts as solved by a run when most of its attempts are solved (or
 by another `Aggregate`: any, at least K, or the mean over attempts); an
 attempt is solved when its classification answer is correct or the run's
-latest judging (or the one named by `Counting.judging`) accepted its
+counted judging (or the one named by `Counting.judging`) accepted its
 free-form answer. The table follows the case study's Tables 1
 and 4: solved problems and accuracy per strategy x model x dataset. The arithmetic is
 `results.report_rows`' (SQLite sums each problem's attempts); this module makes its rows tables.

@@ -196,6 +196,21 @@ MIGRATIONS: Sequence[str] = (
     """
     ALTER TABLE verdicts ADD COLUMN reason TEXT;
     """,
+    # Which judging counts (issue 52): chosen once (the first complete one, or one named), never by
+    # which came last, so a new judging cannot replace it silently; a run judged before keeps the
+    # judging that counted then, its latest.
+    """
+    CREATE TABLE counted_judgings (
+        run_id TEXT PRIMARY KEY,
+        judging TEXT NOT NULL,
+        how TEXT NOT NULL,
+        chosen_at REAL NOT NULL
+    );
+    INSERT INTO counted_judgings
+        SELECT run_id, judging || '@' || policy, 'the latest when judgings came to be chosen',
+               MAX(decided_at)
+        FROM decisions GROUP BY run_id;
+    """,
 )
 CALL_FIELDS = tuple(CallTrace.model_fields)
 """The `calls` columns that hold a `CallTrace`, in its field order."""
@@ -216,16 +231,25 @@ VERDICT_FIELDS = (
 )
 
 
-LATEST_JUDGING = """(SELECT l.judging || '@' || l.policy FROM decisions l WHERE l.run_id = i.run_id
-    ORDER BY l.decided_at DESC LIMIT 1)"""
-"""SQL for `items i`: the name of the run's latest judging (judges and style, and policy)."""
+def counted_judging_of(run: str) -> str:
+    """SQL for the name of the judging that counts for the run `run` (an SQL expression): the one
+    chosen (`counted_judgings`: the first complete, or one named) while its decisions are stored,
+    else the first."""
+    return f"""COALESCE((SELECT c.judging FROM counted_judgings c WHERE c.run_id = {run} AND EXISTS (
+        SELECT 1 FROM decisions k WHERE k.run_id = c.run_id AND k.judging || '@' || k.policy = c.judging)),
+    (SELECT f.judging || '@' || f.policy FROM decisions f WHERE f.run_id = {run}
+     ORDER BY f.decided_at LIMIT 1))"""
+
+
+COUNTED_JUDGING = counted_judging_of("i.run_id")
+"""SQL for `items i`: the name of the judging that counts for its run (judges and style, and policy)."""
 ITEM_SOLVED = f"""(i.correct = 1 OR EXISTS (
     SELECT 1 FROM decisions d
     WHERE d.run_id = i.run_id AND d.problem = i.problem AND d.attempt = i.attempt AND d.ok = 1
-    AND d.judging || '@' || d.policy = COALESCE(:judging, {LATEST_JUDGING})))"""
+    AND d.judging || '@' || d.policy = COALESCE(:judging, {COUNTED_JUDGING})))"""
 """SQL for `items i`: a classification answer that is correct, or a free-form answer accepted by the
-judging named `:judging`, or when that is NULL by the run's latest (so judging again with a stricter
-judge can lower a score, not only raise it)."""
+judging named `:judging`, or when that is NULL by the judging that counts for the run
+(`COUNTED_JUDGING`: a later judging changes no score until it is chosen)."""
 LAST_STOP = """(SELECT c.stop FROM calls c WHERE c.run_id = i.run_id AND c.problem = i.problem
     AND c.attempt = i.attempt ORDER BY c.seq DESC LIMIT 1)"""
 """SQL for `items i`: how its last call stopped, the call its answer came from (NULL for none). An
@@ -236,7 +260,7 @@ ITEM_REFUSAL = f"({LAST_STOP} IN ({REFUSAL_LIST}))"
 ITEM_SCORED = f"""(i.status = 'done' AND (i.correct IS NOT NULL OR {ITEM_REFUSAL} OR EXISTS (
     SELECT 1 FROM decisions d
     WHERE d.run_id = i.run_id AND d.problem = i.problem AND d.attempt = i.attempt
-    AND d.judging || '@' || d.policy = COALESCE(:judging, {LATEST_JUDGING}))))"""
+    AND d.judging || '@' || d.policy = COALESCE(:judging, {COUNTED_JUDGING}))))"""
 """SQL for `items i`: the item has a score, by its strategy kind's one rule. An exactly scored
 answer scores itself (`correct`; a reply that did not parse is wrong); a free-form answer has a score
 only once the counting judging decided it, whatever its format, or when it is a refusal (unsolved,
@@ -309,6 +333,21 @@ class Judging:
     def label(self) -> str:
         """Style, number of judges and policy: `strict · 2 judges · vote:2`."""
         return f"{self.panel} · {self.policy}"
+
+
+FIRST_COMPLETE = "the first complete judging"
+NAMED = "named with `bongard runs count`"
+PROVISIONAL = "the first, until a judging is complete"
+REPLACED = "the same judges, in place of the policy"
+
+
+@dataclass(frozen=True)
+class CountedJudging:
+    """The judging a run's counts use, and how it came to: the first that decided every answer
+    (`FIRST_COMPLETE`), one named (`NAMED`), or for now the first (`PROVISIONAL`)."""
+
+    judging: Judging
+    how: str
 
 
 def judging_id(name: str) -> str:
@@ -387,7 +426,7 @@ class RunSummary:
     solved: int
     scored: int
     """Done items with a score: exactly scored (an unparseable reply is wrong), or free-form and
-    decided by the latest judging. An unjudged free-form answer has none, so a run nobody judged has
+    decided by the counted judging. An unjudged free-form answer has none, so a run nobody judged has
     `solved` 0 of `scored` 0."""
     format_errors: int
     """Done, exactly scored items whose reply did not parse (and no call stopped short): wrong
@@ -661,7 +700,7 @@ class ResultsStore:
     def delete_run(self, run_id: str) -> None:
         """The run and everything stored for it, in one transaction."""
         with self.transaction() as db:
-            for table in ("verdicts", "decisions", "calls", "items", "runs"):
+            for table in ("counted_judgings", "verdicts", "decisions", "calls", "items", "runs"):
                 db.execute(
                     f"DELETE FROM {table} WHERE {'id' if table == 'runs' else 'run_id'} = ?", (run_id,)
                 )
@@ -687,15 +726,14 @@ class ResultsStore:
     def item_decision(
         self, run_id: str, problem: str, attempt: int, judging: str | None = None
     ) -> tuple[bool, list[Verdict]] | None:
-        """The named judging's (else the run's latest) decision on one item and its verdicts; None
-        when that judging decided nothing about it."""
-        latest = self.judgings(run_id)
-        name = judging or (latest[-1].name if latest else None)
+        """The named judging's (else the one that counts for the run) decision on one item and its
+        verdicts; None when that judging decided nothing about it."""
         with self.reading() as db:
             row = db.execute(
-                "SELECT judging, ok FROM decisions WHERE run_id = ? AND problem = ? AND attempt = ? "
-                "AND judging || '@' || policy = ?",
-                (run_id, problem, attempt, name),
+                "SELECT judging, ok FROM decisions WHERE run_id = :run_id AND problem = :problem "
+                "AND attempt = :attempt AND judging || '@' || policy = "
+                f"COALESCE(:judging, {counted_judging_of(':run_id')})",
+                {"run_id": run_id, "problem": problem, "attempt": attempt, "judging": judging},
             ).fetchone()
             if row is None:
                 return None
@@ -740,7 +778,7 @@ class ResultsStore:
             return int(db.execute(query, (run_id,)).fetchone()[0])
 
     def judgings(self, run_id: str) -> list[Judging]:
-        """The run's judgings, oldest first: the last one counts unless another is named."""
+        """The run's judgings, oldest first (`counted_judging` says which one counts)."""
         with self.reading() as db:
             rows = db.execute(
                 "SELECT judging || '@' || policy, MAX(decided_at), COUNT(*), COALESCE(SUM(ok), 0) "
@@ -748,6 +786,33 @@ class ResultsStore:
                 (run_id,),
             ).fetchall()
         return [Judging(str(name), float(at), int(n), int(ok)) for name, at, n, ok in rows]
+
+    def counted_judging(self, run_id: str) -> CountedJudging | None:
+        """The judging the run's counts use, and how it came to count; None while none is stored."""
+        with self.reading() as db:
+            (name,) = db.execute(f"SELECT {counted_judging_of(':run_id')}", {"run_id": run_id}).fetchone()
+            chosen = db.execute(
+                "SELECT judging, how FROM counted_judgings WHERE run_id = ?", (run_id,)
+            ).fetchone()
+        judging = next((j for j in self.judgings(run_id) if j.name == name), None)
+        if judging is None:
+            return None
+        return CountedJudging(judging, chosen[1] if chosen is not None and chosen[0] == name else PROVISIONAL)
+
+    def count_judging(self, run_id: str, name: str, how: str) -> None:
+        """Make the judging `name` the one the run's counts use, saying `how` it was chosen."""
+        with self.transaction() as db:
+            db.execute(
+                _insert("counted_judgings", ("run_id", "judging", "how", "chosen_at"), replace=True),
+                (run_id, name, how, time.time()),
+            )
+
+    def chosen_judging(self, run_id: str) -> str | None:
+        """The name of the judging chosen to count for the run; None where none was (the first
+        counts, for now)."""
+        with self.reading() as db:
+            row = db.execute("SELECT judging FROM counted_judgings WHERE run_id = ?", (run_id,)).fetchone()
+        return None if row is None else str(row[0])
 
     def summary(self, run_id: str) -> RunSummary:
         with self.reading() as db:

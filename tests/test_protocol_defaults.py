@@ -7,13 +7,15 @@ stored configuration. Checked on recorded requests against a stand-in OpenAI-pro
 from __future__ import annotations
 
 import json
+import re
+import shlex
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from results.store import STORE_FILE, ResultsStore
+from results.store import STORE_FILE, ResultsStore, judging_id
 from tests.cli import run_bongard
 from tests.standins.protocols import OpenAIChat
 from tests.standins.server import StandInServer
@@ -179,8 +181,11 @@ def perception_run(strategy: str, problems: str, shared_data: Path, home: Path) 
     return ("--home", home)
 
 
-def test_judging_again_with_a_stricter_judge_lowers_the_count(shared_data: Path, tmp_path: Path) -> None:
-    """The latest judging of a run is the one that counts, not any judging that ever accepted."""
+def test_a_stricter_judging_is_stored_beside_the_counted_one_until_it_is_named(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    """The first complete judging counts; a later one changes no count until `runs count` names it
+    (the command its judging printed), and `--judging` counts by any one, once."""
     home = perception_run("direct", "1-4", shared_data, tmp_path)
 
     def compared(*chosen: str) -> int:
@@ -191,23 +196,32 @@ def test_judging_again_with_a_stricter_judge_lowers_the_count(shared_data: Path,
         count: int = row["solved"]
         return count
 
-    def judge(judge: str) -> int:
+    def judge(judge: str) -> str:
         judged = run_bongard("judge", "latest", "--judges", judge, *home)
         assert judged.returncode == 0, judged.stderr
-        assert f"judging strict|{judge}@vote:1: the run's latest" in judged.stdout
-        return compared()
+        return " ".join(judged.stdout.split())
 
-    assert judge("embedding:0.01") == 4  # lenient: every answer accepted
-    assert judge("embedding:0.99") == 0  # stricter, later: it counts
-    lenient = "strict|embedding:0.01@vote:1"
-    assert compared("--judging", lenient) == 4  # unless an earlier judging is named
-    from results.store import judging_id
+    lenient, strict = "strict|embedding:0.01@vote:1", "strict|embedding:0.99@vote:1"
+    printed = judge("embedding:0.01")
+    assert f"judging {lenient}: the one the run's counts use (the first complete judging)" in printed
+    assert compared() == 4  # lenient: every answer accepted
+    printed = judge("embedding:0.99")
+    assert f"judging {strict}: stored beside the one the run's counts use, {judging_id(lenient)}" in printed
+    assert compared() == 4  # stricter and later, but not chosen: the count stands
+    assert compared("--judging", strict) == 0 and compared("--judging", judging_id(strict)) == 0  # once
+    assert compared() == 4
 
-    assert compared("--judging", judging_id(lenient)) == 4  # or its short id
-    shown = run_bongard("runs", "show", "latest", *home).stdout
+    hint = re.search(r"`bongard (runs count [^`]+)`", printed)
+    assert hint is not None
+    counted = run_bongard(*shlex.split(hint[1]))
+    assert counted.returncode == 0 and f"counts by judging {strict}" in counted.stdout
+    assert compared() == 0  # named: now it counts
+    shown = " ".join(run_bongard("runs", "show", "latest", *home).stdout.split())
     assert f"judging {lenient}: 4 of 4 accepted" in shown and f"--judging {judging_id(lenient)}" in shown
-    assert "judging strict|embedding:0.99@vote:1: 0 of 4 accepted" in shown and "(counts)" in shown
-    misspelt = run_bongard("compare", "--judging", "strict|embedding:0.1@vote:1", *home)
+    assert (
+        f"judging {strict}: 0 of 4 accepted" in shown and "(counts: named with `bongard runs count`)" in shown
+    )
+    misspelt = run_bongard("runs", "count", "latest", "strict|embedding:0.1@vote:1", *home)
     assert misspelt.returncode == 2
     assert f"has no judging 'strict|embedding:0.1@vote:1' (did you mean '{lenient}'?)" in misspelt.stderr
 

@@ -108,9 +108,11 @@ def runs(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Runs:
     pytest.importorskip("sentence_transformers")
     home = tmp_path_factory.mktemp("viewer-home")
     judged = perception_run(shared_data, home)
-    for judges in ("embedding:0.01,embedding:0.02", "embedding:0.01"):  # the last one counts
+    for judges in ("embedding:0.01,embedding:0.02", "embedding:0.01"):
         judging = run_bongard("judge", judged, "--judges", judges, "--home", home)
         assert judging.returncode == 0, judging.stderr
+    counted = run_bongard("runs", "count", judged, "strict|embedding:0.01@vote:1", "--home", home)
+    assert counted.returncode == 0, counted.stderr  # the second counts: named, not by coming last
     unjudged = perception_run(shared_data, home)
     store = ResultsStore(home / STORE_FILE)
     interrupted = stored_run(store, shared_data, "open-ended")
@@ -163,7 +165,7 @@ def test_the_runs_page_shows_each_run_with_its_status_and_an_unjudged_run_unjudg
     assert "unjudged" in row_of(html, runs.unjudged) and "unjudged" not in row_of(html, runs.judged)
     judged_row = row_of(html, runs.judged)
     assert '1.000<br><span class="muted">[0.439, 1.000]</span>' in judged_row  # 3 of 3, Wilson interval
-    latest = "strict|embedding:0.01@vote:1"  # the latest judging counts: its label, its name on hover
+    latest = "strict|embedding:0.01@vote:1"  # the judging that counts: its label, its name on hover
     assert f'title="{latest}">strict · 1 judge</a><br>vote:1 · <code' in judged_row
     listed = {row["id"]: row for row in get(base, "/api/runs").json()}
     assert {run_id: listed[run_id]["status"] for run_id in statuses} == statuses
@@ -285,7 +287,8 @@ def test_the_judgings_page_gives_agreement_and_an_undefined_kappa_where_every_la
     html = get(base, f"/runs/{runs.judged}/judgings").text
     first, second = html.split('<section class="judging')[1:]
     assert "strict|embedding:0.01,embedding:0.02@vote:2" in first and "badge" not in first.split("</h2>")[0]
-    assert "strict|embedding:0.01@vote:1" in second and '<span class="badge">counts</span>' in second
+    assert "strict|embedding:0.01@vote:1" in second and '">counts</span>' in second
+    assert "counts: named with `bongard runs count`" in second
     assert 'unanimity</th><td class="num">1.00' in first
     kappas = re.findall(r'<td class="num kappa">([^<]*)</td>', first)
     assert kappas == ["undefined", "undefined"]  # Fleiss' and Cohen's: every judge said ok

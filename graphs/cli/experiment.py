@@ -13,6 +13,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from agents.breaker import DEFAULT_MAX_FAILURES
+from datasets_io.workspace import home_flag
 from graphs.cli.console import console, error_console, progress_columns
 from graphs.cli.options import AggregateOption, HomeOption, RayAddressOption
 from graphs.cli.run import EXIT_NONE_DONE, EXIT_NOT_ALL_DONE, open_reader, open_store
@@ -214,7 +215,7 @@ def run(
         again = f"bongard experiment run {shlex.quote(str(file))}" + (
             f" --budget {more:.4f}" if budget else ""
         )
-        again += f" --home {shlex.quote(str(home))}" if home is not None else ""
+        again += home_flag(home)
         console.print(f"resume with `{again}`", highlight=False)
     statuses = [store.summary(run_id).status for run_id in outcome.runs.values()]
     if all(status == "complete" for status in statuses) and len(statuses) == len(found.cells):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
-import shlex
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -19,7 +18,7 @@ from rich.table import Table
 from agents.breaker import DEFAULT_MAX_FAILURES, EndpointDown
 from datasets_io.render import Variant
 from datasets_io.sqlite_errors import CACHE, STORE, SQLiteFileError, require_writable, writable
-from datasets_io.workspace import workspace_home
+from datasets_io.workspace import home_flag, workspace_home
 from graphs.cli.console import console, error_console, print_error, progress_columns
 from graphs.cli.options import (
     AgentConfigOption,
@@ -694,8 +693,7 @@ def _print_summary(summary: RunSummary, home: Path | None) -> None:
 
 def _resume_command(run_id: str, home: Path | None, retry: bool = False) -> str:
     """The command that resumes the run, as it can be pasted: with the workspace it was run in."""
-    where = f" --home {shlex.quote(str(home))}" if home is not None else ""
-    return RESUME_HINT.format(run_id=run_id) + where + (" --retry-errors" if retry else "")
+    return RESUME_HINT.format(run_id=run_id) + home_flag(home) + (" --retry-errors" if retry else "")
 
 
 @runs_app.command("list")
@@ -753,6 +751,28 @@ def delete_run(
     console.print(f"deleted {what}" + (f" and {threads} unfinished item checkpoints" if threads else ""))
 
 
+@runs_app.command("count")
+def count_judging(
+    run_id: Annotated[str, typer.Argument(metavar="RUN", help="A run id or `latest`.")],
+    judging: Annotated[
+        str, typer.Argument(metavar="JUDGING", help="A judging's short id (`j-...`) or full name.")
+    ],
+    home: HomeOption = None,
+) -> None:
+    """Make one of a run's judgings the one its counts use (`runs show` lists them). Until one is
+    named, the first complete judging counts, and a later one never replaces it silently."""
+    from results.report_rows import UnknownJudging, resolved_judging
+    from results.store import NAMED
+
+    store = open_store(home)
+    resolved = store.resolve_run(run_id)
+    if not store.judgings(resolved):
+        raise UnknownJudging(f"run {resolved} has no judging yet: judge it with `bongard judge {resolved}`")
+    name = resolved_judging(store, [resolved], judging)
+    store.count_judging(resolved, name, NAMED)
+    console.print(f"run {resolved} counts by judging {escape(name)}", soft_wrap=True, highlight=False)
+
+
 @runs_app.command("show")
 def show_run(
     run_id: Annotated[str, typer.Argument(metavar="RUN", help="A run id or `latest`.")],
@@ -764,15 +784,23 @@ def show_run(
     ] = False,
     home: HomeOption = None,
 ) -> None:
-    """One run's configuration, counts, provenance (code, packages, prompts, data) and judgings (the
-    last one counts; `compare --judging NAME` counts by another)."""
+    """One run's configuration, counts, provenance (code, packages, prompts, data) and judgings, with
+    the one that counts (`runs count` chooses; `compare --judging NAME` counts by another once)."""
     store = open_reader(home)
     resolved = store.resolve_run(run_id)
     summary = store.summary(resolved)
     judgings = store.judgings(resolved)
+    counted = store.counted_judging(resolved)
     sessions = store.provenance(resolved)
     if as_json:
-        shown = {**summary.as_json(), "judgings": [j.__dict__ for j in judgings], "provenance": sessions}
+        shown = {
+            **summary.as_json(),
+            "judgings": [j.__dict__ for j in judgings],
+            "counted_judging": None
+            if counted is None
+            else {"name": counted.judging.name, "how": counted.how},
+            "provenance": sessions,
+        }
         print(json.dumps(shown, indent=2))
         return
     from graphs.runs.provenance import provenance_lines
@@ -785,8 +813,8 @@ def show_run(
         _print_probe_criteria(store, resolved)
     for line in provenance_lines(sessions):
         console.print(escape(line), highlight=False)
-    for number, judging in enumerate(judgings, 1):
-        counts = " (counts)" if number == len(judgings) else ""
+    for judging in judgings:
+        counts = f" (counts: {counted.how})" if counted is not None and counted.judging == judging else ""
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(judging.decided_at))
         decided = f"{judging.accepted} of {judging.items} accepted, {when}{counts}"
         console.print(

@@ -167,7 +167,7 @@ class LoggedItem:
     trace: list[CallTrace]
     error: str | None
     decision: tuple[bool, list[Verdict]] | None
-    """The latest judging's on it (None unjudged)."""
+    """The counted judging's on it (None unjudged)."""
     job: DrawingJob
     """Its images and concept, for a drawing worker."""
 
@@ -307,7 +307,7 @@ def _sample(
     decision: tuple[bool, list[Verdict]] | None,
 ) -> EvalSample:
     """One item as a sample; `row` is its `items_frame` row (status, solved, scored), `decision` the
-    latest judging's on it (None unjudged)."""
+    counted judging's on it (None unjudged)."""
     from inspect_ai.log import EvalError, EvalSample
     from inspect_ai.model import ModelOutput
     from inspect_ai.scorer import Score

@@ -6,6 +6,8 @@ Separate from solving, so a run can be judged again with other judges without
 re-solving; judges run at temperature 0, so judging again with the same judges
 is served from the response cache. A judge call that fails for good (after its
 retries) leaves that one answer undecided and named; every other decision is saved.
+Which judging a run's counts use is chosen once: the first complete one, or one named with
+`bongard runs count`; a later judging is stored beside it and said so, never counted silently.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from agents.managed import AgentCallError
 from agents.registry import AgentConfig
 from datasets_io.catalog import Dataset
 from datasets_io.records import REFUSAL_STOPS, Answer
+from datasets_io.workspace import home_flag
 from graphs.registry import get_strategy
 from judges.agreement import (
     agreement_with_humans,
@@ -35,7 +38,7 @@ from judges.llm_judge import LLMJudge
 from judges.specs import build_judges
 from judges.styles import JudgeStyle
 from judges.verdict import Decision, Verdict, decide
-from results.store import ResultsStore
+from results.store import FIRST_COMPLETE, REPLACED, CountedJudging, ResultsStore, judging_id
 
 JUDGING_CONCURRENCY = 8
 COMPARED_POLICIES = ("all", "any", "majority")
@@ -61,11 +64,27 @@ class JudgingReport:
     """Each judge's decoding (temperature 0) its model cannot take, not sent, and why."""
     learned: list[str] = field(default_factory=list)
     """What a judge's API refused that no table knew, learned during this judging (`agents.learned_rules`)."""
+    counted: CountedJudging | None = None
+    """The judging the run's counts use once this one is stored (this one, or another chosen before)."""
+    count_command: str = ""
+    """The command that makes this judging the one that counts."""
 
     @property
     def left_unjudged(self) -> int:
         """Answers this judging leaves without a score: a judge call failed for good, or no judge voted."""
         return len(self.failed) + len(self.undecided)
+
+    def _counting_line(self, counted: CountedJudging) -> str:
+        """Which judging the run's counts use, and how to make this one count where it is not."""
+        if counted.judging.name == self.name:
+            return f"  judging {self.name}: the one the run's counts use ({counted.how})"
+        other = f"{counted.judging.short_id} {counted.judging.label} ({counted.how})"
+        if not self.decisions:
+            return f"  the run's counts use {other}"
+        return (
+            f"  judging {self.name}: stored beside the one the run's counts use, {other}; "
+            f"`{self.count_command}` counts this one"
+        )
 
     def per_judge(self) -> dict[str, Counter[str]]:
         """Each judge's verdicts, over the answers decided and those no judge voted on."""
@@ -90,8 +109,8 @@ class JudgingReport:
                 f"  not sent to the judges: {self.refusals} answer(s) the model refused or a filter blocked "
                 "(each counts as unsolved)"
             )
-        if self.decisions:
-            lines.append(f"  judging {self.name}: the run's latest, the one its counts use now")
+        if self.counted is not None:
+            lines.append(self._counting_line(self.counted))
         lines.extend(f"  decoding: {note}" for note in self.decoding_dropped)
         lines.extend(f"  learned: {note}" for note in self.learned)
         if self.failed:
@@ -129,6 +148,20 @@ class JudgingReport:
                 + ", ".join(f"{p} {v:.2f}" for p, v in self.human_agreement.items())
             )
         return lines
+
+
+def _counting_after(store: ResultsStore, report: JudgingReport) -> CountedJudging | None:
+    """The judging that counts once `report`'s is stored: this one where it is the run's first to
+    decide every answer it was given and none was chosen before, or where it took the place of the
+    chosen one (the same judges under another policy: the store keeps one decision per judges);
+    else whatever counted already."""
+    chosen = store.chosen_judging(report.run_id)
+    judged = report.name.rpartition("@")[0]
+    if chosen is not None and chosen != report.name and chosen.rpartition("@")[0] == judged:
+        store.count_judging(report.run_id, report.name, f"{REPLACED} {chosen.rpartition('@')[2]}")
+    elif chosen is None and report.decisions and not report.left_unjudged:
+        store.count_judging(report.run_id, report.name, FIRST_COMPLETE)
+    return store.counted_judging(report.run_id)
 
 
 def candidate_texts(answer: Answer) -> list[str]:
@@ -212,6 +245,8 @@ async def judge_run(
             continue
         tasks.append(one(problem, attempt, candidate_texts(answer)))
     await asyncio.gather(*tasks)
+    report.counted = _counting_after(store, report)
+    report.count_command = f"bongard runs count {run_id} {judging_id(report.name)}{home_flag(home)}"
     report.learned = [note for judge in judges if isinstance(judge, LLMJudge) for note in judge.agent.learned]
     if human_csv is not None:
         human = read_human_labels(human_csv)

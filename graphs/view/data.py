@@ -1,7 +1,7 @@
 """What the viewer reads from the results store, through a read-only connection and nothing else.
 
 Every count comes from the toolkit's own rules: an item's outcome is the store's `ITEM_OUTCOME`
-SQL (the run's latest judging counts), a run's row by
+SQL (by the judging that counts for the run, `results.store.COUNTED_JUDGING`), a run's row by
 `results.report_rows.comparison` (no pandas), a comparison by `write_report`, agreement by
 `judges.agreement`. pandas, SciPy and the agreement statistics are imported when a page needs them.
 """
@@ -139,7 +139,9 @@ class RunRow:
     """None for a run with no stored item yet (or whose table could not be made: `result_error`)."""
     result_error: str | None
     judging: Judging | None
-    """The run's latest judging: the one its counts use."""
+    """The judging the run's counts use."""
+    judging_how: str | None
+    """How that judging came to count (`results.store.CountedJudging.how`)."""
     judgings: int
     seconds: float | None
     """From creation to the end of the run, or to its last stored item (or now, while it runs)."""
@@ -210,13 +212,15 @@ def run_rows(store: ResultsStore, run_ids: Sequence[str] | None = None) -> list[
     for run_id in run_ids:
         summary = store.summary(run_id)
         judgings = store.judgings(run_id)
+        counted = store.counted_judging(run_id)
         end = summary.finished_at or (time.time() if summary.status == "running" else last_items.get(run_id))
         rows.append(
             RunRow(
                 summary=summary,
                 result=results.get(run_id),
                 result_error=errors.get(run_id),
-                judging=judgings[-1] if judgings else None,
+                judging=None if counted is None else counted.judging,
+                judging_how=None if counted is None else counted.how,
                 judgings=len(judgings),
                 seconds=None if end is None else max(0.0, float(end) - summary.created_at),
             )
@@ -226,7 +230,7 @@ def run_rows(store: ResultsStore, run_ids: Sequence[str] | None = None) -> list[
 
 @dataclass(frozen=True)
 class ItemRow:
-    """One item (a problem's attempt) of a run, with its verdict under the run's latest judging."""
+    """One item (a problem's attempt) of a run, with its verdict under the judging the run's counts use."""
 
     problem: str
     attempt: int
@@ -307,7 +311,7 @@ class ItemJudging:
     ok: bool
     decided_at: float
     counts: bool
-    """The run's latest judging: the one its counts use."""
+    """Whether this is the judging the run's counts use."""
     verdicts: list[Verdict] = field(default_factory=list)
 
     @property
@@ -337,8 +341,8 @@ class Attempt:
 def problem_attempts(store: ResultsStore, run_id: str, problem: str) -> list[Attempt]:
     """The problem's attempts in the run, each with its calls in the order they were made."""
     rows = item_rows(store, run_id, problem)
-    latest = store.judgings(run_id)
-    counting = latest[-1].name if latest else None
+    counted = store.counted_judging(run_id)
+    counting = None if counted is None else counted.judging.name
     with store.reading() as db:
         answers = dict(
             db.execute(
@@ -393,7 +397,8 @@ class JudgingStats:
     """A judging of a run and the agreement of its judges, as `graphs.runs.judging.JudgingReport` shows it."""
 
     judging: Judging
-    counts: bool
+    counts: str | None
+    """How it came to count, where it is the judging the run's counts use; None for the others."""
     style: str
     policy: str
     judges: list[str]
@@ -410,13 +415,15 @@ class JudgingStats:
 
 
 def judging_stats(store: ResultsStore, run_id: str) -> list[JudgingStats]:
-    """The run's judgings, oldest first (the last one counts), each with its agreement statistics."""
+    """The run's judgings, oldest first (`counts` marks the one the run's counts use), each with its
+    agreement statistics."""
     from judges.agreement import fleiss_kappa, pairwise_cohen, unanimity
     from judges.verdict import decide
 
     judgings = store.judgings(run_id)
+    counted = store.counted_judging(run_id)
     stats = []
-    for number, judging in enumerate(judgings, 1):
+    for judging in judgings:
         judged, policy, named = judging.judged, judging.policy, judging.judged.partition("|")[2]
         with store.reading() as db:
             rows = db.execute(
@@ -454,7 +461,7 @@ def judging_stats(store: ResultsStore, run_id: str) -> list[JudgingStats]:
         stats.append(
             JudgingStats(
                 judging=judging,
-                counts=number == len(judgings),
+                counts=counted.how if counted is not None and counted.judging == judging else None,
                 style=judging.style,
                 policy=policy,
                 judges=judges,
