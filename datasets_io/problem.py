@@ -123,3 +123,11 @@ class BongardProblem(BaseModel):
     def key(self) -> str:
         """`dataset/id`: unique across datasets."""
         return f"{self.dataset}/{self.id}"
+
+
+def own_id(key: str, dataset: str) -> str:
+    """The dataset's own id in a stored problem key (`dataset/id`): the key less the dataset's name,
+    which holds slashes where the dataset was given as a folder's path (a key of another dataset is
+    read at its first slash)."""
+    prefix = f"{dataset}/"
+    return key[len(prefix) :] if key.startswith(prefix) else key.split("/", 1)[-1]

@@ -40,3 +40,10 @@ def home_flag(home: Path | None) -> str:
     """` --home DIR` for a command printed as advice, so it acts on the workspace it was made in;
     empty for the default workspace (the command finds it as this one did)."""
     return f" --home {shlex.quote(str(home))}" if home is not None else ""
+
+
+def store_home_flag(folder: Path) -> str:
+    """` --home DIR` for advice about the workspace at `folder` (where a store lies); empty where it
+    is the one a command finds without `--home` (`$BONGARD_HOME`, else the default)."""
+    default = Path(os.environ.get(HOME_ENV) or DEFAULT_HOME).expanduser()
+    return "" if folder.resolve() == default.resolve() else home_flag(folder)

@@ -49,11 +49,40 @@ def write_figures(table: pd.DataFrame, problems: pd.DataFrame, out: Path, fmt: F
     _per_solved(table, aliases, "tokens_per_solved", out / f"tokens_per_solved.{fmt}")
 
 
+LABEL_WIDTH = 14
+"""Characters an x-axis label's line holds; longer names are wrapped, so neighbours never overprint."""
+
+
+def dataset_names(datasets: Iterable[str]) -> dict[str, str]:
+    """A short name for each dataset, as a figure shows it: a folder given as a path is named by its
+    last parts, as few as keep two datasets apart; a catalogue name stays as it is."""
+    paths = {str(d): [part for part in str(d).replace("\\", "/").split("/") if part] for d in datasets}
+    for depth in range(1, max((len(parts) for parts in paths.values()), default=1) + 1):
+        names = {d: "/".join(parts[-depth:]) or d for d, parts in paths.items()}
+        if len(set(names.values())) == len(names):
+            return names
+    return {d: d for d in paths}
+
+
+def wrapped(label: str) -> str:
+    """An x-axis label in lines of at most `LABEL_WIDTH` characters, broken at hyphens and slashes
+    where it can be."""
+    lines: list[str] = []
+    for line in label.split("\n"):
+        spaced = line.replace("-", "- ").replace("/", "/ ")
+        pieces = textwrap.wrap(spaced, LABEL_WIDTH + 1, break_long_words=True) or [""]
+        lines.extend(piece.replace("- ", "-").replace("/ ", "/").strip() for piece in pieces)
+    return "\n".join(lines)
+
+
 def _groups(table: pd.DataFrame) -> list[str]:
-    """The x-axis group of each row: its strategy, and its dataset when there are several."""
+    """The x-axis group of each row: its strategy, and its dataset's short name when there are
+    several, wrapped to `LABEL_WIDTH`."""
     several = table["dataset"].nunique() > 1
+    names = dataset_names(table["dataset"].astype(str))
     return [
-        f"{s}\n{d}" if several else str(s) for s, d in zip(table["strategy"], table["dataset"], strict=True)
+        wrapped(f"{s}\n{names[str(d)]}" if several else str(s))
+        for s, d in zip(table["strategy"], table["dataset"], strict=True)
     ]
 
 
@@ -75,10 +104,12 @@ def of_problems(n: int, problems: int) -> str:
     return f" of {problems}" if n < problems else ""
 
 
-def _figure_width(bars: int, aliases: dict[str, str]) -> float:
-    """Room for the bars and, beside them, the model legend (its longest line: an alias and a spec
-    such as `openai-compatible:NAME@http://HOST:PORT/v1`), so the axes never collapse to fit it."""
-    return max(6.0, 2.0 + 0.7 * bars) + _text_width(f"{alias}  {model}" for model, alias in aliases.items())
+def _figure_width(bars: int, aliases: dict[str, str], groups: int = 1) -> float:
+    """Room for the bars, for each group's label (`LABEL_WIDTH` characters) and, beside them, the
+    model legend (its longest line: an alias and a spec such as
+    `openai-compatible:NAME@http://HOST:PORT/v1`), so the axes never collapse to fit it."""
+    axes = max(6.0, 2.0 + 0.7 * bars, 1.5 + groups * _text_width(["x" * LABEL_WIDTH]))
+    return axes + _text_width(f"{alias}  {model}" for model, alias in aliases.items())
 
 
 def _text_width(lines: Iterable[str]) -> float:
@@ -106,7 +137,7 @@ def _accuracy(table: pd.DataFrame, aliases: dict[str, str], path: Path) -> None:
     high = (pd.to_numeric(table["accuracy_high"], errors="coerce") - accuracy).fillna(0)
     positions, groups, width = _bar_positions(table, aliases)
     colours = _colours(aliases)
-    with figure_file(path, (_figure_width(len(table), aliases), 4.5)) as axes:
+    with figure_file(path, (_figure_width(len(table), aliases, len(groups)), 4.5)) as axes:
         axes.bar(positions, accuracy.fillna(0), width, color=[colours[m] for m in table["model"]])
         bars = axes.errorbar(
             positions, accuracy.fillna(0), yerr=[low, high], fmt="none", ecolor="black", capsize=3
@@ -215,11 +246,12 @@ def _mark_datasets(axes: Axes, problems: list[str]) -> None:
     starts = [i for i, d in enumerate(datasets) if i == 0 or d != datasets[i - 1]]
     if len(starts) < 2:
         return
+    names = dataset_names(datasets)
     for start, end in zip(starts, [*starts[1:], len(datasets)], strict=True):
         if start:
             axes.axvline(start - 0.5, color="white", linewidth=3)
         axes.annotate(
-            datasets[start],
+            wrapped(names[datasets[start]]),
             ((start + end - 1) / 2, 1.0),
             xycoords=("data", "axes fraction"),
             ha="center",
@@ -234,10 +266,12 @@ def _any_vs_best(problems: pd.DataFrame, path: Path) -> None:
     """Per dataset, side by side: problems solved by any strategy and model, and by the best
     single one, out of the problems attempted there."""
     rows = []
+    names = dataset_names(problems["dataset"].astype(str).unique())
     for dataset, group in problems.groupby("dataset"):
         best = solved_count(group.groupby(["strategy", "model"])["solved"].sum().max())
         any_solved = int((group.groupby("problem")["solved"].max() > 0).sum())
-        rows.append((f"{dataset}\n({group['problem'].nunique()} problems)", any_solved, best))
+        label = f"{wrapped(names[str(dataset)])}\n({group['problem'].nunique()} problems)"
+        rows.append((label, any_solved, best))
     with figure_file(path, (max(5.0, 2.0 + 2.0 * len(rows)), 4.0)) as axes:
         for offset, (label, values, colour) in enumerate(
             [
@@ -282,7 +316,7 @@ def _per_solved(table: pd.DataFrame, aliases: dict[str, str], column: str, path:
     solved = pd.to_numeric(table["solved"], errors="coerce").fillna(0)
     positions, groups, width = _bar_positions(table, aliases)
     colours = _colours(aliases)
-    with figure_file(path, (_figure_width(len(table), aliases), 4.5)) as axes:
+    with figure_file(path, (_figure_width(len(table), aliases, len(groups)), 4.5)) as axes:
         axes.bar(positions, values.fillna(0), width, color=[colours[m] for m in table["model"]])
         top = float(values.max()) if values.notna().any() and values.max() > 0 else 1.0
         for x, value, count, alias in zip(

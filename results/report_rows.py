@@ -18,6 +18,7 @@ from typing import Any
 from datasets_io.errors import BongardError, did_you_mean
 from datasets_io.records import STOPPED_OUTCOMES
 from datasets_io.sqlite_errors import reading_uri
+from datasets_io.workspace import store_home_flag
 from results.counting import DEFAULT_COUNTING, Counting, solved_count
 from results.intervals import clustered_wilson, wilson
 from results.run_compatibility import model_label
@@ -108,7 +109,8 @@ def resolved_judging(store: ResultsStore, run_ids: list[str], judging: str) -> s
             listed = ", ".join(f"{j.short_id} {j.name}" for j in judgings)
             raise UnknownJudging(
                 f"run {run_id} has no judging {judging!r}{did_you_mean(judging, names)}; "
-                f"its judgings, oldest first: {listed} (`bongard runs show {run_id}`)"
+                f"its judgings, oldest first: {listed} "
+                f"(`bongard runs show {run_id}{store_home_flag(store.path.parent)}`)"
             )
     return judging
 

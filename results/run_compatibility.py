@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from datasets_io.errors import BongardError
+from datasets_io.workspace import store_home_flag
 from results.store import RESUME_HINT, RUN_ID, ResultsStore
 
 PROTOCOL_SETTINGS = (
@@ -58,7 +59,7 @@ def select_runs(
             continue
         done = f"{summary.done}/{summary.planned if summary.planned is not None else '?'} items done"
         retry = " --retry-errors" if summary.status in ("partial", "failed") else ""
-        resume = f"`{RESUME_HINT.format(run_id=run_id)}{retry}`"
+        resume = f"`{RESUME_HINT.format(run_id=run_id)}{store_home_flag(store.path.parent)}{retry}`"
         hint = "" if summary.status == "running" else f"; finish it with {resume}"
         if summary.status in ("partial", "failed") and not summary.retryable:
             hint = "; its failures would repeat on a retry (the strategy refused them)"

@@ -4,6 +4,8 @@ Tk's turtle on a virtual display (Xvfb), PostScript through ghostscript."""
 from __future__ import annotations
 
 import json
+import re
+import shlex
 import shutil
 from pathlib import Path
 
@@ -32,13 +34,28 @@ SEED = 20261126
 
 
 @pytest.fixture(scope="module")
-def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """3 free-form problems through `bongard generate logo`."""
+def generation(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """3 free-form problems through `bongard generate logo`: their folder and what it printed."""
     out = tmp_path_factory.mktemp("logo") / "fresh"
     made = run_bongard("generate", "logo", "--out", out, "--count", "3", "--seed", str(SEED))
     assert made.returncode == 0, made.stderr
     assert f"3 free-form problems from seed {SEED} (bongard 0.0.2)" in made.stdout
-    return out
+    return out, made.stdout
+
+
+@pytest.fixture(scope="module")
+def generated(generation: tuple[Path, str]) -> Path:
+    return generation[0]
+
+
+def test_the_printed_command_solves_the_problems_just_made(
+    generation: tuple[Path, str], tmp_path: Path
+) -> None:
+    [command] = re.findall(r"`(bongard run [^`]+)`", " ".join(generation[1].split()))
+    ran = run_bongard(*shlex.split(command)[1:], "--home", tmp_path)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    store = ResultsStore(tmp_path / STORE_FILE)
+    assert store.summary(store.resolve_run("latest")).done == 3
 
 
 def images(folder: Path) -> dict[str, bytes]:

@@ -99,7 +99,7 @@ def test_compare_counts_the_unsolved_by_why(stopped_run: tuple[Path, str, str]) 
     unsolved = {key: row[key] for key in ("format_errors", "refused", "blocked", "cut_off")}
     assert unsolved == {"format_errors": 1, "refused": 1, "blocked": 1, "cut_off": 1}
     assert (row["solved"], row["n"], row["accuracy"]) == (0, 6, 0.0)
-    printed = run_bongard("compare", run_id, "--home", home, "--out", home / "report").stdout
+    printed = run_bongard("compare", run_id, "--wide", "--home", home, "--out", home / "report").stdout
     assert re.search(r"\| *format_errors *\| *refused *\| *blocked *\| *cut_off *\|", printed), printed
 
 

@@ -144,7 +144,9 @@ def test_mixtures_of_the_same_runs_by_other_rules_are_rows_apart_in_one_compare(
     for options in ((), ("-S", "rule=cascade")):
         assert mix(tmp_path, shared_data, members, *options).returncode == 0
         mixtures.append(store.resolve_run("latest"))
-    compared = run_bongard("compare", *members, *mixtures, "--out", tmp_path / "report", "--home", tmp_path)
+    compared = run_bongard(
+        "compare", *members, *mixtures, "--wide", "--out", tmp_path / "report", "--home", tmp_path
+    )
     assert compared.returncode == 0, compared.stderr
     said = " ".join(compared.stdout.split())
     assert f"{mixtures[0]} (vote of 3) on {DATASET}: mixture {interval(3, 4)}" in said

@@ -22,7 +22,10 @@ FEATURES_MARK = "perception-features:"
 
 
 class PerceptionError(BongardError, ValueError):
-    """A call the perception agent cannot answer (a task kind it has no way to do, missing panels)."""
+    """A call the perception agent cannot answer (a task kind it has no way to do, missing panels).
+    It is deterministic: the same call fails the same way, so no retry or resume is offered for it."""
+
+    retryable = False
 
 
 class PanelRows:

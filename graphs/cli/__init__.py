@@ -28,7 +28,7 @@ COMMANDS = {
     "run": "graphs.cli.run:run",
     "runs": "graphs.cli.run:runs_app",
     "judge": "graphs.cli.run:judge",
-    "compare": "graphs.cli.run:compare",
+    "compare": "graphs.cli.compare:compare",
     "show": "graphs.cli.show:show",
     "analyze": "graphs.cli.analyze:analyze_app",
     "generate": "graphs.cli.generate:generate_app",

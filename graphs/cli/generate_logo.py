@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Annotated
 
@@ -58,5 +59,12 @@ def logo(
     made = ", ".join(f"{manifest.count} {TYPE_NAMES[kind]}" for kind in manifest.types)
     console.print(
         f"{made} problems from seed {manifest.seed} ({manifest.generator} {manifest.generator_version}) "
-        f"in {out}; solve them with: bongard run --dataset bongard-logo:{out}"
+        f"in {out}; solve them offline with `{solve_command(out)}` (or any strategy and --model)"
     )
+
+
+def solve_command(out: Path) -> str:
+    """A `bongard run` of the problems just made, as it can be pasted: the offline agent putting each
+    problem's test images on their sides, so it runs on any machine as printed."""
+    dataset = shlex.quote(f"bongard-logo:{out}")
+    return f"bongard run --strategy images-to-sides --model perception --dataset {dataset}"

@@ -19,23 +19,19 @@ from agents.breaker import DEFAULT_MAX_FAILURES, EndpointDown
 from datasets_io.render import Variant
 from datasets_io.sqlite_errors import CACHE, STORE, SQLiteFileError, require_writable, writable
 from datasets_io.workspace import home_flag, workspace_home
+from graphs.cli.cells import cell_text, rate_text
 from graphs.cli.console import console, error_console, print_error, progress_columns
 from graphs.cli.options import (
     AgentConfigOption,
-    AggregateOption,
     DataDirOption,
     DatasetOptions,
-    FigureFormatChoice,
-    FigureFormatOption,
     HomeOption,
-    JudgingOption,
     ModelParams,
     PolicyOption,
     RayAddressOption,
     StyleOption,
     parse_key_values,
 )
-from results.counting import Aggregate, Counting
 from results.store import RESUME_HINT, STORE_FILE, ReadOnlyStore, ResultsStore, RunSummary
 from results.task2 import PROBE_STRATEGY
 
@@ -602,10 +598,10 @@ def _result_table(store: ResultsStore, run_id: str) -> Table:
         table.add_column(images[0] if key == "image_accuracy" else header)
     if row is not None:
         row["solved"] = unscored_text(row) if not row["n"] else row["solved"]  # not 0: nothing decided it
-        row["accuracy"] = _rate(row, "accuracy")
-        row["image_accuracy"] = _rate(row, "image_accuracy")
+        row["accuracy"] = rate_text(row, "accuracy")
+        row["image_accuracy"] = rate_text(row, "image_accuracy")
         row["refused_share"] = "-" if row["refused_share"] is None else f"{row['refused_share']:.3f}"
-        table.add_row(*(escape(_cell(row[key])) for key in RESULT_COLUMNS))
+        table.add_row(*(escape(cell_text(row[key])) for key in RESULT_COLUMNS))
     return table
 
 
@@ -646,16 +642,6 @@ def _print_probe_criteria(store: ResultsStore, run_id: str) -> None:
         f"Table 9 (Bongard in Wonderland): {'; '.join(counts)}; solved above counts all 12 panels "
         "right in most attempts, neither of the paper's criteria"
     )
-
-
-def _cell(value: Any) -> str:
-    return "-" if value is None or value != value else str(value)  # NaN: no test images
-
-
-def _rate(row: dict[str, Any], key: str) -> str:
-    """A rate with its 95% Wilson interval, or "-" where there is none."""
-    value, low, high = row[key], row[f"{key}_low"], row[f"{key}_high"]
-    return "-" if value is None or value != value else f"{value:.3f} [{low:.3f}, {high:.3f}]"
 
 
 def _dollars(cost: float | None) -> str:
@@ -887,82 +873,3 @@ def _judge_stored(
     for line in report.lines():
         console.print(escape(line))  # plain text: a server's error message may hold [brackets]
     return report
-
-
-def compare(
-    run_ids: Annotated[
-        list[str] | None,
-        typer.Argument(metavar="RUN", help="Runs to compare, ids or `latest` (default: every stored run)."),
-    ] = None,
-    out: Annotated[
-        Path, typer.Option("--out", metavar="DIR", help="Folder for the tables and plots.")
-    ] = Path("report"),
-    aggregate: AggregateOption = "majority",
-    judging: JudgingOption = None,
-    figure_format: FigureFormatOption = FigureFormatChoice.png,
-    include_incomplete: Annotated[
-        bool,
-        typer.Option(
-            "--include-incomplete",
-            metavar="",
-            help="Count running, interrupted and failed runs too (left out by default, with the command "
-            "that finishes each).",
-        ),
-    ] = False,
-    mixed_rows: Annotated[
-        bool,
-        typer.Option(
-            "--mixed-rows",
-            metavar="",
-            help="Let runs of one strategy x model x dataset that differ in dataset options, variant, "
-            "strategy options, attempts or agent parameters share a row (refused by default).",
-        ),
-    ] = False,
-    answered: Annotated[
-        bool,
-        typer.Option(
-            "--answered",
-            metavar="",
-            help="Add accuracy over the answered problems (n less those the model refused or a filter "
-            "blocked in every attempt), in columns named answered_*.",
-        ),
-    ] = False,
-    home: HomeOption = None,
-) -> None:
-    """Solved problems and accuracy per strategy x model x dataset, as tables and plots."""
-    from results.report import markdown, write_report
-    from results.run_compatibility import select_runs
-
-    store = open_reader(home)
-    chosen = [store.resolve_run(run_id) for run_id in run_ids] if run_ids else store.run_ids()
-    if not chosen:
-        raise typer.BadParameter("there are no runs to compare yet", param_hint="RUN")
-    selection = select_runs(store, chosen, include_incomplete=include_incomplete, mixed_rows=mixed_rows)
-    for line in selection.left_out:
-        error_console.print(f"left out: {escape(line)}", highlight=False)
-    counting = Counting(Aggregate.parse(aggregate), judging)
-    table = write_report(store, selection.run_ids, out, counting, figure_format.suffix, answered)
-    if table.empty:
-        console.print(f"the runs compared have no stored item yet: nothing to tabulate or plot ({out})")
-        return
-    console.print(markdown(table))
-    from results.side_by_side import side_by_side_lines
-
-    for heading, lines in side_by_side_lines(store, selection.run_ids, table):
-        console.print(f"\n{heading}:")
-        for line in lines:
-            console.print(f"  {escape(line)}", highlight=False)
-    probes = [r for r in selection.run_ids if store.run_config(r)["strategy"] == PROBE_STRATEGY]
-    if probes:  # Task 2 as the paper reports it, beside the table's solved (neither criterion)
-        from results.probe_report import probe_criteria
-        from results.task2 import TABLE_9
-
-        criteria = probe_criteria(store, probes)[["run_id", "model", "dataset", "problems", *TABLE_9]]
-        criteria.to_csv(out / "probe_criteria.csv", index=False)
-        console.print("\nconcept-probe runs by Table 9's criteria:\n" + criteria.to_markdown(index=False))
-    if table.empty:
-        console.print(
-            f"the runs compared have no stored item yet: no table rows and no plots; files in {out}"
-        )
-        return
-    console.print(f"tables and plots in {out}")

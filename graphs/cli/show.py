@@ -9,6 +9,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from datasets_io.problem import own_id
 from graphs.cli.console import console
 from graphs.cli.options import HomeOption, JudgingOption
 from graphs.cli.run import open_reader
@@ -76,7 +77,8 @@ def show(
         raise typer.BadParameter(f"run {resolved} has no item for problem {key}", param_hint="PROBLEM")
     from datasets_io.catalog import open_run_dataset
 
-    shown = open_run_dataset(store.run_config(resolved)).problem(key.split("/", 1)[1])
+    dataset = open_run_dataset(store.run_config(resolved))
+    shown = dataset.problem(own_id(key, dataset.name))
     concept = shown.concept
     if concept is not None:
         console.print(escape(f"true concept: Left: {concept.left} / Right: {concept.stated_right}"))

@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from datasets_io.catalog import Dataset, open_run_dataset
+from datasets_io.problem import own_id
 from datasets_io.wonderland_categories import wonderland_category
+from datasets_io.workspace import store_home_flag
 from graphs.registry import StrategyError, get_strategy
 from judges.metrics import METRICS, MetricScore, concept_metrics
 from results.counting import DEFAULT_COUNTING, Counting
@@ -52,7 +54,8 @@ def task_types_of_runs(
     if len(datasets) > 1:
         raise StrategyError(f"the three runs must be of one dataset, not of {', '.join(sorted(datasets))}")
     warnings = [
-        f"run {run_id} ({config['strategy']}) is not judged yet: `bongard judge {run_id} --judges ...`"
+        f"run {run_id} ({config['strategy']}) is not judged yet: judge it, offline with "
+        f"`bongard judge {run_id} --judges embedding{store_home_flag(store.path.parent)}`"
         for run_id, config in zip(resolved, configs, strict=True)
         if get_strategy(config["strategy"]).judged and store.judged_items(run_id) == 0
     ]
@@ -87,7 +90,7 @@ def concept_generation_metrics(
     candidates: list[str] = []
     skipped = 0
     for problem, _, answer in store.answer_records(run_id):
-        concept = dataset.problem(problem.split("/", 1)[1]).concept
+        concept = dataset.problem(own_id(problem, dataset.name)).concept
         pairs = [
             (truth, given)
             for truth, given in (
@@ -123,7 +126,7 @@ def accuracy_by(
     problems = problems_frame(store, run_ids, counting)
     datasets = {run_id: open_run_dataset(store.run_config(run_id)) for run_id in run_ids}
     keys = [
-        key(dataset_name, datasets[run_id], problem.split("/", 1)[1]) or UNKNOWN_GROUP
+        key(dataset_name, datasets[run_id], own_id(problem, datasets[run_id].name)) or UNKNOWN_GROUP
         for run_id, dataset_name, problem in zip(
             problems["run_id"], problems["dataset"], problems["problem"], strict=True
         )

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from datasets_io.errors import BongardError
 from datasets_io.images import natural_key
+from datasets_io.problem import own_id
 from datasets_io.render import VARIANTS, Variant
 from graphs.reports.export_images import (
     DRAWN_AHEAD,
@@ -254,7 +255,7 @@ def _logged_items(
         item = (str(row.problem), int(row.attempt))
         answer = answers.get(item)
         trace = answer.trace if answer is not None else store.item_calls(run_id, *item)
-        own_id = item[0].split("/", 1)[1]  # the dataset's own id, as the run stored it
+        dataset_id = own_id(item[0], config["dataset"])  # the dataset's own id, as the run stored it
         sent = tuple(dict.fromkeys(tuple(refs) for call in trace for refs in call.images if refs))
         items.append(
             LoggedItem(
@@ -263,7 +264,7 @@ def _logged_items(
                 trace=trace,
                 error=errors.get(item),
                 decision=store.item_decision(run_id, *item) if judged and row.scored else None,
-                job=DrawingJob(settings, own_id, drawn_as, sent if drawn else (), needs_concept(answer)),
+                job=DrawingJob(settings, dataset_id, drawn_as, sent if drawn else (), needs_concept(answer)),
             )
         )
     return items

@@ -22,6 +22,7 @@ from typing import Any
 from agents.managed import AgentCallError
 from agents.registry import AgentConfig
 from datasets_io.catalog import Dataset
+from datasets_io.problem import own_id
 from datasets_io.records import REFUSAL_STOPS, Answer
 from datasets_io.workspace import home_flag
 from graphs.registry import get_strategy
@@ -212,7 +213,7 @@ async def judge_run(
     slots = asyncio.Semaphore(JUDGING_CONCURRENCY)
 
     async def one(problem: str, attempt: int, candidates: list[str]) -> None:
-        concept = dataset.problem(problem.split("/", 1)[1]).concept
+        concept = dataset.problem(own_id(problem, dataset.name)).concept
         if concept is None:
             report.not_judged += 1
             return
@@ -252,7 +253,7 @@ async def judge_run(
         human = read_human_labels(human_csv)
         texts = {(p, a): ans.text for p, a, ans in store.answer_records(run_id)}
         keyed: dict[tuple[str, str], list[Verdict]] = {
-            (problem.split("/", 1)[1], texts[(problem, attempt)].strip()): d.verdicts
+            (own_id(problem, dataset.name), texts[(problem, attempt)].strip()): d.verdicts
             for (problem, attempt), d in report.decisions.items()
         }
         report.human_agreement = agreement_with_humans(keyed, human, [policy, *COMPARED_POLICIES])

@@ -40,6 +40,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from datasets_io.errors import BongardError
 from datasets_io.images import natural_key
+from datasets_io.problem import own_id
 from datasets_io.records import OUTPUT_MODE_WORDS, STOP_WORDS
 from datasets_io.render import VARIANTS, Variant
 from graphs.runs.provenance import provenance_lines
@@ -175,7 +176,7 @@ class Viewer:
             dataset = open_run_dataset(config)
             with self._caching:
                 self._datasets[name] = dataset
-        return dataset.problem(key.split("/", 1)[-1])
+        return dataset.problem(own_id(key, dataset.name))
 
     def image(self, config: Mapping[str, Any], key: str, what: str) -> bytes:
         """PNG bytes of a problem's sheet (`what` = "sheet") or of one panel (its ref), as the run's
