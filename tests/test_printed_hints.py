@@ -15,7 +15,7 @@ from tests.standins.server import Fault, StandInServer
 SLOW_DOWN = Fault(429, {"retry-after": "0"}, '{"error": {"message": "slow down"}}')
 
 
-def advised(printed: str) -> list[str]:
+def advised(printed: str) -> list[list[str]]:
     """The `bongard ...` commands in backticks in `printed`, each as its arguments after `bongard`."""
     return [shlex.split(command)[1:] for command in re.findall(r"`(bongard [^`]+)`", printed)]
 
