@@ -159,6 +159,9 @@ class Provider:
     text_only: Callable[[Any], str | None] | None = None
     """`text_only(params)`: why the model reads no images (a request with one is refused at once,
     not retried against a server error), or None where it reads them; None: every model does."""
+    needs_images: str | None = None
+    """Why the agent cannot answer a call that shows no image (it measures images and reads no
+    text); None: it reads text. A strategy's text-only roles refuse it before the run."""
     gpu_engine: GpuEngine | None = None
     """The model runs in the agent's own process, on GPUs (vLLM's offline engine); None: it runs
     elsewhere (an API, a server) or needs no GPU."""

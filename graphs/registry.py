@@ -228,6 +228,9 @@ class StrategyInfo(Generic[OptionsT]):
     protocols: tuple[PaperProtocol, ...] = ()
     """The papers' versions where two papers define the strategy (its options then take `protocol`);
     the first is the default on a dataset no other one names."""
+    text_only_roles: tuple[str, ...] = ()
+    """Roles whose every call shows no image (reasoning over symbols): an agent that needs images
+    (`Provider.needs_images`, the perception agent) is refused for them before the run."""
     reads_label_table: bool = False
     """Whether `prepare` reads the dataset's concept table (`DatasetContext.labels`); the runner
     reads the table only then, so a damaged one costs other strategies nothing."""
@@ -317,6 +320,7 @@ def strategy(
     card: ProtocolCard | None = None,
     count: Callable[[Shape[Any]], int] | None = None,
     protocols: tuple[PaperProtocol, ...] = (),
+    text_only_roles: tuple[str, ...] = (),
     reads_label_table: bool = False,
     reuses: dict[str, tuple[str, str]] | None = None,
 ) -> StrategyDecorator:
@@ -343,6 +347,7 @@ def strategy(
             card=card,
             count=count,
             protocols=protocols,
+            text_only_roles=text_only_roles,
             reads_label_table=reads_label_table,
             reuses=dict(reuses or {}),
         )

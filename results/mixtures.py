@@ -55,13 +55,24 @@ def _total(costs: list[float | None]) -> float | None:
 
 
 @dataclass(frozen=True)
+class MemberOutcome:
+    """One member's answer to a problem: its label (strategy and model), the run that answered, whether
+    it solved it and what it cost."""
+
+    label: str
+    run: str
+    solved: bool
+    cost_usd: float | None
+
+
+@dataclass(frozen=True)
 class Outcome:
     """One problem of a mixture: whether it solved it, what the calls it used cost, and each member's
-    (label, solved, cost)."""
+    answer, in the members' order."""
 
     solved: bool
     cost_usd: float | None
-    members: list[tuple[str, bool, float | None]]
+    members: list[MemberOutcome]
 
 
 def mixture_rows(store: ResultsStore, run_ids: list[str]) -> list[MixtureRow]:
@@ -84,25 +95,29 @@ def mixture_rows(store: ResultsStore, run_ids: list[str]) -> list[MixtureRow]:
 
 
 def _row(run_id: str, rule: str, dataset: str, outcomes: list[Outcome]) -> MixtureRow:
-    """The mixture, its best member (most solved, the first named among equals) and the oracle."""
-    members = [label for label, _, _ in outcomes[0].members]
-    solved_by = dict.fromkeys(members, 0)
-    costs: dict[str, list[float | None]] = {label: [] for label in members}
-    for outcome in outcomes:
-        for label, solved, cost in outcome.members:
-            solved_by[label] += solved
-            costs[label].append(cost)
-    best = max(members, key=lambda label: solved_by[label])
+    """The mixture, its best member (most solved, the first named among equals) and the oracle. A
+    member is its place in the mixture, never its label: two members of one strategy and model (other
+    options, another run) are told apart by their run, not added together."""
+    labels = member_labels(outcomes[0].members)
+    solved_by = [sum(outcome.members[place].solved for outcome in outcomes) for place in range(len(labels))]
+    costs = [[outcome.members[place].cost_usd for outcome in outcomes] for place in range(len(labels))]
+    best = max(range(len(labels)), key=lambda place: (solved_by[place], -place))
     n = len(outcomes)
-    oracle = sum(any(solved for _, solved, _ in outcome.members) for outcome in outcomes)
+    oracle = sum(any(member.solved for member in outcome.members) for outcome in outcomes)
     return MixtureRow(
         run=run_id,
-        rule=f"{rule} {len(members)}",
+        rule=f"{rule} {len(labels)}",
         dataset=dataset,
         mixture=Tally("mixture", sum(o.solved for o in outcomes), n, _total([o.cost_usd for o in outcomes])),
-        best=Tally(best, solved_by[best], n, _total(costs[best])),
-        oracle=Tally("any member", oracle, n, _total([c for label in members for c in costs[label]])),
+        best=Tally(labels[best], solved_by[best], n, _total(costs[best])),
+        oracle=Tally("any member", oracle, n, _total([cost for member in costs for cost in member])),
     )
+
+
+def member_labels(members: list[MemberOutcome]) -> list[str]:
+    """Each member's label, with its run where another member has the same strategy and model."""
+    shared = {member.label for member in members if [m.label for m in members].count(member.label) > 1}
+    return [f"{m.label} ({m.run})" if m.label in shared else m.label for m in members]
 
 
 def _voted(store: ResultsStore, run_id: str) -> list[Outcome]:
@@ -112,7 +127,10 @@ def _voted(store: ResultsStore, run_id: str) -> list[Outcome]:
         Outcome(
             bool(answer.correct),
             answer.details["members_cost_usd"],
-            [(m["label"], bool(m["correct"]), m["cost_usd"]) for m in answer.details["members"]],
+            [
+                MemberOutcome(m["label"], m["run"], bool(m["correct"]), m["cost_usd"])
+                for m in answer.details["members"]
+            ],
         )
         for _, _, answer in store.answer_records(run_id)
     ]
@@ -130,7 +148,10 @@ def _judged(store: ResultsStore, run_id: str) -> list[Outcome]:
         if decided is None or None in verdicts:
             return []
         costs = [member.get("cost_usd") for member in stored]
-        members = [(m["label"], bool(ok), cost) for m, ok, cost in zip(stored, verdicts, costs, strict=True)]
+        members = [
+            MemberOutcome(m["label"], m["run"], bool(ok), cost)
+            for m, ok, cost in zip(stored, verdicts, costs, strict=True)
+        ]
         outcomes.append(Outcome(decided[0], _total(costs), members))
     return outcomes
 

@@ -191,5 +191,5 @@ def test_a_judging_a_judged_run_lacks_is_refused_naming_its_judgings(tmp_path: P
     assert str(refused.value) == (
         f"run {judged} has no judging 'strict|embedding:0.1@vote:1' (did you mean "
         f"'strict|embedding:0.01@vote:1'?); its judgings, oldest first: {listed} "
-        f"(`bongard runs show {judged}`)"
+        f"(`bongard runs show {judged} --home {tmp_path}`)"  # the workspace the store is in
     )

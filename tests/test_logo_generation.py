@@ -21,6 +21,7 @@ from datasets_io.generation.logo_generation import (
     read_manifest,
     task_name,
 )
+from datasets_io.generation.set_provenance import set_provenance
 from results.store import STORE_FILE, ResultsStore
 from tests.cli import run_bongard
 from tests.logo_tables import write_shape_tables
@@ -223,8 +224,11 @@ def test_compare_puts_a_published_set_beside_fresh_problems_of_the_same_kind(
     compared = run_bongard("compare", "--out", tmp_path / "report", "--home", tmp_path)
     assert compared.returncode == 0, compared.stderr
     said = " ".join(compared.stdout.split())
-    assert "contamination check (published set vs fresh problems of the same kind):" in said
-    assert f"images-to-sides · perception: published bongard-logo:{published}" in said
+    assert "contamination check (published or unrecorded sets vs freshly generated problems):" in said
+    assert (
+        "images-to-sides · perception: unrecorded (no generation record: the published release, or problems "
+        f"made without one) bongard-logo:{published}"
+    ) in said
     assert f"fresh bongard-logo:{generated}" in said and "drop +0.000, the intervals overlap" in said
     from starlette.testclient import TestClient
 
@@ -233,3 +237,39 @@ def test_compare_puts_a_published_set_beside_fresh_problems_of_the_same_kind(
     with TestClient(create_app(tmp_path / STORE_FILE), base_url="http://127.0.0.1") as client:
         runs = "&".join(f"runs={run['id']}" for run in client.get("/api/runs").json())
         assert "Contamination check" in client.get(f"/compare?{runs}").text
+
+
+def test_freshness_is_read_from_the_checked_generation_record_across_kinds_of_problem(
+    generated: Path, shared_data: Path, tmp_path: Path
+) -> None:
+    """Classic problems (published) beside fresh Bongard-LOGO ones get their line, said to differ in
+    kind; a copy of the fresh set with one image changed keeps its record but is not counted fresh."""
+    fresh = set_provenance("bongard-logo", generated)
+    assert fresh.kind == "fresh" and f"seed {SEED} on 20" in fresh.words and "images checked" in fresh.words
+    altered = tmp_path / "altered"
+    shutil.copytree(generated, altered)
+    first = sorted(altered.rglob("*.png"))[0]
+    first.write_bytes(first.read_bytes() + b"\0")
+    assert set_provenance("bongard-logo", altered).kind == "altered"
+    held_out = ["-O", "holdout_test=true", "--problems", "1-3"]  # classic problems hold no test images
+    for dataset, options in (
+        ("bongard-classic", held_out),
+        (f"bongard-logo:{generated}", []),
+        (f"bongard-logo:{altered}", []),
+    ):
+        ran = run_bongard(
+            "run", "--strategy", "images-to-sides", "--model", "perception", "--dataset", dataset, *options,
+            "--data-dir", shared_data, "--home", tmp_path,
+        )  # fmt: skip
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+    compared = run_bongard("compare", "--out", tmp_path / "report", "--home", tmp_path)
+    assert compared.returncode == 0, compared.stderr
+    said = " ".join(compared.stdout.split())
+    assert "images-to-sides · perception: published bongard-classic " in said
+    assert f"fresh bongard-logo:{generated} " in said
+    assert (
+        "other kinds of problem (bongard-classic vs bongard-logo): the drop mixes memory with difficulty"
+        in said
+    )
+    assert f"bongard-logo:{altered}: its generation record does not match its images" in said
+    assert f"fresh bongard-logo:{altered}" not in said

@@ -118,7 +118,8 @@ def test_compare_leaves_out_an_interrupted_run_and_says_how_to_finish_it(
     selection = select_runs(store, [*run_ids, interrupted])
     assert selection.run_ids == run_ids
     assert selection.left_out == [
-        f"{interrupted} (interrupted, 0/2 items done; finish it with `bongard run --resume {interrupted}`)"
+        f"{interrupted} (interrupted, 0/2 items done; finish it with "
+        f"`bongard run --resume {interrupted} --home {store.path.parent}`)"
     ]
     assert select_runs(store, [*run_ids, interrupted], include_incomplete=True).run_ids == [
         *run_ids,

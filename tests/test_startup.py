@@ -20,7 +20,7 @@ HEAVY = (
     "matplotlib", "matplotlib_venn", "pandas", "scipy", "tabulate", "langgraph", "numpy", "cv2",
     "skimage", "torch", "sentence_transformers", "openai", "anthropic",
 )  # fmt: skip
-SHARED = {"graphs.cli", "graphs.cli.console", "graphs.cli.options"}
+SHARED = {"graphs.cli", "graphs.cli.cells", "graphs.cli.console", "graphs.cli.options"}
 """The CLI's package and the modules every command shares."""
 LOADED = """
 import json, sys

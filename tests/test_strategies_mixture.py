@@ -22,7 +22,7 @@ COST = {"a": 0.01, "b": 0.02, "c": 0.10}
 """Each member's cost per problem: a cascade in the order a, b, c consults c only where a and b differ."""
 
 
-def member_run(store: ResultsStore, model: str, shared_data: Path) -> str:
+def member_run(store: ResultsStore, model: str, shared_data: Path, right_on: set[int] | None = None) -> str:
     config: dict[str, Any] = {
         "strategy": "images-to-sides",
         "dataset": DATASET,
@@ -33,7 +33,7 @@ def member_run(store: ResultsStore, model: str, shared_data: Path) -> str:
     }
     run_id = store.create_run(config, "test")
     for number in range(1, 5):
-        right = number in RIGHT_ON[model]
+        right = number in (RIGHT_ON[model] if right_on is None else right_on)
         call = CallTrace(
             role="reasoner",
             agent=model,
@@ -202,3 +202,21 @@ def test_a_member_is_run_only_on_the_problems_its_run_lacks(shared_data: Path, t
     assert [(s.done, s.calls) for s in filled] == [(1, 1), (1, 12)]  # problem 3 alone, each member's calls
     assert [s.config["problems"] for s in filled] == [["3"], ["3"]]
     assert (store.summary(mixture).done, store.summary(mixture).calls) == (3, 0)
+
+
+def test_members_of_one_strategy_and_model_stay_apart_and_no_member_beats_the_oracle(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    """Two runs of images-to-sides by model a (other runs, as program-search with and without a
+    ranking are) each solve problems 1 and 2: added under one label they read 4 of 4, above the
+    any-member oracle's 2."""
+    store = ResultsStore(tmp_path / STORE_FILE)
+    members = [member_run(store, "a", shared_data, {1, 2}), member_run(store, "a", shared_data, {1, 2})]
+    members.append(member_run(store, "b", shared_data, {1}))
+    assert mix(tmp_path, shared_data, members).returncode == 0
+    mixture = store.resolve_run("latest")
+    compared = run_bongard("compare", mixture, "--out", tmp_path / "report", "--home", tmp_path)
+    assert compared.returncode == 0, compared.stderr
+    said = " ".join(compared.stdout.split())
+    assert f"best member images-to-sides · a ({members[0]}) {interval(2, 4)}" in said
+    assert f"any member {interval(2, 4)}" in said

@@ -109,7 +109,7 @@ def test_programs_where_a_problem_has_none_are_refused_in_one_line(shared_data: 
         "--strategy",
         "symbolic-rule-learning",
         "--model",
-        "perception",
+        "openai-compatible:m@http://127.0.0.1:9/v1",  # refused before any call: no server is asked
         "-S",
         "symbols=programs",
     )
@@ -172,3 +172,20 @@ def test_compare_puts_one_model_from_pixels_beside_it_from_symbols(shared_data: 
         f"symbols (symbolic-rule-learning) 1.000 [{s_low:.3f}, {s_high:.3f}] (n 10); gain +0.900, "
         "the intervals do not overlap"
     ) in said
+
+
+def test_the_perception_agent_as_the_text_only_reasoner_is_refused_before_the_run(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    """Every reasoning call shows symbols, no image: with `--model perception` each failed after its
+    describe calls were paid for; now the run is refused before it is stored, with what to do."""
+    ran = run_bongard(
+        "run", "--strategy", "symbolic-rule-learning", "--model", "perception",
+        "--dataset", "bongard-classic", "--problems", "1-2", "-O", "holdout_test=true",
+        "--data-dir", shared_data, "--home", tmp_path,
+    )  # fmt: skip
+    assert ran.returncode == 2
+    said = " ".join(ran.stderr.split())
+    assert "every reasoner call is text only, and perception cannot answer one" in said
+    assert "give --reasoner a language model" in said
+    assert not (tmp_path / STORE_FILE).exists() or ResultsStore(tmp_path / STORE_FILE).run_ids() == []

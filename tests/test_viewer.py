@@ -490,7 +490,7 @@ def test_a_large_runs_compare_page_is_paged_and_its_figures_are_drawn_when_first
         assert "problems 401-450 of 450, page 3 of 3" in page("&page=3")
         assert "page 3 of 3" in page("&page=99") and "page 1 of 3" in page("&page=x")
         chosen = page("&problem=bongard-classic/300")
-        assert "page 2 of 3" in chosen and '<tr class="chosen"><td class="nowrap"><a' in chosen
+        assert "page 2 of 3" in chosen and '<tr class="chosen"><td class="name"><a' in chosen
         html = client.get(f"/compare?runs={run_id}").text
         [key] = re.findall(r'id="accuracy-plot" src="/compare/([0-9a-f]{16})/accuracy.png"', html)
         assert client.get(f"/compare/{key}/coverage.png").headers["content-type"] == "image/png"

@@ -35,4 +35,5 @@ PROVIDER = Provider(
     reads_call_metadata=True,
     deterministic=True,
     default_model="classical",
+    needs_images="it measures the images a call shows and reads no text",
 )

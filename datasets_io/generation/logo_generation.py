@@ -29,6 +29,7 @@ OUT/generation.json                                  the generator, its version,
 from __future__ import annotations
 
 import atexit
+import hashlib
 import io
 import json
 import os
@@ -37,6 +38,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from contextlib import redirect_stdout
 from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from importlib.util import find_spec
 from pathlib import Path
@@ -86,6 +88,11 @@ class Manifest:
     tasks: list[str]
     shape_tables: dict[str, str] | None = None
     """The authors' shape tables basic and abstract problems were drawn from, by SHA-256."""
+    made_at: str | None = None
+    """When the set was made (UTC, ISO 8601); None in a record written before it was kept."""
+    images_sha256: str | None = None
+    """SHA-256 over the set's images (`images_digest`), so a record copied into another folder, or
+    a set changed after it was made, is told apart from the set it records."""
 
 
 PAINTER_SCALES = {"ff": (80, 140), "bd": (150, 260), "hd": (150, 320)}
@@ -169,7 +176,10 @@ def generate(
         for kind, sample, painter in kinds:
             tasks += _generate_type(out, kind, sample, painter, count, seed, on_problem)
     digests = tables.digests() if needing and tables is not None else None
-    manifest = Manifest(GENERATOR, GENERATOR_VERSION, list(types), seed, count, tasks, digests)
+    made_at = datetime.now(UTC).isoformat(timespec="seconds")
+    manifest = Manifest(
+        GENERATOR, GENERATOR_VERSION, list(types), seed, count, tasks, digests, made_at, images_digest(out)
+    )
     _write_json(out / MANIFEST, asdict(manifest))
     return manifest
 
@@ -331,6 +341,16 @@ def _write_json(path: Path, value: Any) -> None:
     partial = path.with_name(f".{path.name}.partial")
     partial.write_text(json.dumps(value, indent=1), encoding="utf-8")
     partial.replace(path)
+
+
+def images_digest(out: Path) -> str:
+    """SHA-256 over every image of a set, in path order, each with its path: what a generation
+    record holds of the images it made."""
+    digest = hashlib.sha256()
+    for path in sorted(out.rglob("*.png")):
+        digest.update(path.relative_to(out).as_posix().encode("utf-8") + b"\0")
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
 
 
 def read_manifest(out: Path) -> Manifest | None:

@@ -101,6 +101,14 @@ def _cut(text: str, width: int, keep_end: bool) -> str:
     return "…" + text[len(text) - width + 1 :] if keep_end else text[: width - 1] + "…"
 
 
+def wrapped_line(line: str) -> list[str]:
+    """A line under the table in pieces that fit `NARROW` columns, broken at spaces only (never
+    inside a run id, a path or a strategy's name), so a search for it in the output still finds it."""
+    return textwrap.wrap(
+        line, NARROW - 2, subsequent_indent="    ", break_on_hyphens=False, break_long_words=False
+    )
+
+
 def compare(
     run_ids: Annotated[
         list[str] | None,
@@ -178,7 +186,7 @@ def compare(
     for heading, lines in side_by_side_lines(store, selection.run_ids, table):
         console.print(f"\n{heading}:")
         for line in lines:
-            pieces = [line] if wide else textwrap.wrap(line, NARROW - 2, subsequent_indent="    ")
+            pieces = [line] if wide else wrapped_line(line)
             for piece in pieces:
                 console.print(f"  {escape(piece)}", highlight=False)
     probes = [r for r in selection.run_ids if store.run_config(r)["strategy"] == PROBE_STRATEGY]

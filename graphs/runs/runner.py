@@ -29,7 +29,15 @@ from agents.cache import ReplyCache, ResponseCache
 from agents.limits import InFlight, in_flight
 from agents.managed import AgentCallError, ManagedAgent
 from agents.prompt_library import PromptLibrary
-from agents.registry import CACHE_FILE, check_agent, dropped_decoding, resolve_agent, shared_params
+from agents.registry import (
+    CACHE_FILE,
+    check_agent,
+    dropped_decoding,
+    get_provider,
+    resolve_agent,
+    shared_params,
+    split_spec,
+)
 from datasets_io.catalog import Dataset, ProblemSummary, ScanResult, default_data_dir, open_dataset
 from datasets_io.errors import BongardError, DatasetError
 from datasets_io.file_digests import DIGESTS_FILE
@@ -554,13 +562,28 @@ def check_config(config: RunConfig, *, ready: bool = True, home: Path | None = N
     its model cannot take, with why (for the specs that cannot take some), by its family or by what
     the workspace at `home` learned it refuses. `ready=False` (a plan): the parameters alone, no key
     or package needed."""
-    get_strategy(config.strategy).parse_options(config.strategy_options)
+    info = get_strategy(config.strategy)
+    info.parse_options(config.strategy_options)
+    _check_text_only_roles(info, config.agents)
     check = check_agent if ready else dropped_decoding
     notes = {
         spec: check(spec, chosen, config=config.agent_config or None, defaults=paper, home=home)
         for spec, (chosen, paper) in config.agent_shares().items()
     }
     return {spec: lines for spec, lines in notes.items() if lines}
+
+
+def _check_text_only_roles(info: StrategyInfo[Any], agents: dict[str, str]) -> None:
+    """Refuse an agent that needs images (the perception agent) in a role whose calls show none: each
+    of its calls would fail, paid for by the calls before it (a describer's, say)."""
+    for role in info.text_only_roles:
+        spec = agents.get(role)
+        needs = None if spec is None else get_provider(split_spec(spec)[0]).needs_images
+        if needs is not None:
+            raise StrategyError(
+                f"{info.name}: every {role} call is text only, and {spec} cannot answer one ({needs}): "
+                f"give --{role} a language model (a local one: docs/agents.md); the other roles may keep it"
+            )
 
 
 def _paper_protocol(info: StrategyInfo[Any], config: RunConfig) -> PaperProtocol | None:

@@ -186,6 +186,7 @@ symbolic_strategy = family_strategy(
     section="abstract, Sec. 1 (the C-G paradigm: action programs or structured descriptions as input); "
     "its prompt is not in what could be read, so the 2025 paper's App. A.5.3.2 is followed",
     roles=("describer", "reasoner"),
+    text_only_roles=("reasoner",),
     calls="1 text-only call per query over both sides' symbols; with symbols=descriptions (auto, where a "
     "problem has no action programs) 1 structured description call per context and query image first",
     count=_count,
