@@ -18,6 +18,7 @@ from importlib.resources import files
 from pathlib import Path
 from string import Template
 
+from agents.machine_notes import for_prompt
 from datasets_io.errors import BongardError
 
 PROMPTS_ENV = "BONGARD_PROMPTS"
@@ -48,8 +49,11 @@ class PromptTemplate:
     source: str
 
     def fill(self, **values: object) -> str:
+        """The template with `values` in it, each without machine notes (`agents.machine_notes`)."""
         try:
-            return Template(self.text).substitute({key: str(value) for key, value in values.items()})
+            return Template(self.text).substitute(
+                {key: for_prompt(str(value)) for key, value in values.items()}
+            )
         except KeyError as missing:
             raise PromptError(
                 f"prompt {self.family}/{self.name} ({self.source}) needs a value for {missing}"

@@ -47,11 +47,11 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from agents.call import CallSpec, schema_json
+from agents.machine_notes import FEATURES_MARK
 from agents.perception import concepts, programs
 from agents.perception.classify import classify_reply
 from agents.perception.features import perceive
 from agents.perception.panels import (
-    FEATURES_MARK,
     PerceptionError,
     call_panels,
     caveat,

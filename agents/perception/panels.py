@@ -12,13 +12,12 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from agents.call import CallSpec
+from agents.machine_notes import FEATURES_MARK
 from agents.perception.features import perceive
 from agents.perception.rules import Row, Rule, Side, induce_rule
 from agents.perception.table import COLUMNS, panel_row
 from datasets_io.errors import BongardError
 from datasets_io.problem import Panel
-
-FEATURES_MARK = "perception-features:"
 
 
 class PerceptionError(BongardError, ValueError):
