@@ -26,6 +26,7 @@ from pydantic import ConfigDict, Field, PrivateAttr
 from agents.breaker import CircuitBreaker, EndpointDown
 from agents.cache import ReplyCache, cache_key
 from agents.call import AgentReply, CallSpec, Usage, schema_json
+from agents.call_events import EVENTS
 from agents.images import ImageLimitError, ImagePolicy, count_images, prepare_messages
 from agents.langchain_speedups import memoise_block_types
 from agents.learned_rules import LEARNABLE, LearnedRule, LearnedRules, refused_key
@@ -366,6 +367,8 @@ class ManagedAgent(BaseChatModel):
         def count(number: int) -> None:
             nonlocal attempts
             attempts = number
+            if number > 1:
+                EVENTS.retries += 1
 
         async def once() -> _Outcome:
             estimate = _estimate_tokens(messages)
@@ -383,6 +386,7 @@ class ManagedAgent(BaseChatModel):
                     if self.breaker is not None:
                         self.breaker.failed(self.endpoint, error, self.provider.key_env)
                     if is_timeout(error):
+                        EVENTS.timeouts += 1
                         where = self.endpoint_url or self.provider.name
                         raise AttemptTimeout(where, self.params.timeout_s) from error
                     raise

@@ -174,13 +174,14 @@ def test_compare_puts_one_model_from_pixels_beside_it_from_symbols(shared_data: 
     ) in said
 
 
+@pytest.mark.parametrize("strategy", ["symbolic-rule-learning", "componential-analysis"])
 def test_the_perception_agent_as_the_text_only_reasoner_is_refused_before_the_run(
-    shared_data: Path, tmp_path: Path
+    strategy: str, shared_data: Path, tmp_path: Path
 ) -> None:
     """Every reasoning call shows symbols, no image: with `--model perception` each failed after its
     describe calls were paid for; now the run is refused before it is stored, with what to do."""
     ran = run_bongard(
-        "run", "--strategy", "symbolic-rule-learning", "--model", "perception",
+        "run", "--strategy", strategy, "--model", "perception",
         "--dataset", "bongard-classic", "--problems", "1-2", "-O", "holdout_test=true",
         "--data-dir", shared_data, "--home", tmp_path,
     )  # fmt: skip

@@ -8,8 +8,10 @@ import sys
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, ProgressColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import BarColumn, ProgressColumn, Task, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.text import Text
 
+from agents.call_events import EVENTS
 from agents.secrets import redact
 
 PIPE_WIDTH = 200
@@ -32,3 +34,11 @@ def progress_columns() -> tuple[ProgressColumn, ...]:
         TimeElapsedColumn(),
         TimeRemainingColumn(),
     )
+
+
+class EventsColumn(ProgressColumn):
+    """The requests sent again and those that timed out, read at every refresh, so a run whose calls
+    all time out says so while it waits, not only when an item ends (`agents.call_events`)."""
+
+    def render(self, task: Task) -> Text:
+        return Text(EVENTS.words(), style="yellow")

@@ -16,11 +16,12 @@ from rich.progress import Progress
 from rich.table import Table
 
 from agents.breaker import DEFAULT_MAX_FAILURES, EndpointDown
+from agents.call_events import EVENTS
 from datasets_io.render import Variant
 from datasets_io.sqlite_errors import CACHE, STORE, SQLiteFileError, require_writable, writable
 from datasets_io.workspace import home_flag, workspace_home
 from graphs.cli.cells import cell_text, rate_text
-from graphs.cli.console import console, error_console, print_error, progress_columns
+from graphs.cli.console import EventsColumn, console, error_console, print_error, progress_columns
 from graphs.cli.options import (
     AgentConfigOption,
     DataDirOption,
@@ -515,7 +516,8 @@ def _run_with_progress(
     breaker's stop, if it stopped the run."""
     pending = runner.pending(run_id, retry_errors)
     totals: dict[str, Any] = {"done": 0, "failed": 0, "calls": 0, "tokens": 0, "cost": 0.0, "unknown": False}
-    with Progress(*progress_columns(), console=error_console, transient=False) as progress:
+    EVENTS.reset()
+    with Progress(*progress_columns(), EventsColumn(), console=error_console, transient=False) as progress:
         task = progress.add_task("starting", total=len(pending))
         started = time.monotonic()
 
@@ -577,6 +579,9 @@ def _run_with_progress(
                 f"resume with `{_resume_command(run_id, home)}`"
             )
             raise typer.Exit(130) from None
+        finally:
+            if said := EVENTS.line():
+                progress.console.print(f"[yellow]retried:[/yellow] {escape(said)}", highlight=False)
     return None
 
 

@@ -23,6 +23,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 
 from agents.call import AgentReply, CallSpec
 from agents.images import DEFAULT_MAX_SIDE, PATH_BLOCK_KEY, ImagePolicy, is_path_block, sent_size
+from agents.machine_notes import for_prompt
 from agents.managed import ManagedAgent
 from agents.registry import resolve_agent
 from graphs.runs.runner import RunConfig, Runner
@@ -100,8 +101,9 @@ class _Recorder:
         return text, quoted
 
     def after(self, reply: AgentReply) -> None:
-        if len(reply.text.strip()) >= QUOTED_REPLY_CHARS:
-            self.replies.append(reply.text.strip())
+        quotable = for_prompt(reply.text).strip()  # as a later prompt quotes it: no machine notes
+        if len(quotable) >= QUOTED_REPLY_CHARS:
+            self.replies.append(quotable)
 
 
 def rehearse(

@@ -385,6 +385,7 @@ async def _componential_answer(
     "componential-analysis",
     section="Sec. 5.3, App. A.5.3; describer x reasoner with -S descriptions_from=RUN",
     roles=("describer", "reasoner"),
+    text_only_roles=("reasoner",),
     calls="1 structured description call per context and query image, each in its own context, "
     "then 1 text-only call per query over the labelled descriptions",
     count=lambda shape: shape.context + 2 * shape.tests,
