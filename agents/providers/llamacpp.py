@@ -12,17 +12,23 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
+from typing import Any
 
+import aiohttp
 from langchain_core.language_models import BaseChatModel
-from pydantic import Field, FilePath
+from langchain_core.messages import AIMessage, BaseMessage
+from pydantic import Field, FilePath, SecretStr
 
+from agents.context_limit import ContextTooSmall
 from agents.limits import RateLimits
 from agents.provider import AgentParams, Provider
-from agents.providers.openai_wire import wire_chat_model
+from agents.providers.openai_wire import WireChatModel, openai_messages, wire_chat_model
 from agents.servers import LOOPBACK, LocalServer, shared_server
+from agents.wire_sessions import endpoint_session
 from datasets_io.workspace import workspace_home
 
 
@@ -147,8 +153,59 @@ def base_url(model: str, params: LlamaCppParams) -> str:
     return f"{start_server(model, params).url}/v1"
 
 
+class FittedChatModel(WireChatModel):
+    """A llama.cpp server's chat model that measures each prompt with the server's own chat template
+    and tokenizer (`/apply-template`, `/tokenize`) before sending it, and refuses one that, with its
+    reply limit, would not fit the context a request is given: the server would answer HTTP 400."""
+
+    ctx_size: int
+
+    async def acomplete(
+        self,
+        messages: Sequence[BaseMessage],
+        schema: dict[str, Any] | None = None,
+        stop: list[str] | None = None,
+    ) -> AIMessage:
+        await self._check_fits(messages)
+        return await super().acomplete(messages, schema, stop)
+
+    async def _check_fits(self, messages: Sequence[BaseMessage]) -> None:
+        root = self.base_url.removesuffix("/").removesuffix("/v1")
+        session = await endpoint_session(self.base_url)
+        shaped = await _posted(session, f"{root}/apply-template", {"messages": openai_messages(messages)})
+        tokens = len((await _posted(session, f"{root}/tokenize", {"content": shaped["prompt"]}))["tokens"])
+        reply = int(self.sampling.get("max_tokens") or 0)
+        if tokens + reply > self.ctx_size:
+            limit = f" and its reply limit {reply}" if reply else ""
+            raise ContextTooSmall(
+                f"this request's prompt is {tokens} tokens{limit}, more than the {self.ctx_size} a request "
+                f"may hold: -M ctx_size={tokens + (reply or RESERVED_REPLY)} (or a shorter prompt)"
+            )
+
+
+RESERVED_REPLY = 512
+"""Tokens the advice leaves for a reply where the request sets no limit."""
+
+
+async def _posted(session: aiohttp.ClientSession, url: str, body: dict[str, Any]) -> dict[str, Any]:
+    async with session.post(url, json=body, timeout=aiohttp.ClientTimeout(total=60)) as response:
+        response.raise_for_status()
+        found: dict[str, Any] = await response.json()
+        return found
+
+
 def build(model: str, params: LlamaCppParams) -> BaseChatModel:
-    return wire_chat_model(model, params, base_url=base_url(model, params), api_key="not-needed")
+    url = base_url(model, params)
+    if params.mmproj is not None:  # images are counted by the projector, not the tokenizer
+        return wire_chat_model(model, params, base_url=url, api_key="not-needed")
+    return FittedChatModel(
+        model=model,
+        base_url=url,
+        api_key=SecretStr("not-needed"),
+        sampling=params.request_sampling(),
+        timeout_s=params.timeout_s,
+        ctx_size=params.ctx_size,
+    )
 
 
 PROVIDER = Provider(

@@ -24,6 +24,7 @@ from langchain_core.messages import BaseMessage
 from PIL import Image
 from pydantic import Field
 
+from agents.context_limit import ContextTooSmall
 from agents.image_tokens import open_weight_rule
 from agents.limits import RateLimits
 from agents.provider import AgentParams, Provider
@@ -37,13 +38,6 @@ CONTEXT_STEP = 1024
 REPLY_TOKENS = 1024
 """The reply's room where `-M max_tokens` sets none."""
 MARGIN = 1.2
-
-
-class ContextTooSmall(ValueError):
-    """A request longer than the context window `-M num_ctx` fixed: Ollama would cut it silently.
-    Sent again it is as long: not retryable."""
-
-    retryable = False
 
 
 class OllamaParams(AgentParams):
