@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, Field
 
@@ -75,3 +75,10 @@ def decide(verdicts: Sequence[Verdict], policy: str) -> Decision:
         counts={label: counts[label] for label in VERDICT_LABELS},
         verdicts=list(verdicts),
     )
+
+
+def silence(counts: Mapping[str, int]) -> str | None:
+    """`no verdict on 5 of 5: check this judge` where a judge abstained or refused on most answers it
+    was given (a tiny model repeating its instructions); None where it voted on most."""
+    silent, given = counts.get("abstain", 0) + counts.get("refused", 0), sum(counts.values())
+    return f"no verdict on {silent} of {given}: check this judge" if silent * 2 > given else None

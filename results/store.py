@@ -308,11 +308,11 @@ class Judging:
     @property
     def judged(self) -> str:
         """The name without its policy (`STYLE|JUDGE,...`), as the decisions and verdicts store it."""
-        return self.name.rpartition("@")[0]  # a policy holds no @; a judge's URL may
+        return judging_parts(self.name)[0]
 
     @property
     def policy(self) -> str:
-        return self.name.rpartition("@")[2]
+        return judging_parts(self.name)[1]
 
     @property
     def style(self) -> str:
@@ -348,6 +348,12 @@ class CountedJudging:
 
     judging: Judging
     how: str
+
+
+def judging_parts(name: str) -> tuple[str, str]:
+    """A judging's name (`STYLE|JUDGE,...@POLICY`) as its judges and style, and its policy."""
+    judged, _, policy = name.rpartition("@")  # a policy holds no @; a judge's URL may
+    return judged, policy
 
 
 def judging_id(name: str) -> str:

@@ -38,8 +38,15 @@ from judges.ensemble import JudgeEnsemble
 from judges.llm_judge import LLMJudge
 from judges.specs import build_judges
 from judges.styles import JudgeStyle
-from judges.verdict import Decision, Verdict, decide
-from results.store import FIRST_COMPLETE, REPLACED, CountedJudging, ResultsStore, judging_id
+from judges.verdict import Decision, Verdict, decide, silence
+from results.store import (
+    FIRST_COMPLETE,
+    REPLACED,
+    CountedJudging,
+    ResultsStore,
+    judging_id,
+    judging_parts,
+)
 
 JUDGING_CONCURRENCY = 8
 COMPARED_POLICIES = ("all", "any", "majority")
@@ -126,15 +133,11 @@ class JudgingReport:
                 "(not stored, never counted wrong)"
             )
         for name, counts in self.per_judge().items():
-            silent = counts["abstain"] + counts["refused"]
+            flag = silence(counts)
             lines.append(
                 f"  {name}: {counts['ok']} ok, {counts['wrong']} wrong, {counts['abstain']} abstain"
                 + (f", {counts['refused']} refused to judge" if counts["refused"] else "")
-                + (
-                    f"  [gave no verdict on {silent} of {counts.total()}: check this judge]"
-                    if silent * 2 > counts.total()
-                    else ""
-                )
+                + (f"  [gave {flag}]" if flag else "")
             )
         lines.append("  accepted: " + ", ".join(f"{p} {n}" for p, n in self.policies().items()))
         if matrix and len(self.judges) > 1:
@@ -157,9 +160,9 @@ def _counting_after(store: ResultsStore, report: JudgingReport) -> CountedJudgin
     chosen one (the same judges under another policy: the store keeps one decision per judges);
     else whatever counted already."""
     chosen = store.chosen_judging(report.run_id)
-    judged = report.name.rpartition("@")[0]
-    if chosen is not None and chosen != report.name and chosen.rpartition("@")[0] == judged:
-        store.count_judging(report.run_id, report.name, f"{REPLACED} {chosen.rpartition('@')[2]}")
+    judged, _ = judging_parts(report.name)
+    if chosen is not None and chosen != report.name and judging_parts(chosen)[0] == judged:
+        store.count_judging(report.run_id, report.name, f"{REPLACED} {judging_parts(chosen)[1]}")
     elif chosen is None and report.decisions and not report.left_unjudged:
         store.count_judging(report.run_id, report.name, FIRST_COMPLETE)
     return store.counted_judging(report.run_id)

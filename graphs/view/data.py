@@ -399,6 +399,8 @@ class JudgingStats:
     judging: Judging
     counts: str | None
     """How it came to count, where it is the judging the run's counts use; None for the others."""
+    silent: dict[str, str]
+    """Each judge that gave no verdict on most answers, and what to say of it (`judges.verdict.silence`)."""
     style: str
     policy: str
     judges: list[str]
@@ -418,7 +420,7 @@ def judging_stats(store: ResultsStore, run_id: str) -> list[JudgingStats]:
     """The run's judgings, oldest first (`counts` marks the one the run's counts use), each with its
     agreement statistics."""
     from judges.agreement import fleiss_kappa, pairwise_cohen, unanimity
-    from judges.verdict import decide
+    from judges.verdict import decide, silence
 
     judgings = store.judgings(run_id)
     counted = store.counted_judging(run_id)
@@ -462,6 +464,7 @@ def judging_stats(store: ResultsStore, run_id: str) -> list[JudgingStats]:
             JudgingStats(
                 judging=judging,
                 counts=counted.how if counted is not None and counted.judging == judging else None,
+                silent={j: flag for j in judges if (flag := silence(per_judge[j])) is not None},
                 style=judging.style,
                 policy=policy,
                 judges=judges,
