@@ -18,3 +18,11 @@ def for_prompt(text: str) -> str:
     if FEATURES_MARK not in text:
         return text
     return "\n".join(line for line in text.splitlines() if not line.startswith(FEATURES_MARK))
+
+
+def notes_of(text: str) -> str:
+    """The machine notes of `text` alone (empty when it has none): what a structured reply's parse
+    drops and a later call of the agent that wrote them reads."""
+    if FEATURES_MARK not in text:
+        return ""
+    return "\n".join(line for line in text.splitlines() if line.startswith(FEATURES_MARK))

@@ -66,6 +66,9 @@ class Registry(Generic[T]):
         """Entry points being loaded now: what registers meanwhile comes from one of them."""
         self._left_out: dict[str, str] = {}
         """Names whose plugin failed to load, with why."""
+        self._unchecked = False
+        """A module registered while it was still being imported: the entry points are loaded before
+        the next lookup instead (loading them then could import that module's half-made names)."""
 
     def register(self, name: str, item: T, source: str | None = None) -> T:
         """Make `item` available as `name`. `source` says where it comes from (default: the module
@@ -73,7 +76,10 @@ class Registry(Generic[T]):
         entry, another source is refused naming both."""
         source = source or str(getattr(item, "__module__", None) or type(item).__module__)
         if name not in self._sources and not self._loading:
-            self._load_modules()  # any of them may hold `name`: know it before an in-process source takes it
+            if _initializing(source):
+                self._unchecked = True  # a module imported directly (paradigms, whose names symbolic imports)
+            else:
+                self._load_modules()  # any may hold `name`: know it before an in-process source takes it
         held = self._sources.get(name)
         if (
             held is None
@@ -105,6 +111,8 @@ class Registry(Generic[T]):
 
     def get(self, name: str) -> T:
         """The entry called `name`, loading its entry point if it has one; else `UnknownName`."""
+        if self._unchecked:
+            self._load_modules()
         if name not in self._entries and (entry := self._entry_points().get(name)) is not None:
             self._load(entry)
         if name not in self._entries:
@@ -143,6 +151,7 @@ class Registry(Generic[T]):
         return self._pending
 
     def _load_modules(self) -> None:
+        self._unchecked = False
         for entry in [e for e in self._entry_points().values() if e.attr is None]:
             self._load(entry)
 
@@ -186,3 +195,9 @@ def _described(entry: EntryPoint) -> str:
     """An entry point as a person finds it: its target and the package that declares it."""
     package = entry.dist.name if entry.dist is not None else "an unnamed package"
     return f"{entry.value} (package {package})"
+
+
+def _initializing(module: str) -> bool:
+    """Whether `module` is still being imported (importlib marks its spec until the import ends)."""
+    spec = getattr(sys.modules.get(module), "__spec__", None)
+    return bool(getattr(spec, "_initializing", False))

@@ -230,7 +230,12 @@ class StrategyInfo(Generic[OptionsT]):
     the first is the default on a dataset no other one names."""
     text_only_roles: tuple[str, ...] = ()
     """Roles whose every call shows no image (reasoning over symbols): an agent that needs images
-    (`Provider.needs_images`, the perception agent) is refused for them before the run."""
+    (`Provider.needs_images`, the perception agent) is refused for them before the run, unless it
+    also takes the `notes_from` role."""
+    notes_from: str | None = None
+    """The role whose machine notes the text-only roles' calls carry (`extra["notes"]`): an agent
+    that needs images reads the panels from the notes its own kind wrote there (the perception
+    agent describing, then reasoning over its descriptions)."""
     reads_label_table: bool = False
     """Whether `prepare` reads the dataset's concept table (`DatasetContext.labels`); the runner
     reads the table only then, so a damaged one costs other strategies nothing."""
@@ -321,6 +326,7 @@ def strategy(
     count: Callable[[Shape[Any]], int] | None = None,
     protocols: tuple[PaperProtocol, ...] = (),
     text_only_roles: tuple[str, ...] = (),
+    notes_from: str | None = None,
     reads_label_table: bool = False,
     reuses: dict[str, tuple[str, str]] | None = None,
 ) -> StrategyDecorator:
@@ -348,6 +354,7 @@ def strategy(
             count=count,
             protocols=protocols,
             text_only_roles=text_only_roles,
+            notes_from=notes_from,
             reads_label_table=reads_label_table,
             reuses=dict(reuses or {}),
         )

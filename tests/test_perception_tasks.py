@@ -24,6 +24,7 @@ from datasets_io.catalog import open_dataset
 from datasets_io.problem import BongardProblem, Panel
 from graphs.blocks.queries import QueryConclusion, QueryVerdict
 from graphs.strategies.paradigms import ImageDescription, RuleExtraction
+from graphs.strategies.rwr_plus import Selection
 from graphs.strategies.wonderland import Hypotheses, OptionChoice, ProbeAnswer, SetRules
 
 CONCLUSION = {"left": "positive", "right": "negative"}
@@ -230,6 +231,10 @@ def test_multiple_choice_picks_the_true_concept_among_distractors(shared_data: P
     options = [{"id": n, "left": c.left, "right": c.right or ""} for n, c in enumerate(concepts, 1) if c]
     choice = ask(OptionChoice, "select", [sheet(problem)], options=options)
     assert choice.option == 3 and choice.analysis.startswith("A guess by word overlap")
+    # Bongard-RWR+'s concept selection numbers its candidates by `label` (every item failed before)
+    candidates = [{"label": o["id"], "left": o["left"], "right": o["right"]} for o in options]
+    selected = ask(Selection, "select", [sheet(problem)], candidates=candidates)
+    assert selected.label == 3 and selected.explanation.startswith("A guess by word overlap")
 
 
 def test_hypotheses_are_distinct_at_most_n_and_the_induced_rule_first(shared_data: Path) -> None:

@@ -175,18 +175,39 @@ def test_compare_puts_one_model_from_pixels_beside_it_from_symbols(shared_data: 
 
 
 @pytest.mark.parametrize("strategy", ["symbolic-rule-learning", "componential-analysis"])
-def test_the_perception_agent_as_the_text_only_reasoner_is_refused_before_the_run(
+def test_the_perception_agent_reasons_over_its_own_descriptions(
     strategy: str, shared_data: Path, tmp_path: Path
 ) -> None:
-    """Every reasoning call shows symbols, no image: with `--model perception` each failed after its
-    describe calls were paid for; now the run is refused before it is stored, with what to do."""
+    """With `--model perception` every reasoning call failed (0/40 scored after 560 describe calls): its
+    calls show no image. The describer's notes now carry each panel's measurements (a query's without
+    its side), and the text-only reasoner decides the queries from them: classic 1-6 all scored."""
+    ran = run_on_classic("1-6", shared_data, tmp_path, "--strategy", strategy, "--model", "perception")
+    assert ran.returncode == 0, ran.stderr
+    store = ResultsStore(tmp_path / STORE_FILE)
+    run_id = store.resolve_run("latest")
+    summary = store.summary(run_id)
+    assert (summary.done, summary.failed, summary.calls) == (6, 0, 6 * (10 + 2 * 2))
+    assert summary.solved >= 4  # 8 of classic 1-10 on this machine; chance is 1.5 of 6
+    for _, _, answer in store.answer_records(run_id):
+        notes = answer.details["descriptions"]["notes"]
+        for query in ("left-test-5", "right-test-5"):
+            [measured] = [json.loads(line.split(":", 1)[1]) for line in notes[query].splitlines()]
+            assert measured[query]["side"] is None  # the reasoner is never told a query's side
+
+
+@pytest.mark.parametrize("strategy", ["symbolic-rule-learning", "componential-analysis"])
+def test_the_perception_agent_reasoning_over_a_models_descriptions_is_refused_before_the_run(
+    strategy: str, shared_data: Path, tmp_path: Path
+) -> None:
+    """A language model's descriptions carry no measurements: each reasoning call would fail after the
+    describe calls were paid for, so the run is refused before it is stored, with what to do."""
     ran = run_bongard(
-        "run", "--strategy", strategy, "--model", "perception",
-        "--dataset", "bongard-classic", "--problems", "1-2", "-O", "holdout_test=true",
-        "--data-dir", shared_data, "--home", tmp_path,
+        "run", "--strategy", strategy, "--describer", "openai-compatible:m@http://127.0.0.1:9/v1",
+        "--reasoner", "perception", "--dataset", "bongard-classic", "--problems", "1-2",
+        "-O", "holdout_test=true", "--data-dir", shared_data, "--home", tmp_path,
     )  # fmt: skip
     assert ran.returncode == 2
     said = " ".join(ran.stderr.split())
     assert "every reasoner call is text only, and perception cannot answer one" in said
-    assert "give --reasoner a language model" in said
+    assert "give --reasoner a language model" in said and "or perception as the --describer too" in said
     assert not (tmp_path / STORE_FILE).exists() or ResultsStore(tmp_path / STORE_FILE).run_ids() == []

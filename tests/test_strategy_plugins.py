@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import importlib.metadata
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -154,3 +157,16 @@ def test_a_name_belongs_to_one_source_whatever_the_order() -> None:
         with pytest.raises(BongardError, match=f"thing 'x' is registered twice, by {first} and by {second}"):
             things.register("x", "two", source=second)
         assert things.get("x") == "again"
+
+
+@pytest.mark.parametrize(
+    "module", [entry.value for entry in importlib.metadata.entry_points(group="bongard_agents.strategies")]
+)
+def test_each_strategy_module_can_be_imported_first(module: str) -> None:
+    """`import graphs.strategies.paradigms` in a fresh process raised ImportError: its first strategy's
+    registration loaded every strategy module, symbolic among them, which imports names paradigms
+    had not defined yet. A module being imported now waits for the next lookup to load the others."""
+    code = f"import {module}\nfrom graphs.registry import get_strategy\nprint(get_strategy('direct').name)"
+    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.strip() == "direct"

@@ -8,6 +8,7 @@ itself (`features.py`) and answers:
   (a componential description of one panel), the schema filled honestly: line
   drawings in black and white, one object per figure, nothing living, no weather;
   a drawing prompt (`positive`) names its figures, and it leaves `negative` empty;
+  the JSON is followed by the panel's measurements, which its parse leaves out;
 - compare: what differs between the two panels of a pair, then both panels' JSON;
 - answer: the simplest induced rule (exact if one exists, else said not to be),
   as `Left: ...` / `Right: ...` lines; with a
@@ -28,11 +29,12 @@ itself (`features.py`) and answers:
 Anything else (generate, judge, chat) raises `PerceptionError`: it measures
 drawings and cannot read or write worded concepts.
 
-Every free-text reply ends with a `perception-features:` line holding the
-measurements of every panel the call showed, keyed by panel. A later text-only
-answer call gets earlier replies as `extra["notes"]` and reads the panels from
-those lines, so `descriptive` and `contrastive` work with the agent on both
-roles. A reply for a call with an output schema is one JSON object valid
+Every free-text reply and every structured description ends with a
+`perception-features:` line holding the measurements of every panel the call
+showed, keyed by panel. A later text-only call gets earlier replies as
+`extra["notes"]` and reads the panels from those lines, so `descriptive`,
+`contrastive`, `componential-analysis` and `symbolic-rule-learning` work with
+the agent on both roles. A reply for a call with an output schema is one JSON object valid
 against it (`structured.py`). The sides of test panels are never looked at.
 """
 
@@ -84,7 +86,8 @@ def _describe_reply(call: CallSpec) -> str:
     if call.output_schema is None:
         text = "\n".join(describe(perceive(panel.path)) for panel in call.images[-1].panels)
         return f"{text}\n{features_line(panels)}"
-    perception = perceive(shown_panel(call).path)
+    panel = shown_panel(call)
+    perception = perceive(panel.path)
     text = describe(perception)
     fills = {"solid black fill": any(f.filled for f in perception.figures)}
     fills["thin black lines"] = any(not f.filled for f in perception.figures)
@@ -103,7 +106,7 @@ def _describe_reply(call: CallSpec) -> str:
         "positive": figures_phrase(perception),
         "negative": "",  # it measures figures; what would show the other concept is beyond it
     }
-    return _structured(call, known, text)
+    return f"{_structured(call, known, text)}\n{features_line([panel])}"  # parsed without its note
 
 
 def _compare_reply(call: CallSpec) -> str:

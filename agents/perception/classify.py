@@ -16,8 +16,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agents.call import CallSpec
-from agents.perception.features import PanelPerception, perceive
-from agents.perception.panels import PerceptionError, call_panels, context_rows, induce
+from agents.perception.features import perceive
+from agents.perception.panels import (
+    MeasuredTest,
+    PanelRows,
+    PerceptionError,
+    call_panels,
+    context_rows,
+    induce,
+)
 from agents.perception.rules import Row, Rule, Side
 from agents.perception.sentences import describe
 from agents.perception.separability import Decision, pair_sides, single_side
@@ -59,7 +66,7 @@ def _how(decision: Decision, side: Side, paired: bool) -> str:
     return f"It goes {side}, where it leaves the sides more separable (most in {measures})."
 
 
-def _by_given_rule(summary: object, tests: Sequence[PanelPerception]) -> list[dict[str, str]]:
+def _by_given_rule(summary: object, tests: Sequence[MeasuredTest]) -> list[dict[str, str]]:
     rule = read_rule(str(summary))
     if rule is None:
         raise PerceptionError(
@@ -69,22 +76,34 @@ def _by_given_rule(summary: object, tests: Sequence[PanelPerception]) -> list[di
     said = rule.sentences()
     found = []
     for test in tests:
-        side = rule.side_of(panel_row(test))
+        side = rule.side_of(test.row)
         explanation = f"By the given rule, read back in the agent's own wording: {said[side]}."
-        found.append(side_decision(side, explanation, _stated(rule), describe(test)))
+        found.append(side_decision(side, explanation, _stated(rule), test.said))
     return found
 
 
-def _tests(call: CallSpec) -> list[PanelPerception]:
-    """The perceptions of the test panels named in `extra["test_panels"]`, which the call must show."""
+def _tests(call: CallSpec) -> list[MeasuredTest]:
+    """The test panels named in `extra["test_panels"]`: measured from the call's images, or, in a
+    text-only call, as an earlier reply's note measured them."""
     refs = [str(ref) for ref in call.extra.get("test_panels", [])]
     if not refs:
         raise PerceptionError("a classify call names no test panels (extra['test_panels'])")
     shown = {panel.ref: panel for panel in call_panels(call)}
+    notes = PanelRows()
+    notes.add_notes(call.extra.get("notes", []))
+    found = []
     for ref in refs:
-        if ref not in shown:
-            raise PerceptionError(f"test panel {ref} is not among the call's images")
-    return [perceive(shown[ref].path) for ref in refs]
+        if ref in shown:
+            perception = perceive(shown[ref].path)
+            found.append(MeasuredTest(panel_row(perception), describe(perception)))
+        elif ref in notes.tests:
+            found.append(notes.tests[ref])
+        else:
+            raise PerceptionError(
+                f"test panel {ref} is neither among the call's images nor measured in its notes (a text-only "
+                "call needs the perception agent as the describer too)"
+            )
+    return found
 
 
 def decisions(call: CallSpec) -> list[dict[str, str]]:
@@ -95,7 +114,7 @@ def decisions(call: CallSpec) -> list[dict[str, str]]:
         return _by_given_rule(summary, tests)
     context, rule = induce(call)
     left, right = context.side("left"), context.side("right")
-    rows = [panel_row(test) for test in tests]
+    rows = [test.row for test in tests]
     paired = len(rows) == 2 and bool(call.extra.get(OPPOSITE_SIDES))
     if paired:
         chosen = [pair_sides(left, right, rows[0], rows[1])] * 2
@@ -106,7 +125,7 @@ def decisions(call: CallSpec) -> list[dict[str, str]]:
     for index, (test, row, decision) in enumerate(zip(tests, rows, chosen, strict=True)):
         side = decision.sides[index if paired else 0]
         explanation = f"{_how(decision, side, paired)} {_rule_note(rule, row)}"
-        found.append(side_decision(side, explanation, concept, describe(test)))
+        found.append(side_decision(side, explanation, concept, test.said))
     return found
 
 

@@ -48,11 +48,22 @@ def probe(call: CallSpec) -> tuple[dict[str, Any], str]:
     return {"reasoning": reasoning, "concept": best + 1}, reasoning
 
 
+def _choices(call: CallSpec) -> list[tuple[int, str, str]]:
+    """The numbered concept pairs a select call offers: Bongard in Wonderland's `options` (by `id`)
+    or Bongard-RWR+'s `candidates` (by `label`), in number order."""
+    options = [(int(o["id"]), o["left"], o["right"]) for o in call.extra.get("options", [])]
+    candidates = [(int(c["label"]), c["left"], c["right"]) for c in call.extra.get("candidates", [])]
+    if not options and not candidates:
+        raise PerceptionError(
+            "a select call needs extra['options'] ([{'id', 'left', 'right'}, ...]) or extra['candidates'] "
+            "([{'label', 'left', 'right'}, ...])"
+        )
+    return sorted(options or candidates)
+
+
 def select(call: CallSpec) -> tuple[dict[str, Any], str]:
     """The option whose words overlap most with the induced rule (no rule: the panels' descriptions)."""
-    options = sorted(call.extra.get("options", []), key=lambda option: int(option["id"]))
-    if not options:
-        raise PerceptionError("a select call needs extra['options'] ([{'id', 'left', 'right'}, ...])")
+    choices = _choices(call)
     _, rule = induce(call)
     if rule is not None:
         said = rule.sentences()
@@ -60,13 +71,13 @@ def select(call: CallSpec) -> tuple[dict[str, Any], str]:
     else:
         source = "the panels' descriptions (no rule separates the sides)"
         reference = " ".join(describe(perceive(panel.path)) for panel in call_panels(call))
-    best, shared = closest(reference, [f"{option['left']} {option['right']}" for option in options])
-    chosen = int(options[best]["id"])
-    names = [f"option {option['id']}" for option in options]
+    best, shared = closest(reference, [f"{left} {right}" for _, left, right in choices])
+    chosen = choices[best][0]
+    names = [f"option {number}" for number, _, _ in choices]
     analysis = f"{GUESS}. Compared with {source}: {_overlap_report(shared, names)}. Chosen: option {chosen}."
     if rule is not None:
         analysis += f" The induced rule: {rule.text().replace(chr(10), '; ')}."
-    return {"analysis": analysis, "option": chosen}, analysis
+    return {"analysis": analysis, "explanation": analysis, "option": chosen, "label": chosen}, analysis
 
 
 def hypothesize(call: CallSpec) -> tuple[dict[str, Any], str]:

@@ -2,19 +2,22 @@
 
 Context panels come from the call's images (a sheet's twelve included) and from
 the `perception-features:` lines of earlier replies passed as `extra["notes"]`,
-so a text-only call still knows the panels. The sides of test panels are never read.
+so a text-only call still knows the panels; a test panel's line holds its
+measurements and its sentence, never its side. The sides of test panels are never read.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from agents.call import CallSpec
 from agents.machine_notes import FEATURES_MARK
 from agents.perception.features import perceive
 from agents.perception.rules import Row, Rule, Side, induce_rule
+from agents.perception.sentences import describe
 from agents.perception.table import COLUMNS, panel_row
 from datasets_io.errors import BongardError
 from datasets_io.problem import Panel
@@ -27,11 +30,21 @@ class PerceptionError(BongardError, ValueError):
     retryable = False
 
 
+@dataclass(frozen=True)
+class MeasuredTest:
+    """A test panel as a note gives it: its measurements and its sentence, no side."""
+
+    row: Row
+    said: str
+
+
 class PanelRows:
-    """The context panels' feature rows by side, gathered from a call's images and notes."""
+    """The context panels' feature rows by side, gathered from a call's images and notes, and the
+    test panels the notes measured."""
 
     def __init__(self) -> None:
         self.rows: dict[str, tuple[Side, Row]] = {}
+        self.tests: dict[str, MeasuredTest] = {}
 
     def add_panel(self, panel: Panel) -> None:
         if panel.role == "context" and panel.side in ("left", "right"):
@@ -42,7 +55,10 @@ class PanelRows:
             for line in str(note.get("text", "")).splitlines():
                 if line.startswith(FEATURES_MARK):
                     for ref, entry in json.loads(line.removeprefix(FEATURES_MARK)).items():
-                        self.rows.setdefault(ref, (entry["side"], entry["row"]))
+                        if entry["side"] is None:
+                            self.tests.setdefault(ref, MeasuredTest(entry["row"], entry["said"]))
+                        else:
+                            self.rows.setdefault(ref, (entry["side"], entry["row"]))
 
     def side(self, side: Side) -> list[Row]:
         return [row for ref, (s, row) in sorted(self.rows.items()) if s == side]
@@ -65,9 +81,15 @@ def shown_panel(call: CallSpec) -> Panel:
 
 
 def features_line(panels: Iterable[Panel]) -> str:
-    entries = {
-        p.ref: {"side": p.side, "row": panel_row(perceive(p.path))} for p in panels if p.role == "context"
-    }
+    """The machine note of `panels`: each context panel's side and row; each test panel's row and
+    sentence with side null, so a text-only call can decide it without ever being told its side."""
+    entries: dict[str, dict[str, Any]] = {}
+    for panel in panels:
+        perception = perceive(panel.path)
+        if panel.role == "context":
+            entries[panel.ref] = {"side": panel.side, "row": panel_row(perception)}
+        else:
+            entries[panel.ref] = {"side": None, "row": panel_row(perception), "said": describe(perception)}
     return FEATURES_MARK + json.dumps(entries, sort_keys=True)
 
 

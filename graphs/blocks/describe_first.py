@@ -19,6 +19,7 @@ from langgraph.types import Send
 from pydantic import BaseModel
 
 from agents.call import TaskKind
+from agents.machine_notes import notes_of
 from graphs.nodes import Ctx, FanOut, Item, Node, SolveState, ask, graph_of, panel_source, send_each, traced
 from graphs.registry import Graph, Preparation, StrategyError
 
@@ -29,6 +30,8 @@ Description = str | dict[str, Any]
 class PanelDescription(TypedDict):
     ref: str
     description: Description
+    notes: NotRequired[str]
+    """The describer's machine notes (the perception agent's measurements), which a parse drops."""
 
 
 class Descriptions(TypedDict):
@@ -36,6 +39,9 @@ class Descriptions(TypedDict):
 
     describer: str
     panels: dict[str, Description]
+    notes: NotRequired[dict[str, str]]
+    """Machine notes by panel, where the describer wrote any: what a reasoner that reads metadata
+    (the perception agent) knows the panels by, as a language model knows them by the text."""
     from_run: NotRequired[str]
 
 
@@ -92,14 +98,11 @@ def describe_inputs(given: Preparation[Any], refs: list[str], *, text: bool = Fa
             f"run {reused.run} has no description of {given.problem.key} {', '.join(missing)}"
         )
     taken = {ref: as_text(panels[ref]) if text else panels[ref] for ref in refs}
-    return {
-        "described": [],
-        "descriptions_from": {
-            "describer": reused.value["describer"],
-            "panels": taken,
-            "from_run": reused.run,
-        },
-    }
+    earlier: Descriptions = {"describer": reused.value["describer"], "panels": taken, "from_run": reused.run}
+    reused_notes = reused.value.get("notes", {})
+    if notes := {ref: reused_notes[ref] for ref in refs if ref in reused_notes}:
+        earlier["notes"] = notes
+    return {"described": [], "descriptions_from": earlier}
 
 
 def descriptions_of(item: Item[DescribeInputs], state: DescribedState) -> Descriptions:
@@ -107,10 +110,20 @@ def descriptions_of(item: Item[DescribeInputs], state: DescribedState) -> Descri
     if "descriptions_from" in item.inputs:
         return item.inputs["descriptions_from"]
     written = sorted(state.get("descriptions", []), key=lambda found: found["ref"])
-    return {
+    descriptions: Descriptions = {
         "describer": item.run.agent("describer").spec,
         "panels": {found["ref"]: found["description"] for found in written},
     }
+    if notes := {found["ref"]: found["notes"] for found in written if found.get("notes")}:
+        descriptions["notes"] = notes
+    return descriptions
+
+
+def notes_extra(descriptions: Descriptions) -> dict[str, Any]:
+    """A reasoning call's `extra` for agents that read metadata: the describer's machine notes, or
+    nothing where it wrote none (so a language model's calls, and their cache keys, are unchanged)."""
+    notes = descriptions.get("notes", {})
+    return {"notes": [{"ref": ref, "text": text} for ref, text in sorted(notes.items())]} if notes else {}
 
 
 def described_details(item: Item[DescribeInputs], state: DescribedState) -> dict[str, Any]:
@@ -155,11 +168,12 @@ def describe_first(
             conversation=f"image {panel.ref}",
             schema=describer.schema,
         )
-        if describer.schema is None:
-            description: Description = reply.text
-        else:
-            description = reply.parsed if reply.parsed is not None else {"unparsed_reply": reply.text}
-        update: DescribedState = {"descriptions": [{"ref": panel.ref, "description": description}]}
+        found: PanelDescription = {"ref": panel.ref, "description": reply.text}
+        if describer.schema is not None:
+            found["description"] = {"unparsed_reply": reply.text} if reply.parsed is None else reply.parsed
+            if notes := notes_of(reply.text):
+                found["notes"] = notes
+        update: DescribedState = {"descriptions": [found]}
         return cast(StateT, update)  # a DescribedState update is an update of every state extending it
 
     async def described(state: StateT, runtime: Ctx) -> StateT:

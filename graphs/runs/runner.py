@@ -574,16 +574,25 @@ def check_config(config: RunConfig, *, ready: bool = True, home: Path | None = N
 
 
 def _check_text_only_roles(info: StrategyInfo[Any], agents: dict[str, str]) -> None:
-    """Refuse an agent that needs images (the perception agent) in a role whose calls show none: each
-    of its calls would fail, paid for by the calls before it (a describer's, say)."""
+    """Refuse an agent that needs images (the perception agent) in a role whose calls show none, unless
+    the same kind of agent writes the notes those calls carry: else each of its calls would fail, paid
+    for by the calls before it (a describer's, say)."""
     for role in info.text_only_roles:
-        spec = agents.get(role)
-        needs = None if spec is None else get_provider(split_spec(spec)[0]).needs_images
-        if needs is not None:
-            raise StrategyError(
-                f"{info.name}: every {role} call is text only, and {spec} cannot answer one ({needs}): "
-                f"give --{role} a language model (a local one: docs/agents.md); the other roles may keep it"
-            )
+        spec, provider = agents.get(role), _provider_of(agents.get(role))
+        needs = None if provider is None else get_provider(provider).needs_images
+        if needs is None or (info.notes_from and _provider_of(agents.get(info.notes_from)) == provider):
+            continue
+        also = f", or {provider} as the --{info.notes_from} too (it reads its own notes)" * bool(
+            info.notes_from
+        )
+        raise StrategyError(
+            f"{info.name}: every {role} call is text only, and {spec} cannot answer one ({needs}): "
+            f"give --{role} a language model (a local one: docs/agents.md){also}"
+        )
+
+
+def _provider_of(spec: str | None) -> str | None:
+    return None if spec is None else split_spec(spec)[0]
 
 
 def _paper_protocol(info: StrategyInfo[Any], config: RunConfig) -> PaperProtocol | None:

@@ -29,6 +29,7 @@ from graphs.blocks.describe_first import (
     describe_inputs,
     described_details,
     descriptions_of,
+    notes_extra,
 )
 from graphs.blocks.queries import (
     QueryConclusion,
@@ -353,7 +354,8 @@ async def _reason(state: ComponentialState, runtime: Ctx[ComponentialInputs]) ->
     """Stage 2, text only: the labelled descriptions -> the rule and the query's class."""
     item, ref = runtime.context, state["query"]
     problem = item.problem
-    panels = descriptions_of(item, state)["panels"]
+    descriptions = descriptions_of(item, state)
+    panels = descriptions["panels"]
     text = item.prompts.fill(
         FAMILY,
         "reason_over_descriptions",
@@ -369,7 +371,7 @@ async def _reason(state: ComponentialState, runtime: Ctx[ComponentialInputs]) ->
         task="classify",
         conversation=f"query {ref}",
         schema=QueryVerdict,
-        extra={"test_panels": [ref]},
+        extra={"test_panels": [ref], **notes_extra(descriptions)},
     )
     return {"queries": [query_result(ref, reply)]}
 
@@ -386,6 +388,7 @@ async def _componential_answer(
     section="Sec. 5.3, App. A.5.3; describer x reasoner with -S descriptions_from=RUN",
     roles=("describer", "reasoner"),
     text_only_roles=("reasoner",),
+    notes_from="describer",
     calls="1 structured description call per context and query image, each in its own context, "
     "then 1 text-only call per query over the labelled descriptions",
     count=lambda shape: shape.context + 2 * shape.tests,

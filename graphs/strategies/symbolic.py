@@ -34,6 +34,7 @@ from graphs.blocks.describe_first import (
     describe_inputs,
     described_details,
     descriptions_of,
+    notes_extra,
 )
 from graphs.blocks.queries import (
     QueryInputs,
@@ -120,7 +121,8 @@ async def _reason(state: SymbolicState, runtime: Ctx[SymbolicInputs]) -> Symboli
     """Text only: both sides' symbols and the query's -> the rule and the query's class."""
     item, ref = runtime.context, state["query"]
     problem: BongardProblem = item.problem
-    panels = descriptions_of(item, state)["panels"]
+    descriptions = descriptions_of(item, state)
+    panels = descriptions["panels"]
     left = _listing([as_text(panels[p.ref]) for p in problem.left])
     right = _listing([as_text(panels[p.ref]) for p in problem.right])
     counts = {"positives": len(problem.left), "negatives": len(problem.right)}
@@ -150,7 +152,7 @@ async def _reason(state: SymbolicState, runtime: Ctx[SymbolicInputs]) -> Symboli
         task="classify",
         conversation=f"query {ref}",
         schema=QueryVerdict,
-        extra={"test_panels": [ref]},
+        extra={"test_panels": [ref], **notes_extra(descriptions)},
     )
     return {"queries": [query_result(ref, reply)]}
 
@@ -187,6 +189,7 @@ symbolic_strategy = family_strategy(
     "its prompt is not in what could be read, so the 2025 paper's App. A.5.3.2 is followed",
     roles=("describer", "reasoner"),
     text_only_roles=("reasoner",),
+    notes_from="describer",
     calls="1 text-only call per query over both sides' symbols; with symbols=descriptions (auto, where a "
     "problem has no action programs) 1 structured description call per context and query image first",
     count=_count,
