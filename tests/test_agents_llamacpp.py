@@ -155,3 +155,17 @@ def test_the_bundled_instruct_model_follows_a_prompt_in_its_own_chat_template(mo
     reply = asyncio.run(smol.acall([HumanMessage("What is 2 + 3? Reply with the number only.")]))
     assert "5" in reply.text and len(reply.text) < 40, reply.text
     assert reply.stop is None  # it ended its answer itself, well within the limit
+
+
+def test_a_request_without_a_reply_limit_stops_at_the_local_one(
+    module_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """llama.cpp's own n_predict is no limit: a strategy whose paper states none (symbolic-rule-learning)
+    ran one call past 2,800 tokens. The server is started with the local reply limit (8 here, to see
+    it bind); the request carries no max_tokens, and the reply is cut there and said to be."""
+    from agents.providers import llamacpp
+
+    monkeypatch.setattr(llamacpp, "LOCAL_REPLY_TOKENS", 8)
+    smol = resolve_agent("llamacpp:smollm2-135m", {"temperature": 0, "ctx_size": 1024, "cache": False})
+    reply = asyncio.run(smol.acall([HumanMessage("Write a long story about a cat and a dog.")]))
+    assert (reply.usage.output_tokens, reply.stop) == (8, "cut")

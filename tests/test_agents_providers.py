@@ -25,6 +25,7 @@ from langchain_core.messages import HumanMessage
 from PIL import Image
 
 from agents.call import CallSpec
+from agents.local_reply_limit import LOCAL_REPLY_TOKENS
 from agents.managed import AgentCallError, ManagedAgent
 from agents.registry import resolve_agent
 from tests.agent_calls import FAST_RETRIES, Rule, ask
@@ -308,6 +309,16 @@ def test_ollama_parameters(ollama: Setup) -> None:
         "num_ctx": 4096,
     }
     assert "format" not in body
+
+
+def test_ollama_reply_stops_within_its_context_where_no_limit_is_set(ollama: Setup) -> None:
+    """Ollama's own num_predict is no limit: past the context it drops the prompt's start and goes on.
+    With no -M max_tokens (the papers mostly state none) the reply gets the context's room left, at
+    most the local reply limit; a set limit is sent as it is (test_ollama_parameters)."""
+    ask(ollama.agent(), "hello")
+    options = ollama.only_request()["options"]
+    assert options["num_ctx"] == 4096 and 0 < options["num_predict"] <= min(LOCAL_REPLY_TOKENS, 4096)
+    assert options["num_predict"] >= 4096 - 10  # "hello" is a few tokens
 
 
 def test_ollama_context_is_sized_to_a_13_image_request(ollama: Setup, shared_data: Path) -> None:

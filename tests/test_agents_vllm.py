@@ -23,6 +23,7 @@ from pydantic import BaseModel
 
 from agents.call import CallSpec
 from agents.images import image_block
+from agents.local_reply_limit import LOCAL_REPLY_TOKENS
 from agents.managed import AgentCallError
 from agents.providers import vllm_offline
 from agents.providers.vllm import VllmParams, serve_argv
@@ -116,6 +117,18 @@ def vllm_stand_in(monkeypatch: pytest.MonkeyPatch) -> Iterator[type[EngineStandI
     monkeypatch.setattr(vllm_offline, "_engines", {})
     EngineStandIn.created, EngineStandIn.chats, EngineStandIn.answers = [], [], []
     yield EngineStandIn
+
+
+def test_offline_engine_is_given_a_reply_limit_where_none_is_set(
+    home: Path, vllm_stand_in: type[EngineStandIn]
+) -> None:
+    """vLLM's SamplingParams stops at 16 tokens where no max_tokens is given: every answer of a strategy
+    whose paper states no limit was cut. It gets the local reply limit; a set one is kept (below)."""
+    vllm_stand_in.answers = ["Left: circles. Right: squares."]
+    agent = resolve_agent("vllm-offline:Qwen/Qwen2-VL-7B-Instruct", {"temperature": 0, "cache": False})
+    asyncio.run(agent.acall([HumanMessage(content="Which rule?")], CallSpec(task="answer")))
+    [(_, sampling)] = vllm_stand_in.chats
+    assert sampling == {"temperature": 0.0, "max_tokens": LOCAL_REPLY_TOKENS, "stop": None}
 
 
 def test_offline_adapter_builds_one_engine_and_asks_for_json(

@@ -25,6 +25,7 @@ from pydantic import Field, FilePath, SecretStr
 
 from agents.context_limit import ContextTooSmall
 from agents.limits import RateLimits
+from agents.local_reply_limit import LOCAL_REPLY_TOKENS
 from agents.provider import AgentParams, Provider
 from agents.providers.openai_wire import WireChatModel, openai_messages, wire_chat_model
 from agents.servers import LOOPBACK, LocalServer, shared_server
@@ -127,6 +128,7 @@ def server_argv(model: str, params: LlamaCppParams, port: int) -> list[str]:
         "--alias", model,
         "--ctx-size", str(params.ctx_size * params.parallel),  # llama.cpp splits it among the slots
         "--parallel", str(params.parallel),
+        "--n-predict", str(LOCAL_REPLY_TOKENS),  # a request's max_tokens overrides; llama.cpp's own: no limit
     ]  # fmt: skip
     template = params.chat_template_file
     bundled_template = BUNDLED_MODELS[model].template if model in BUNDLED_MODELS else None

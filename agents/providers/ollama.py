@@ -27,6 +27,7 @@ from pydantic import Field
 from agents.context_limit import ContextTooSmall
 from agents.image_tokens import open_weight_rule
 from agents.limits import RateLimits
+from agents.local_reply_limit import local_reply_tokens
 from agents.provider import AgentParams, Provider
 
 DEFAULT_URL = "http://127.0.0.1:11434"
@@ -36,7 +37,8 @@ MIN_CONTEXT = 4096
 """Ollama's own default on larger machines: a request is never given less."""
 CONTEXT_STEP = 1024
 REPLY_TOKENS = 1024
-"""The reply's room where `-M max_tokens` sets none."""
+"""The reply's room a context is sized for where `-M max_tokens` sets none; the reply may use the
+context's whole room left (up to the local reply limit), never more."""
 MARGIN = 1.2
 
 
@@ -107,7 +109,8 @@ def build(model: str, params: OllamaParams) -> BaseChatModel:
             self, messages: list[BaseMessage], stop: list[str] | None = None, **kwargs: Any
         ) -> dict[str, Any]:
             request = super()._chat_params(messages, stop, **kwargs)
-            needed = request_tokens(request["messages"], counted) + (params.max_tokens or REPLY_TOKENS)
+            prompt = request_tokens(request["messages"], counted)
+            needed = prompt + (params.max_tokens or REPLY_TOKENS)
             options = dict(request.get("options") or {})
             if params.num_ctx is None:
                 options["num_ctx"] = context_for(needed)
@@ -116,6 +119,9 @@ def build(model: str, params: OllamaParams) -> BaseChatModel:
                     f"this request needs about {needed} tokens (reply included), more than -M "
                     f"num_ctx={params.num_ctx}; Ollama would cut it silently: raise num_ctx or leave it unset"
                 )
+            if params.max_tokens is None:  # Ollama's own: no limit, dropping the prompt's start when full
+                room = int(options.get("num_ctx") or params.num_ctx or 0) - prompt
+                options["num_predict"] = min(local_reply_tokens(params), room)
             return {**request, "options": options}
 
     settings: dict[str, Any] = {

@@ -28,6 +28,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
 
 from agents.limits import RateLimits
+from agents.local_reply_limit import local_reply_tokens
 from agents.provider import GpuEngine, Provider
 from agents.providers.vllm import VllmEngineParams
 
@@ -174,7 +175,8 @@ def build(model: str, params: VllmOfflineParams) -> BaseChatModel:
         engine_args["distributed_executor_backend"] = "mp"
     if params.images_per_prompt is not None:
         engine_args["limit_mm_per_prompt"] = {"image": params.images_per_prompt}
-    return VllmOfflineChatModel(model=model, engine_args=engine_args, sampling=params.request_sampling())
+    sampling = {**params.request_sampling(), "max_tokens": local_reply_tokens(params)}  # vLLM's own: 16
+    return VllmOfflineChatModel(model=model, engine_args=engine_args, sampling=sampling)
 
 
 PROVIDER = Provider(
