@@ -57,11 +57,11 @@ def test_the_judgings_hint_of_an_unknown_judging_runs_as_printed(shared_data: Pa
 
 
 def test_a_failure_that_would_repeat_offers_no_retry(shared_data: Path, tmp_path: Path) -> None:
-    """The offline agent refuses a task it has no way to do: the same call fails the same way, so
-    the run offers no `--retry-errors` that would only fail again."""
+    """The offline agent refuses a task it has no way to do (writing a concept probe): the same call
+    fails the same way, so the run offers no `--retry-errors` that would only fail again."""
     ran = run_bongard(
-        "run", "--strategy", "concept-selection", "--model", "perception", "--dataset", "bongard-classic",
-        "--problems", "1", "--data-dir", shared_data, "--home", tmp_path,
+        "run", "--strategy", "concept-probe", "--model", "perception", "--author", "perception",
+        "--dataset", "bongard-classic", "--problems", "1", "--data-dir", shared_data, "--home", tmp_path,
     )  # fmt: skip
     assert "PerceptionError" in ran.stdout + ran.stderr
     assert "--retry-errors" not in ran.stdout and "would fail the same way again" in ran.stdout
