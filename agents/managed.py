@@ -377,8 +377,9 @@ class ManagedAgent(BaseChatModel):
                 if self.breaker is not None:
                     self.breaker.check(self.endpoint)
                 self._requests += 1
+                paced = getattr(self._models().chat, "paced", False)  # it times each attempt itself
                 try:
-                    async with asyncio.timeout(self.params.timeout_s):
+                    async with asyncio.timeout(None if paced else self.params.timeout_s):
                         outcome = await self._invoke(messages, call)
                 except Exception as error:
                     if self._retryable(error):
@@ -387,6 +388,8 @@ class ManagedAgent(BaseChatModel):
                         self.breaker.failed(self.endpoint, error, self.provider.key_env)
                     if is_timeout(error):
                         EVENTS.timeouts += 1
+                        if isinstance(error, AttemptTimeout):
+                            raise
                         where = self.endpoint_url or self.provider.name
                         raise AttemptTimeout(where, self.params.timeout_s) from error
                     raise

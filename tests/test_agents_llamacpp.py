@@ -169,3 +169,38 @@ def test_a_request_without_a_reply_limit_stops_at_the_local_one(
     smol = resolve_agent("llamacpp:smollm2-135m", {"temperature": 0, "ctx_size": 1024, "cache": False})
     reply = asyncio.run(smol.acall([HumanMessage("Write a long story about a cat and a dog.")]))
     assert (reply.usage.output_tokens, reply.stop) == (8, "cut")
+
+
+def test_each_attempt_is_given_the_time_the_servers_measured_pace_allows(
+    module_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fixed 120 s cut every call of a server slowed by load, again and again. The server is timed
+    when it starts and by every reply; an attempt gets its prompt and reply limit at that pace, x3
+    (here a pace a million times too fast, with no floor, so the attempt runs out of time and says
+    at what pace); `-M timeout_s=` fixes the time instead."""
+    from agents import server_pace
+    from agents.call_events import EVENTS
+    from agents.retry import RetryPolicy
+
+    smol = resolve_agent(
+        "llamacpp:smollm2-135m", {"temperature": 0, "cache": False}, retry_policy=RetryPolicy(max_attempts=1)
+    )
+    answered = asyncio.run(smol.acall([HumanMessage("What is 2 + 3? Reply with the number only.")]))
+    root = smol.inner.base_url.removesuffix("/v1")  # type: ignore[attr-defined]
+    pace = server_pace.PACES[root]  # timed at start-up, then by the reply
+    assert pace.reading > 1 and pace.writing > 1 and "5" in answered.text
+    assert server_pace.Pace(100, 10).attempt_s(1000, 100) == 3 * (10 + 10)
+
+    monkeypatch.setitem(server_pace.PACES, root, server_pace.Pace(1e6, 1e6))
+    monkeypatch.setattr(server_pace, "MIN_ATTEMPT_S", 0.0)
+    monkeypatch.setattr(server_pace, "timed", lambda root, timings: None)
+    timeouts = EVENTS.timeouts
+    with pytest.raises(AgentCallError) as failed:
+        asyncio.run(smol.acall([HumanMessage("Count from one to fifty in words.")]))
+    said = str(failed.value)
+    assert "AttemptTimeout: no complete reply from" in said
+    assert "at its measured 1000000 tokens/s reading" in said
+    assert EVENTS.timeouts == timeouts + 1
+
+    fixed = resolve_agent("llamacpp:smollm2-135m", {"temperature": 0, "timeout_s": 300})
+    assert not fixed.inner.paced and fixed.inner.timeout_s == 300  # type: ignore[attr-defined]

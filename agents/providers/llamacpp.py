@@ -9,6 +9,7 @@ model and server settings (`LlamaCppParams`), each an endpoint of its own.
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import importlib.util
 import os
@@ -28,6 +29,8 @@ from agents.limits import RateLimits
 from agents.local_reply_limit import LOCAL_REPLY_TOKENS
 from agents.provider import AgentParams, Provider
 from agents.providers.openai_wire import WireChatModel, openai_messages, wire_chat_model
+from agents.retry import AttemptTimeout
+from agents.server_pace import PACES, probe_once, timed
 from agents.servers import LOOPBACK, LocalServer, shared_server
 from agents.wire_sessions import endpoint_session
 from datasets_io.workspace import workspace_home
@@ -151,16 +154,23 @@ def start_server(model: str, params: LlamaCppParams) -> LocalServer:
 
 
 def base_url(model: str, params: LlamaCppParams) -> str:
-    """The OpenAI API of the model's server, started on first need."""
-    return f"{start_server(model, params).url}/v1"
+    """The OpenAI API of the model's server, started on first need (and timed: `server_pace`)."""
+    root = start_server(model, params).url
+    probe_once(root, params.timeout_s)
+    return f"{root}/v1"
 
 
 class FittedChatModel(WireChatModel):
     """A llama.cpp server's chat model that measures each prompt with the server's own chat template
     and tokenizer (`/apply-template`, `/tokenize`) before sending it, and refuses one that, with its
-    reply limit, would not fit the context a request is given: the server would answer HTTP 400."""
+    reply limit, would not fit the context a request is given: the server would answer HTTP 400.
+    `paced`: each attempt is given the time its prompt and reply take at the server's measured pace
+    (`server_pace`), not a fixed timeout."""
 
     ctx_size: int
+    paced: bool = False
+    untimed_s: float = 120.0
+    """An attempt's time while the server's pace is unknown (its start-up probe went unanswered)."""
 
     async def acomplete(
         self,
@@ -168,11 +178,28 @@ class FittedChatModel(WireChatModel):
         schema: dict[str, Any] | None = None,
         stop: list[str] | None = None,
     ) -> AIMessage:
-        await self._check_fits(messages)
-        return await super().acomplete(messages, schema, stop)
+        tokens = await self._check_fits(messages)
+        if not self.paced:
+            return await super().acomplete(messages, schema, stop)
+        root = self._root()
+        pace = PACES.get(root)
+        reply = min(int(self.sampling.get("max_tokens") or LOCAL_REPLY_TOKENS), self.ctx_size - tokens)
+        allowed = pace.attempt_s(tokens, reply) if pace else self.untimed_s
+        try:
+            async with asyncio.timeout(allowed):
+                message = await super().acomplete(messages, schema, stop)
+        except TimeoutError as error:
+            said = f"at its measured {pace.text()}" if pace else "its pace unknown"
+            raise AttemptTimeout(f"{root} ({said}; -M timeout_s=N fixes the time)", allowed) from error
+        timed(root, message.response_metadata.get("timings") or {})
+        return message
 
-    async def _check_fits(self, messages: Sequence[BaseMessage]) -> None:
-        root = self.base_url.removesuffix("/").removesuffix("/v1")
+    def _root(self) -> str:
+        return self.base_url.removesuffix("/").removesuffix("/v1")
+
+    async def _check_fits(self, messages: Sequence[BaseMessage]) -> int:
+        """The prompt's tokens, once it is known to fit."""
+        root = self._root()
         session = await endpoint_session(self.base_url)
         shaped = await _posted(session, f"{root}/apply-template", {"messages": openai_messages(messages)})
         tokens = len((await _posted(session, f"{root}/tokenize", {"content": shaped["prompt"]}))["tokens"])
@@ -183,6 +210,7 @@ class FittedChatModel(WireChatModel):
                 f"this request's prompt is {tokens} tokens{limit}, more than the {self.ctx_size} a request "
                 f"may hold: -M ctx_size={tokens + (reply or RESERVED_REPLY)} (or a shorter prompt)"
             )
+        return tokens
 
 
 RESERVED_REPLY = 512
@@ -200,13 +228,16 @@ def build(model: str, params: LlamaCppParams) -> BaseChatModel:
     url = base_url(model, params)
     if params.mmproj is not None:  # images are counted by the projector, not the tokenizer
         return wire_chat_model(model, params, base_url=url, api_key="not-needed")
+    paced = "timeout_s" not in params.model_fields_set  # -M timeout_s= fixes the time
     return FittedChatModel(
         model=model,
         base_url=url,
         api_key=SecretStr("not-needed"),
         sampling=params.request_sampling(),
-        timeout_s=params.timeout_s,
+        timeout_s=None if paced else params.timeout_s,
         ctx_size=params.ctx_size,
+        paced=paced,
+        untimed_s=params.timeout_s,
     )
 
 

@@ -146,7 +146,8 @@ class WireChatModel(BaseChatModel):
     api_key: SecretStr
     sampling: dict[str, Any] = Field(default_factory=dict)
     """The body's sampling fields, as the server reads them (`max_tokens`, `temperature`...)."""
-    timeout_s: float = 120.0
+    timeout_s: float | None = 120.0
+    """Seconds a request may take; None: the caller bounds each attempt (a paced local server)."""
 
     @property
     def _llm_type(self) -> str:
@@ -227,6 +228,8 @@ def _message(data: dict[str, Any]) -> AIMessage:
     usage = data.get("usage")
     counts = (usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0) if usage else (0, 0)
     metadata = {"finish_reason": choice.get("finish_reason"), "model_name": data.get("model")}
+    if isinstance(timings := data.get("timings"), dict):  # llama.cpp's: how fast it read and wrote
+        metadata["timings"] = timings
     return AIMessage(
         content=content,
         response_metadata=metadata
