@@ -268,3 +268,42 @@ def test_a_large_export_draws_in_processes_the_same_images_and_reports_a_missing
     panel.unlink()
     with pytest.raises(DatasetError, match=r"problem 2, file .*002: missing image 2\."):
         inspect_export.export_run(store, run_id, tmp_path / "broken", processes=True)
+
+
+def test_the_attempts_of_a_problem_share_one_drawing_of_its_images(
+    tmp_path: Path, shared_data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--attempts 3` drew each sheet three times (3.0x the drawing CPU): the attempts of a problem
+    come together in the log and send the same images, so they are drawn once and shown by all."""
+    from graphs.reports import inspect_export
+    from graphs.reports.export_images import DrawingJob, DrawnImages, draw
+    from results.store import STORE_FILE, ResultsStore
+
+    config = RunConfig(
+        strategy="images-to-sides",
+        dataset="bongard-classic",
+        data_dir=str(shared_data),
+        agents={"reasoner": "perception"},
+        problems=["1", "2", "3", "4"],
+        dataset_options={"holdout_test": "true"},
+        attempts=3,
+    )
+    run_id = run_into_store(tmp_path, config).run_id
+    drawn: list[str] = []
+
+    def counted(job: DrawingJob) -> DrawnImages:
+        drawn.append(job.problem_id)
+        return draw(job)
+
+    monkeypatch.setattr(inspect_export, "draw", counted)
+    log = read_eval_log(
+        str(inspect_export.export_run(ResultsStore(tmp_path / STORE_FILE), run_id, tmp_path / "x"))
+    )
+    assert sorted(drawn) == ["1", "2", "3", "4"]
+    assert log.samples is not None and len(log.samples) == 12
+    by_problem: dict[str, list[set[str]]] = {}
+    for sample in log.samples:
+        by_problem.setdefault(str(sample.id), []).append(set(sample.attachments))
+    assert all(
+        len(shown) == 3 and shown[0] and shown[0] == shown[1] == shown[2] for shown in by_problem.values()
+    )

@@ -256,7 +256,8 @@ def _logged_items(
         answer = answers.get(item)
         trace = answer.trace if answer is not None else store.item_calls(run_id, *item)
         dataset_id = own_id(item[0], config["dataset"])  # the dataset's own id, as the run stored it
-        sent = tuple(dict.fromkeys(tuple(refs) for call in trace for refs in call.images if refs))
+        sent = tuple(sorted({tuple(refs) for call in trace for refs in call.images if refs}))  # attempts
+        # that show the same images in another order (test images shuffled) share a drawing
         items.append(
             LoggedItem(
                 row=row,
@@ -272,16 +273,24 @@ def _logged_items(
 
 def _samples(items: list[LoggedItem], processes: bool) -> Iterator[EvalSample]:
     """Each item's sample, in order, its images drawn `DRAWN_AHEAD` items ahead by a drawing pool.
-    The items are taken out of `items` as they go, so what a written sample drew is not held on to."""
+    The attempts of a problem come together and send the same images: they share one drawing
+    (`--attempts 3` drew each sheet three times). The items are taken out of `items` as they go, so
+    what a written sample drew is not held on to."""
     waiting = deque(items)
     items.clear()
     ahead: deque[tuple[LoggedItem, Future[DrawnImages]]] = deque()
-    jobs = [item.job for item in waiting if item.job.needed]
+    jobs = list(dict.fromkeys(item.job for item in waiting if item.job.needed))
+    last: tuple[DrawingJob, Future[DrawnImages]] | None = None
     with drawing_pool(len(jobs), any(job.images for job in jobs), processes) as pool:
         while waiting or ahead:
             while waiting and len(ahead) <= DRAWN_AHEAD:
                 coming = waiting.popleft()
-                ahead.append((coming, pool.submit(draw, coming.job) if coming.job.needed else _nothing()))
+                if not coming.job.needed:
+                    ahead.append((coming, _nothing()))
+                    continue
+                if last is None or last[0] != coming.job:
+                    last = (coming.job, pool.submit(draw, coming.job))
+                ahead.append((coming, last[1]))
             item, drawing = ahead.popleft()
             drawn = drawing.result()
             yield _sample(item.row, item.trace, item.answer, item.error, drawn, item.decision)
