@@ -307,3 +307,35 @@ def test_the_attempts_of_a_problem_share_one_drawing_of_its_images(
     assert all(
         len(shown) == 3 and shown[0] and shown[0] == shown[1] == shown[2] for shown in by_problem.values()
     )
+
+
+def test_messages_and_events_are_named_not_given_random_ids(
+    tmp_path: Path, shared_data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """inspect draws a random id for each message and event made without one: 27 % of a 65,000-call
+    export. Each is named from its sample and call, so none is drawn and one run exports one log."""
+    import inspect_ai.event._base as event_base
+    import inspect_ai.model._chat_message as chat_message
+
+    from graphs.reports import inspect_export
+    from results.store import STORE_FILE, ResultsStore
+
+    run_id = perception_run(tmp_path, shared_data, "descriptive", attempts=2)
+
+    def no_random_id() -> str:
+        raise AssertionError("a random id was drawn")
+
+    monkeypatch.setattr(chat_message, "uuid", no_random_id)
+    monkeypatch.setattr(event_base, "uuid", no_random_id)
+    store = ResultsStore(tmp_path / STORE_FILE)
+    logs = [
+        read_eval_log(str(inspect_export.export_run(store, run_id, tmp_path / name, log_format="json")))
+        for name in ("first", "second")
+    ]
+    first, second = (
+        [[m.id for m in sample.messages] + [e.uuid for e in sample.events] for sample in log.samples or []]
+        for log in logs
+    )
+    every = [name for sample in first for name in sample]
+    assert first == second and len(every) == len(set(every)) and len(first) == 4
+    assert every[0] == "1#1/1/prompt" and every[-1] == "2#2/13/event"

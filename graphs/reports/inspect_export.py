@@ -53,7 +53,14 @@ from results.store import Judging, ResultsStore
 if TYPE_CHECKING:
     from inspect_ai.event import Event
     from inspect_ai.log import EvalLog, EvalSample
-    from inspect_ai.model import ChatMessage, ModelConfig, ModelUsage
+    from inspect_ai.model import (
+        ChatMessage,
+        ChatMessageAssistant,
+        ModelConfig,
+        ModelOutput,
+        ModelUsage,
+        StopReason,
+    )
 
     from datasets_io.records import Answer, CallTrace
     from judges.verdict import Verdict
@@ -319,11 +326,12 @@ def _sample(
     """One item as a sample; `row` is its `items_frame` row (status, solved, scored), `decision` the
     counted judging's on it (None unjudged)."""
     from inspect_ai.log import EvalError, EvalSample
-    from inspect_ai.model import ModelOutput
+    from inspect_ai.model import ChatMessageAssistant
     from inspect_ai.scorer import Score
 
     problem, attempt = str(row.problem), int(row.attempt)
-    messages, events = _conversations(calls, drawn)
+    key = f"{sample_id(problem)}#{attempt + 1}"  # the sample's id and epoch, as inspect names it
+    messages, events = _conversations(calls, drawn, key)
     expected = answer.expected if answer is not None else {}
     if expected.get("sides"):
         target = json.dumps(expected["sides"])
@@ -343,10 +351,12 @@ def _sample(
         target=target,
         messages=messages,
         events=events,
-        output=ModelOutput.from_content(
-            model=calls[-1].agent if calls else "",
-            content=answer.text if answer else "",
-            stop_reason=INSPECT_STOP_REASONS.get(str(row.outcome), "stop"),
+        output=_output(
+            calls[-1].agent if calls else "",
+            ChatMessageAssistant(
+                id=f"{key}/answer", content=answer.text if answer else "", source="generate"
+            ),
+            INSPECT_STOP_REASONS.get(str(row.outcome), "stop"),
         ),
         scores=scores,
         model_usage=_usage(calls),
@@ -372,9 +382,13 @@ def sample_id(problem: str) -> int | str:
     return DIGITS.sub(lambda digits: digits.group().zfill(SAMPLE_ID_DIGITS), own)
 
 
-def _conversations(calls: list[CallTrace], drawn: DrawnImages) -> tuple[list[ChatMessage], list[Event]]:
+def _conversations(
+    calls: list[CallTrace], drawn: DrawnImages, key: str
+) -> tuple[list[ChatMessage], list[Event]]:
     """Every call's prompt (with the images drawn of those it sent) and reply, in order, and a model
-    event per call whose input is its conversation so far."""
+    event per call whose input is its conversation so far. Each message and event is named from the
+    sample's `key` and the call's place: inspect would draw a random id for each (27 % of a large
+    export's time), and the same run exports the same log."""
     from inspect_ai.event import ModelEvent
     from inspect_ai.model import (
         ChatMessageAssistant,
@@ -383,22 +397,28 @@ def _conversations(calls: list[CallTrace], drawn: DrawnImages) -> tuple[list[Cha
         ContentImage,
         ContentText,
         GenerateConfig,
-        ModelOutput,
     )
 
     messages: list[ChatMessage] = []
     events: list[Event] = []
     history: dict[str, list[ChatMessage]] = defaultdict(list)
-    for call in calls:
+    for number, call in enumerate(calls, 1):
+        named = f"{key}/{number}"
         details = call.model_dump(exclude={"prompt", "reply", "parsed"})
         shown = [ContentImage(image=url) for refs in call.images if (url := drawn.urls.get(tuple(refs)))]
         content: list[Content] = [ContentText(text=call.prompt), *shown]
-        asked = ChatMessageUser(content=content, source="input", metadata=details)
-        said = ChatMessageAssistant(content=call.reply, model=call.agent, source="generate", metadata=details)
-        output = ModelOutput.from_content(model=call.agent, content=call.reply)
+        asked = ChatMessageUser(id=f"{named}/prompt", content=content, source="input", metadata=details)
+        said = ChatMessageAssistant(
+            id=f"{named}/reply", content=call.reply, model=call.agent, source="generate", metadata=details
+        )
+        generated = ChatMessageAssistant(
+            id=f"{named}/output", content=call.reply, model=call.agent, source="generate"
+        )
+        output = _output(call.agent, generated, "stop")
         output.usage = _usage([call])[call.agent]
         events.append(
             ModelEvent(
+                uuid=f"{named}/event",
                 model=call.agent,
                 role=call.role,
                 input=[*history[call.conversation], asked],
@@ -413,6 +433,13 @@ def _conversations(calls: list[CallTrace], drawn: DrawnImages) -> tuple[list[Cha
         history[call.conversation] += [asked, said]
         messages += [asked, said]
     return messages, events
+
+
+def _output(model: str, said: ChatMessageAssistant, stop: StopReason) -> ModelOutput:
+    """`ModelOutput.from_content` with the message given, not one made with a random id."""
+    from inspect_ai.model import ChatCompletionChoice, ModelOutput
+
+    return ModelOutput(model=model, choices=[ChatCompletionChoice(message=said, stop_reason=stop)])
 
 
 def _model_roles(agents: dict[str, str], judgings: list[Judging]) -> dict[str, ModelConfig]:
