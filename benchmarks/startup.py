@@ -21,6 +21,11 @@ COMMANDS = {
     "python -c 'import graphs.cli'": [sys.executable, "-c", "import graphs.cli"],
     "bongard --help": [str(BONGARD), "--help"],
     "bongard run --help": [str(BONGARD), "run", "--help"],
+    "a run's imports (runner, LangGraph, LangChain)": [
+        sys.executable,
+        "-c",
+        "import graphs.runs.runner, langgraph.graph, langchain_core.language_models",
+    ],
 }
 
 

@@ -19,6 +19,10 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from agents.deferred_imports import defer_package_inits
+
+defer_package_inits()  # before LangChain or LangGraph is imported: agents/deferred_imports.py
+
 if TYPE_CHECKING:
     from graphs.answer import Answer, AnswerParts, parse_rules
     from graphs.kept import KeptResults

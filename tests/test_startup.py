@@ -131,3 +131,50 @@ def test_a_run_ends_with_its_result_table_and_loads_no_table_or_plot_library(
     row = f"│ 3 │ 3 │ 0 │ 0 │ 0.000 [0.000, {high:.3f}] │ 0.000 │ 0.500 ["  # refused: none
     assert "result of run-" in table and row in table, table
     assert REPORT_LIBRARIES.isdisjoint(loaded), loaded
+
+
+PACKAGE_INITS = """
+import json, sys
+sys.argv = ["bongard", *{argv!r}]
+from graphs.cli import main
+try:
+    main()
+except SystemExit:
+    pass
+deferred = ("langsmith.types", "langgraph_sdk")
+print(json.dumps(sorted(name for name in sys.modules if name.startswith(deferred))))
+"""
+
+
+def test_a_run_never_runs_the_package_inits_it_does_not_use(shared_data: Path, tmp_path: Path) -> None:
+    """LangChain imports one submodule of `langsmith.types` and LangGraph one of `langgraph_sdk`, whose
+    `__init__`s import 165 API types and the LangGraph Platform client: 281 modules a run never uses
+    (`agents/deferred_imports.py`). A whole run loads only the submodules themselves."""
+    with StandInServer(
+        OpenAIChat(), lambda body: json.dumps({"first": BOTH_LEFT, "second": BOTH_LEFT})
+    ) as server:
+        argv = [
+            "run", "--strategy", "images-to-sides", "--model", f"openai-compatible:m@{server.url}/v1",
+            "--dataset", "bongard-classic", "-O", "holdout_test=true", "--problems", "1-2",
+            "--data-dir", str(shared_data), "--home", str(tmp_path),
+        ]  # fmt: skip
+        script = PACKAGE_INITS.format(argv=argv)
+        result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    *printed, modules = result.stdout.splitlines()
+    assert "result of run-" in " ".join(printed)
+    assert json.loads(modules) == [
+        "langgraph_sdk", "langgraph_sdk.auth", "langgraph_sdk.auth.exceptions", "langgraph_sdk.auth.types",
+        "langsmith.types", "langsmith.types.run_select_field",
+    ]  # fmt: skip
+
+
+def test_a_deferred_package_is_whole_once_a_name_of_its_init_is_asked_for() -> None:
+    script = (
+        "import graphs.runs.runner, sys\n"
+        "from langsmith.types import RunSelectField\n"
+        "from langgraph_sdk import get_client\n"
+        "print(sum(name.startswith('langsmith.types.') for name in sys.modules), get_client.__name__)"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    count, name = result.stdout.split()
+    assert int(count) > 100 and name == "get_client"
