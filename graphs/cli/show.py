@@ -51,7 +51,6 @@ def show(
     resolved = store.resolve_run(run_id)
     judging = None if judging is None else resolved_judging(store, [resolved], judging)
     items = items_frame(store, [resolved], Counting(judging=judging))
-    answers = {(p, a): answer for p, a, answer in store.answer_records(resolved)}
     errors = store.item_errors(resolved)
     if problem is None:
         table = Table(
@@ -60,6 +59,7 @@ def show(
         ordered = sorted(items.itertuples(), key=lambda r: (natural_key(str(r.problem)), int(r.attempt)))
         first = (page - 1) * per_page
         listed = ordered[first : first + per_page] if per_page else ordered
+        answers = store.answers_of(resolved, [(str(row.problem), int(row.attempt)) for row in listed])
         for row in listed:
             item = (str(row.problem), int(row.attempt))
             answer = answers.get(item)
@@ -75,6 +75,7 @@ def show(
     rows = items[items["problem"] == key].sort_values("attempt")
     if rows.empty:
         raise typer.BadParameter(f"run {resolved} has no item for problem {key}", param_hint="PROBLEM")
+    answers = store.answers_of(resolved, [(key, int(attempt)) for attempt in rows["attempt"]])
     from datasets_io.catalog import open_run_dataset
 
     dataset = open_run_dataset(store.run_config(resolved))
