@@ -44,8 +44,11 @@ def items_frame(
     """One row per item: run, problem, attempt, status, solved (by the counting's judging), tokens, cost."""
     judging = None if counting.judging is None else resolved_judging(store, run_ids, counting.judging)
     with sqlite3.connect(reading_uri(store.path), uri=True) as connection:  # reading only
-        frame = pd.read_sql_query(ITEMS_SQL, connection, params={"judging": judging})
-    return frame[frame["run_id"].isin(run_ids)].reset_index(drop=True)
+        return pd.read_sql_query(
+            f"{ITEMS_SQL} WHERE i.run_id IN (SELECT value FROM json_each(:runs)) ORDER BY i.rowid",
+            connection,
+            params={"judging": judging, "runs": json.dumps(run_ids)},
+        )
 
 
 def runs_frame(store: ResultsStore, run_ids: list[str]) -> pd.DataFrame:

@@ -213,6 +213,14 @@ MIGRATIONS: Sequence[str] = (
                MAX(decided_at)
         FROM decisions GROUP BY run_id;
     """,
+    # Judged runs read at scale (issue 53): each item looks up the judging that counts for its run (by
+    # run and name, else the run's first by time). Without these, every item of a judged run scanned
+    # all of the run's decisions: `bongard show` of a 5,000-item judged run took 19 s, not 0.8 s.
+    """
+    CREATE INDEX IF NOT EXISTS decisions_by_judging
+        ON decisions (run_id, (judging || '@' || policy), problem, attempt);
+    CREATE INDEX IF NOT EXISTS decisions_by_time ON decisions (run_id, decided_at);
+    """,
 )
 CALL_FIELDS = tuple(CallTrace.model_fields)
 """The `calls` columns that hold a `CallTrace`, in its field order."""
@@ -236,9 +244,10 @@ VERDICT_FIELDS = (
 def counted_judging_of(run: str) -> str:
     """SQL for the name of the judging that counts for the run `run` (an SQL expression): the one
     chosen (`counted_judgings`: the first complete, or one named) while its decisions are stored,
-    else the first."""
+    else the first. (`+c.judging` drops the column's text affinity, so the comparison finds the
+    decision through the `decisions_by_judging` index, whose expression has none.)"""
     return f"""COALESCE((SELECT c.judging FROM counted_judgings c WHERE c.run_id = {run} AND EXISTS (
-        SELECT 1 FROM decisions k WHERE k.run_id = c.run_id AND k.judging || '@' || k.policy = c.judging)),
+        SELECT 1 FROM decisions k WHERE k.run_id = c.run_id AND k.judging || '@' || k.policy = +c.judging)),
     (SELECT f.judging || '@' || f.policy FROM decisions f WHERE f.run_id = {run}
      ORDER BY f.decided_at LIMIT 1))"""
 
