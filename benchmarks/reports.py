@@ -1,10 +1,16 @@
-"""Reports at scale: `compare`, `export`, `show` and the viewer's pages on a 5,000-problem run.
+"""Reports at scale: `compare`, `export`, `show` and the viewer's pages on 5,000-problem runs.
 
 Run from the repository root: `python -m benchmarks.reports [--problems N] [--runs R]`. It writes a
-Bongard-RWR+ dataset of N problems (folders layout, 14 small PNGs each) and a store holding one run
-over all of them (image-to-side: one call each, sending the sheet and the test panel, stored through
-the store's own API: what a finished
-`bongard run` leaves) and, in a second store, R runs of 100 items each. Each command runs as its own
+Bongard-RWR+ dataset of N problems (folders layout, 14 small PNGs each) and three stores, each
+written through the store's own API (what a finished `bongard run` leaves):
+- one-call: a run over all N problems of image-to-side, one short call each (the sheet and the
+  test panel);
+- descriptive: a judged run over all N problems of `descriptive`, shaped like a real one: 13 calls
+  an item (12 panel descriptions, then the answer over them), each prompt the strategy's own
+  template filled as the run fills it, replies as long as a GPT-4o-class model writes them, three
+  judges' verdicts on each answer;
+- attempts: the descriptive run over N/5 problems with three attempts each;
+and, in a fourth store, R runs of 100 items each. Each command runs as its own
 process, launch to exit, with its peak RSS from the kernel's account of the reaped child; the viewer's
 first loads are measured in a fresh process too, so its imports count as a reader's first click pays
 them; the runs page is also fetched from a real `bongard view` (which reads its libraries and rows
@@ -18,6 +24,7 @@ from __future__ import annotations
 import argparse
 import csv
 import os
+import random
 import re
 import signal
 import statistics
@@ -26,12 +33,17 @@ import sys
 import tempfile
 import time
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 
 from PIL import Image
 
+from agents.prompt_library import PromptLibrary
+from datasets_io.catalog import open_dataset
 from datasets_io.loaders.rwr_plus import SOURCE_PROBLEMS_PER_BLOCK
-from datasets_io.records import Answer, CallTrace
+from datasets_io.records import Answer, CallTrace, Verdict
+from datasets_io.survey_cache import SURVEYS, cached_survey
+from graphs.nodes import CASE_STUDY
 from results.store import STORE_FILE, ResultsStore
 
 BONGARD = Path(sys.executable).with_name("bongard")
@@ -110,6 +122,98 @@ def stored_run(store: ResultsStore, data: Path, problems: int, model: str) -> st
     return run_id
 
 
+DESCRIBED = (
+    "a {size} {shape} drawn in {stroke} outline",
+    "{count} small {shape}s scattered near the {place}",
+    "one {shape} inside a larger {other}, both {fill}",
+    "a {stroke} curve that does not close, ending near the {place}",
+    "{count} {fill} {shape}s in a row along the {place}",
+)
+WORDS = {
+    "size": ("small", "large", "medium-sized", "tiny"),
+    "shape": ("circle", "triangle", "square", "hexagon", "ellipse"),
+    "other": ("circle", "triangle", "square"),
+    "stroke": ("thin", "thick", "dashed"),
+    "place": ("top edge", "bottom left", "centre", "right edge"),
+    "count": ("two", "three", "four", "five"),
+    "fill": ("filled black", "left white", "hatched"),
+}
+DESCRIBE_TOKENS = (540, 120)
+"""Input (the prompt's text and one panel image) and output tokens of a describe call, as GPT-4o
+counts them for a 512-pixel panel and a paragraph."""
+ANSWER_TOKENS = (2100, 70)
+GPT_4O_PRICE = (2.5e-6, 10e-6)
+"""US dollars per input and output token."""
+JUDGES = ("openai:gpt-4o", "anthropic:claude-sonnet-4-5", "gemini:gemini-2.5-flash")
+
+
+def description(chance: random.Random) -> str:
+    """A panel's description as long as a GPT-4o-class model writes one (about 500 characters)."""
+    sentences: list[str] = []
+    while sum(map(len, sentences)) < 480:
+        pattern = chance.choice(DESCRIBED)
+        filled = pattern.format(**{key: chance.choice(values) for key, values in WORDS.items()})
+        sentences.append(filled[0].upper() + filled[1:] + ".")
+    return " ".join(sentences)
+
+
+def _call(role: str, task: str, conversation: str, images: list[list[str]], prompt: str, reply: str,
+          tokens: tuple[int, int]) -> CallTrace:  # fmt: skip
+    cost = tokens[0] * GPT_4O_PRICE[0] + tokens[1] * GPT_4O_PRICE[1]
+    return CallTrace(
+        role=role, agent="openai:gpt-4o", task=task, conversation=conversation, step=0, images=images,
+        prompt=prompt, reply=reply, input_tokens=tokens[0], output_tokens=tokens[1], cost_usd=cost,
+        latency_s=2.5,
+    )  # fmt: skip
+
+
+def descriptive_run(store: ResultsStore, data: Path, problems: int, attempts: int) -> str:
+    """A finished, judged `descriptive` run over problems 1..N: each item's 12 describe calls and its
+    answer call, with the prompts the strategy fills and replies of real length; every other answer
+    judged right by two of three judges."""
+    config = {
+        "strategy": "descriptive", "dataset": DATASET, "data_dir": str(data), "attempts": attempts,
+        "agents": {"describer": "openai:gpt-4o", "reasoner": "openai:gpt-4o"}, "strategy_options": {},
+    }  # fmt: skip
+    run_id = store.create_run(config, "benchmark")
+    prompts = PromptLibrary()
+    intro = prompts.fill(CASE_STUDY, "intro", panels_per_side=PANELS - 1)
+    describe = intro + "\n\n" + prompts.fill(CASE_STUDY, "describe_panel")
+    chance = random.Random(0)
+    judging = f"strict|{','.join(JUDGES)}"
+    for number in range(1, problems + 1):
+        if number % SOURCE_PROBLEMS_PER_BLOCK == 0:
+            continue
+        key = f"{DATASET}/{number}"
+        for attempt in range(attempts):
+            written = {panel: description(chance) for panel in SHEET}
+            calls = [
+                _call("describer", "describe", f"panel {panel}", [[panel]], describe, text, DESCRIBE_TOKENS)
+                for panel, text in written.items()
+            ]
+            listing = {
+                side: "\n".join(f"{n}. {written[f'{side}-{n - 1}']}" for n in range(1, PANELS))
+                for side in ("left", "right")
+            }
+            left, right = f"every figure is {chance.choice(WORDS['size'])}", f"no figure is {number % 7} wide"
+            reply = f"Left: {left}\nRight: {right}"
+            answer_prompt = intro + "\n\n" + prompts.fill(CASE_STUDY, "answer_from_descriptions", **listing)
+            calls.append(_call("reasoner", "answer", "answer", [], answer_prompt, reply, ANSWER_TOKENS))
+            answer = Answer(
+                strategy="descriptive", problem=key, text=reply, left_rule=left, right_rule=right, trace=calls
+            )
+            store.save_item(run_id, key, attempt, answer, None)
+            right_answer = number % 2 == 1
+            verdicts = [
+                Verdict(judge=judge, label="ok" if right_answer == (n < 2) else "wrong", raw_text="OK",
+                        prompt=answer_prompt[:600], input_tokens=400, output_tokens=3, cost_usd=0.001)
+                for n, judge in enumerate(JUDGES)
+            ]  # fmt: skip
+            store.save_judging(run_id, key, attempt, judging, "vote:2", right_answer, verdicts)
+    store.release_run(run_id, finished=True)
+    return run_id
+
+
 def launched(args: list[str]) -> tuple[float, float]:
     """Wall seconds from launch to exit and peak RSS in MiB of one child process."""
     started = time.perf_counter()
@@ -167,6 +271,50 @@ def line(label: str, seconds: float, target: float, extra: str = "") -> str:
     return f"  {label:<44} {seconds:6.2f} s  target {target:4.1f} s  ratio {seconds / target:4.2f}{extra}"
 
 
+@dataclass(frozen=True)
+class Targets:
+    """What a store's commands should stay under: issue 34's for the one-call store, issue 53's for
+    the stores shaped like real runs (seconds, and MiB where one is set)."""
+
+    show: float
+    show_mib: float | None
+    export: float
+    export_mib: float | None
+    compare: float = 5.0
+    compare_mib: float = 300.0
+
+
+ONE_CALL = Targets(show=1.5, show_mib=None, export=10.0, export_mib=None)
+REAL_SHAPED = Targets(show=1.0, show_mib=250.0, export=10.0, export_mib=500.0)
+
+
+def mib(rss: float, target: float | None) -> str:
+    return f"  {rss:5.0f} MiB" + (f" (target {target:.0f}, ratio {rss / target:4.2f})" if target else "")
+
+
+def measure(store: str, home: Path, run_id: str, targets: Targets, out: Path) -> None:
+    """Launch to exit and peak RSS of `compare`, `export` (each format, with and without images) and
+    `show` on one store's run."""
+    where = ["--home", str(home)]
+    print(f"{store} (launch to exit, peak RSS):")
+    wall, rss = launched([str(BONGARD), "compare", run_id, "--out", str(out / "report"), *where])
+    print(line("compare", wall, targets.compare, mib(rss, targets.compare_mib)))
+    for fmt, images in (("json", "--images"), ("eval", "--images"), ("json", "--no-images"),
+                        ("eval", "--no-images")):  # fmt: skip
+        logs = out / f"logs-{fmt}{images}"
+        args = [str(BONGARD), "export", run_id, "--log-format", fmt, images, "--out", str(logs)]
+        wall, rss = launched([*args, *where])
+        print(line(f"export --log-format {fmt} {images}", wall, targets.export, mib(rss, targets.export_mib)))
+    wall, rss = launched([str(BONGARD), "show", run_id, *where])
+    print(line("show (its first page of items)", wall, targets.show, mib(rss, targets.show_mib)))
+
+
+def keep_survey(home: Path, data: Path) -> None:
+    """The dataset's survey kept in the workspace, as a finished `bongard run` leaves it."""
+    dataset = open_dataset(DATASET, data)
+    cached_survey(dataset, home / SURVEYS)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--problems", type=int, default=5000)
@@ -178,25 +326,37 @@ def main() -> None:
         write_dataset(root / "data", options.problems)
         big = ResultsStore(root / "big" / STORE_FILE)
         run_id = stored_run(big, root / "data", options.problems, "openai:gpt-4o")
+        described = descriptive_run(
+            ResultsStore(root / "descriptive" / STORE_FILE), root / "data", options.problems, attempts=1
+        )
+        attempted = descriptive_run(
+            ResultsStore(root / "attempts" / STORE_FILE), root / "data", options.problems // 5, attempts=3
+        )
+        for home in ("big", "descriptive", "attempts"):
+            keep_survey(root / home, root / "data")
         many = ResultsStore(root / "many" / STORE_FILE)
         for index in range(options.runs):
             stored_run(many, root / "data", 100, f"openai:model-{index % 5}")
         print(
-            f"built in {time.perf_counter() - started:.1f} s: {options.problems} problems, 1 run; "
-            f"{options.runs} runs of 100 items"
+            f"built in {time.perf_counter() - started:.1f} s: {options.problems} problems; runs of one call "
+            f"an item, of 13 (descriptive) and of 13 x 3 attempts over {options.problems // 5}; "
+            f"{options.runs} runs of 100 items; load {os.getloadavg()[0]:.2f}"
         )
-        home = ["--home", str(root / "big")]
-        print(f"launch to exit on the {options.problems}-item run (peak RSS):")
-        wall, rss = launched([str(BONGARD), "compare", run_id, "--out", str(root / "report"), *home])
-        print(line("compare", wall, 5.0, f"  {rss:5.0f} MiB (target 300 MiB)"))
-        for fmt, images in (("json", "--images"), ("eval", "--images"), ("json", "--no-images"),
-                            ("eval", "--no-images")):  # fmt: skip
-            out = root / f"logs-{fmt}{images}"
-            args = [str(BONGARD), "export", run_id, "--log-format", fmt, images, "--out", str(out)]
-            wall, rss = launched([*args, *home])
-            print(line(f"export --log-format {fmt} {images}", wall, 10.0, f"  {rss:5.0f} MiB"))
-        wall, rss = launched([str(BONGARD), "show", run_id, *home])
-        print(line("show (its first page of items)", wall, 1.5, f"  {rss:5.0f} MiB"))
+        measure(f"one call an item, {options.problems} items", root / "big", run_id, ONE_CALL, root / "one")
+        measure(
+            f"descriptive, 13 calls an item, {options.problems} items",
+            root / "descriptive",
+            described,
+            REAL_SHAPED,
+            root / "desc",
+        )
+        measure(
+            f"descriptive, 3 attempts over {options.problems // 5} problems",
+            root / "attempts",
+            attempted,
+            REAL_SHAPED,
+            root / "att",
+        )
         print("the viewer, first load in a fresh process (second load; the viewer's start-up apart):")
         first, again, start = viewer_load(root / "big" / STORE_FILE, f"/compare?runs={run_id}")
         print(
@@ -207,6 +367,20 @@ def main() -> None:
                 f"  (again {again:.3f} s; start {start:.2f} s)",
             )
         )
+        for page, path in (
+            ("compare page", f"/compare?runs={described}"),
+            ("run page", f"/runs/{described}"),
+            ("problem page", f"/runs/{described}/{DATASET}/1"),
+        ):
+            first, again, start = viewer_load(root / "descriptive" / STORE_FILE, path)
+            print(
+                line(
+                    f"{page}, descriptive, {options.problems} items",
+                    first,
+                    2.0,
+                    f"  (again {again:.3f} s; start {start:.2f} s)",
+                )
+            )
         first, again, start = viewer_load(root / "many" / STORE_FILE, "/")
         print(
             line(

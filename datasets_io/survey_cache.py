@@ -39,27 +39,44 @@ def cached_survey(dataset: Dataset, folder: Path) -> ScanResult[ProblemSummary]:
     inputs = dataset.loader.survey_inputs()
     if inputs is None:
         return dataset.survey()
-    header = _header(dataset, inputs)
-    named = f"{dataset.format_name}|{dataset.root.resolve()}"
-    kept = folder / f"{hashlib.sha256(named.encode()).hexdigest()[:24]}.json"
+    if (kept := kept_survey(dataset, folder)) is not None:
+        return kept
+    folders, files = _tree(dataset.root)
+    survey = dataset.survey()
+    folder.mkdir(parents=True, exist_ok=True)
+    path = _kept_path(dataset, folder)
+    written = path.with_name(path.name + f".{os.getpid()}.part")
+    record = {
+        "version": VERSION, "header": _header(dataset, inputs), "folders": folders, "files": files,
+        **_written(survey),
+    }  # fmt: skip
+    written.write_text(json.dumps(record), "utf-8")
+    written.replace(path)
+    return survey
+
+
+def kept_survey(dataset: Dataset, folder: Path) -> ScanResult[ProblemSummary] | None:
+    """The survey kept in `folder` while the dataset's inputs are unchanged, else None; never
+    surveys or writes (a reading command, such as an export, reads concepts from it)."""
+    inputs = dataset.loader.survey_inputs()
+    if inputs is None:
+        return None
     try:
-        stored = json.loads(kept.read_text("utf-8"))
+        stored = json.loads(_kept_path(dataset, folder).read_text("utf-8"))
         if (
             stored.get("version") == VERSION
-            and stored.get("header") == header
+            and stored.get("header") == _header(dataset, inputs)
             and _unchanged(dataset.root, stored["folders"], stored["files"])
         ):
             return _read(stored)
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        pass  # none kept, or unreadable: surveyed afresh and kept anew
-    folders, files = _tree(dataset.root)
-    survey = dataset.survey()
-    folder.mkdir(parents=True, exist_ok=True)
-    written = kept.with_name(kept.name + f".{os.getpid()}.part")
-    record = {"version": VERSION, "header": header, "folders": folders, "files": files, **_written(survey)}
-    written.write_text(json.dumps(record), "utf-8")
-    written.replace(kept)
-    return survey
+        pass  # none kept, or unreadable
+    return None
+
+
+def _kept_path(dataset: Dataset, folder: Path) -> Path:
+    named = f"{dataset.format_name}|{dataset.root.resolve()}"
+    return folder / f"{hashlib.sha256(named.encode()).hexdigest()[:24]}.json"
 
 
 def _header(dataset: Dataset, inputs: list[Path]) -> str:

@@ -733,6 +733,46 @@ class ResultsStore:
                         found[item] = Answer.model_validate_json(answer)
         return found
 
+    def calls_of(
+        self, run_id: str, items: Sequence[tuple[str, int]]
+    ) -> dict[tuple[str, int], list[CallTrace]]:
+        """The calls of these items (done or failed), each item's in order: what an export writes a
+        few items at a time, so it never holds a large run's traces at once."""
+        wanted = set(items)
+        problems = sorted({problem for problem, _ in wanted})
+        found: dict[tuple[str, int], list[CallTrace]] = {}
+        with self.reading() as db:
+            for start in range(0, len(problems), SQL_VARIABLES):
+                chunk = problems[start : start + SQL_VARIABLES]
+                rows = db.execute(
+                    f"SELECT problem, attempt, {', '.join(CALL_FIELDS)} FROM calls WHERE run_id = ? "
+                    f"AND problem IN ({', '.join('?' * len(chunk))}) ORDER BY problem, attempt, seq",
+                    (run_id, *chunk),
+                ).fetchall()
+                for problem, attempt, *values in rows:
+                    if (item := (str(problem), int(attempt))) in wanted:
+                        found.setdefault(item, []).append(_call_record(values))
+        return found
+
+    def call_totals(self, run_id: str) -> dict[str, CallTotals]:
+        """Tokens and cost of every call of the run (failed items' included), per agent."""
+        with self.reading() as db:
+            rows = db.execute(
+                "SELECT agent, SUM(input_tokens), SUM(output_tokens), "
+                "CASE WHEN COUNT(cost_usd) = COUNT(*) THEN TOTAL(cost_usd) END "
+                "FROM calls WHERE run_id = ? GROUP BY agent ORDER BY MIN(rowid)",
+                (run_id,),
+            ).fetchall()
+        return {str(agent): CallTotals(int(i), int(o), c) for agent, i, o, c in rows}
+
+    def sends_images(self, run_id: str) -> bool:
+        """Whether any call of the run sent an image."""
+        with self.reading() as db:
+            row = db.execute(
+                "SELECT EXISTS (SELECT 1 FROM calls WHERE run_id = ? AND images <> '[]')", (run_id,)
+            ).fetchone()
+        return bool(row[0])
+
     def delete_run(self, run_id: str) -> None:
         """The run and everything stored for it, in one transaction."""
         with self.transaction() as db:
@@ -764,23 +804,42 @@ class ResultsStore:
     ) -> tuple[bool, list[Verdict]] | None:
         """The named judging's (else the one that counts for the run) decision on one item and its
         verdicts; None when that judging decided nothing about it."""
+        return self.decisions_of(run_id, [(problem, attempt)], judging).get((problem, attempt))
+
+    def decisions_of(
+        self, run_id: str, items: Sequence[tuple[str, int]], judging: str | None = None
+    ) -> dict[tuple[str, int], tuple[bool, list[Verdict]]]:
+        """`item_decision` of these items, read together (an export reads a run a few items at a
+        time); the items that judging did not decide are left out."""
+        wanted = set(items)
+        problems = sorted({problem for problem, _ in wanted})
+        found: dict[tuple[str, int], tuple[bool, list[Verdict]]] = {}
         with self.reading() as db:
-            row = db.execute(
-                "SELECT judging, ok FROM decisions WHERE run_id = :run_id AND problem = :problem "
-                "AND attempt = :attempt AND judging || '@' || policy = "
-                f"COALESCE(:judging, {counted_judging_of(':run_id')})",
-                {"run_id": run_id, "problem": problem, "attempt": attempt, "judging": judging},
+            (chosen,) = db.execute(
+                f"SELECT COALESCE(:judging, {counted_judging_of(':run_id')})",
+                {"run_id": run_id, "judging": judging},
             ).fetchone()
-            if row is None:
-                return None
-            verdicts = db.execute(
-                f"SELECT {', '.join(VERDICT_FIELDS)} FROM verdicts WHERE run_id = ? AND problem = ? "
-                "AND attempt = ? AND judging = ? ORDER BY rowid",
-                (run_id, problem, attempt, row[0]),
-            ).fetchall()
-        return bool(row[1]), [
-            Verdict.model_validate(dict(zip(VERDICT_FIELDS, v, strict=True))) for v in verdicts
-        ]
+            for start in range(0, len(problems), SQL_VARIABLES):
+                chunk = problems[start : start + SQL_VARIABLES]
+                among = f"problem IN ({', '.join('?' * len(chunk))})"
+                decided = db.execute(
+                    f"SELECT problem, attempt, judging, ok FROM decisions WHERE run_id = ? AND {among} "
+                    "AND judging || '@' || policy = ?",
+                    (run_id, *chunk, chosen),
+                ).fetchall()
+                verdicts: dict[tuple[str, int, str], list[Verdict]] = {}
+                for problem, attempt, name, *values in db.execute(
+                    f"SELECT problem, attempt, judging, {', '.join(VERDICT_FIELDS)} FROM verdicts "
+                    f"WHERE run_id = ? AND {among} ORDER BY rowid",
+                    (run_id, *chunk),
+                ):
+                    verdicts.setdefault((problem, attempt, name), []).append(
+                        Verdict.model_validate(dict(zip(VERDICT_FIELDS, values, strict=True)))
+                    )
+                for problem, attempt, name, ok in decided:
+                    if (item := (str(problem), int(attempt))) in wanted:
+                        found[item] = (bool(ok), verdicts.get((problem, attempt, name), []))
+        return found
 
     def save_judging(
         self,
@@ -910,6 +969,16 @@ class ResultsStore:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+@dataclass(frozen=True)
+class CallTotals:
+    """Calls' tokens summed, and their cost: None (unknown) where any call had no price, never a sum
+    that reads as known."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = 0.0
 
 
 class ReadOnlyStore(ResultsStore):
