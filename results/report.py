@@ -12,13 +12,11 @@ and 4: solved problems and accuracy per strategy x model x dataset. The arithmet
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 
-from datasets_io.sqlite_errors import reading_uri
 from results.counting import DEFAULT_COUNTING, AggregateError, Counting, solved_count, unscored_text
 from results.figures import FigureFormat
 from results.intervals import wilson
@@ -27,10 +25,11 @@ from results.report_rows import (
     ANSWERED_COLUMNS,
     COMPARISON_COLUMNS,
     FLOAT_COLUMNS,
-    ITEMS_SQL,
     PROBLEM_COLUMNS,
     ROW_KEY,
+    ItemRow,
     comparison_rows,
+    item_rows,
     problem_rows,
     resolved_judging,
     run_keys,
@@ -43,12 +42,10 @@ def items_frame(
 ) -> pd.DataFrame:
     """One row per item: run, problem, attempt, status, solved (by the counting's judging), tokens, cost."""
     judging = None if counting.judging is None else resolved_judging(store, run_ids, counting.judging)
-    with sqlite3.connect(reading_uri(store.path), uri=True) as connection:  # reading only
-        return pd.read_sql_query(
-            f"{ITEMS_SQL} WHERE i.run_id IN (SELECT value FROM json_each(:runs)) ORDER BY i.rowid",
-            connection,
-            params={"judging": judging, "runs": json.dumps(run_ids)},
-        )
+    rows = item_rows(store, run_ids, judging)
+    return pd.DataFrame.from_records(
+        rows, columns=list(ItemRow._fields), coerce_float=True
+    )  # as read_sql_query
 
 
 def runs_frame(store: ResultsStore, run_ids: list[str]) -> pd.DataFrame:

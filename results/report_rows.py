@@ -13,7 +13,7 @@ import json
 import math
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from datasets_io.errors import BongardError, did_you_mean
 from datasets_io.records import STOPPED_OUTCOMES
@@ -43,6 +43,37 @@ FROM items i
 """One row per item, with its `ItemOutcome`; `judge_cost_usd` is what every judging of it cost
 (0 unjudged, None when a judge had no price); `images` and `images_right` count the test images an
 answer put on a side (classification settings) and those it put on the true one."""
+
+
+class ItemRow(NamedTuple):
+    """An `ITEMS_SQL` row: an item with its outcome, solved and scored (1 or 0), tokens and costs."""
+
+    run_id: str
+    problem: str
+    attempt: int
+    status: str
+    parse_status: str | None
+    solved: int
+    scored: int
+    outcome: str
+    tokens: int
+    cost_usd: float | None
+    judge_cost_usd: float | None
+    images: int
+    images_right: int
+
+
+def item_rows(store: ResultsStore, run_ids: Sequence[str], judging: str | None = None) -> list[ItemRow]:
+    """One `ItemRow` per item of these runs, in the order stored, solved by the judging named (its
+    full name), else by the one that counts for each run; what `report.items_frame` tabulates,
+    read without pandas (an export reads nothing else of it)."""
+    with sqlite3.connect(reading_uri(store.path), uri=True) as connection:  # reading only
+        rows = connection.execute(
+            f"{ITEMS_SQL} WHERE i.run_id IN (SELECT value FROM json_each(:runs)) ORDER BY i.rowid",
+            {"judging": judging, "runs": json.dumps(list(run_ids))},
+        ).fetchall()
+    return [ItemRow(*row) for row in rows]
+
 
 UNSOLVED_COLUMNS = {"format error": "format_errors"} | {
     word: word.replace(" ", "_") for word in STOPPED_OUTCOMES

@@ -50,8 +50,7 @@ from graphs.reports.export_images import (
     drawing_pool,
     opened_dataset,
 )
-from results.report import items_frame
-from results.report_rows import UNSOLVED_COLUMNS, run_result
+from results.report_rows import UNSOLVED_COLUMNS, ItemRow, item_rows, run_result
 from results.run_compatibility import model_label
 from results.store import CallTotals, Judging, ResultsStore
 
@@ -235,8 +234,8 @@ def _zstd_threads(threads: int) -> Iterator[None]:
 class LoggedItem:
     """What one sample is made of, read from the store before any image is drawn."""
 
-    row: Any
-    """Its `items_frame` row (status, solved, scored, outcome)."""
+    row: ItemRow
+    """Its row (status, solved, scored, outcome)."""
     answer: Answer | None
     trace: list[CallTrace]
     error: str | None
@@ -272,10 +271,7 @@ def logged_run(
     # is written; concepts from the survey a run kept, where it is current (each read was 1.8 s of 5,000)
     kept = kept_survey(dataset, store.path.parent / SURVEYS)
     concepts = {problem.id: problem.concept for problem in kept.problems} if kept is not None else {}
-    rows = sorted(
-        items_frame(store, [run_id]).itertuples(index=False),
-        key=lambda row: (natural_key(str(row.problem)), int(row.attempt)),
-    )
+    rows = sorted(item_rows(store, [run_id]), key=lambda row: (natural_key(row.problem), row.attempt))
     drawn = images and store.sends_images(run_id)
     problems = len({row.problem for row in rows})
     row = run_result(store, run_id) or {"n": 0, "problems": 0} | dict.fromkeys(UNSOLVED_COLUMNS.values(), 0)
@@ -327,12 +323,12 @@ def _logged_items(
     store: ResultsStore,
     run_id: str,
     config: dict[str, Any],
-    rows: list[Any],
+    rows: list[ItemRow],
     concepts: dict[str, Concept | None],
     *,
     drawn: bool,
 ) -> Iterator[LoggedItem]:
-    """Each item of `rows` (its `items_frame` rows in problem number order: 1, 2, 10) with its answer
+    """Each item of `rows` (its `item_rows` in problem number order: 1, 2, 10) with its answer
     and calls, read `READ_TOGETHER` items at a time: what the export holds never grows with the run.
     A problem's concept is read from its files only where `concepts` (by the dataset's own id) lacks it."""
     errors = store.item_errors(run_id)
@@ -342,7 +338,7 @@ def _logged_items(
     settings = dataset_settings(config)
     for start in range(0, len(rows), READ_TOGETHER):
         chunk = rows[start : start + READ_TOGETHER]
-        keys = [(str(row.problem), int(row.attempt)) for row in chunk]
+        keys = [(row.problem, row.attempt) for row in chunk]
         answers = store.answers_of(run_id, keys)
         calls = store.calls_of(run_id, keys)
         decisions = store.decisions_of(run_id, keys) if judged else {}
@@ -413,7 +409,7 @@ def needs_concept(answer: Answer | None) -> bool:
 
 
 def _sample(
-    row: Any,
+    row: ItemRow,
     calls: list[CallTrace],
     answer: Answer | None,
     error: str | None,
@@ -421,14 +417,14 @@ def _sample(
     concept: Concept | None,
     decision: tuple[bool, list[Verdict]] | None,
 ) -> EvalSample:
-    """One item as a sample; `row` is its `items_frame` row (status, solved, scored), `concept` its
+    """One item as a sample; `row` is its `item_rows` row (status, solved, scored), `concept` its
     problem's (the target of a free-form answer), `decision` the
     counted judging's on it (None unjudged)."""
     from inspect_ai.log import EvalError, EvalSample
     from inspect_ai.model import ChatMessageAssistant
     from inspect_ai.scorer import Score
 
-    problem, attempt = str(row.problem), int(row.attempt)
+    problem, attempt = row.problem, row.attempt
     key = f"{sample_id(problem)}#{attempt + 1}"  # the sample's id and epoch, as inspect names it
     messages, events = _conversations(calls, drawn, key)
     expected = answer.expected if answer is not None else {}
