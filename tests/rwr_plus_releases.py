@@ -7,7 +7,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from datasets_io.problem import SIDES
+import pytest
+
+from datasets_io.loaders.rwr_plus import RwrPlusLoader
+from datasets_io.problem import SIDES, BongardProblem
 from tests.builders import distinct_color, make_image
 
 HEADER = ["Problem", "Left-side Rule", "Right-side Rule"]
@@ -75,3 +78,16 @@ def upstream_folders(root: Path, numbers: list[int], per_side: int = 6, suffix: 
                     root / str(number) / side / f"{index}{suffix}", distinct_color(index + 10 * offset)
                 )
     (root / "results.csv").write_text("problem_id,left_sides,right_sides\n1,10,10\n", encoding="utf-8")
+
+
+def counted_loads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The ids of the Bongard-RWR+ problems read from their files from now on, in order."""
+    loads: list[str] = []
+    loading = RwrPlusLoader.load_problem
+
+    def counted(self: RwrPlusLoader, problem_id: str) -> BongardProblem:
+        loads.append(problem_id)
+        return loading(self, problem_id)
+
+    monkeypatch.setattr(RwrPlusLoader, "load_problem", counted)
+    return loads

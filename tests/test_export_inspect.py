@@ -440,11 +440,9 @@ def test_concepts_come_from_the_survey_the_run_kept_not_from_each_problem_again(
     """A Bongard-RWR+ run keeps its dataset's survey; exporting its free-form answers takes each
     target concept from it (reading 5,000 problems' folders again was 1.8 s), and reads a problem
     only where no current survey is kept."""
-    from datasets_io.loaders.rwr_plus import RwrPlusLoader
-    from datasets_io.problem import BongardProblem
     from graphs.reports import inspect_export
     from results.store import STORE_FILE, ResultsStore
-    from tests.rwr_plus_releases import LABELS, upstream_folders, write_labels
+    from tests.rwr_plus_releases import LABELS, counted_loads, upstream_folders, write_labels
 
     upstream_folders(tmp_path / "data" / "bongard-rwr-plus", [1, 2])
     write_labels(tmp_path / "data" / "labels.csv", LABELS)
@@ -455,14 +453,7 @@ def test_concepts_come_from_the_survey_the_run_kept_not_from_each_problem_again(
         agents={"reasoner": "perception"},
     )
     run_id = run_into_store(tmp_path, config).run_id
-    loads: list[str] = []
-    loading = RwrPlusLoader.load_problem
-
-    def counted(self: RwrPlusLoader, problem_id: str) -> BongardProblem:
-        loads.append(problem_id)
-        return loading(self, problem_id)
-
-    monkeypatch.setattr(RwrPlusLoader, "load_problem", counted)
+    loads = counted_loads(monkeypatch)
     store = ResultsStore(tmp_path / STORE_FILE)
     targets = []
     for kept in (True, False):

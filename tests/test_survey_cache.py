@@ -9,10 +9,9 @@ from pathlib import Path
 import pytest
 
 from datasets_io.catalog import open_dataset
-from datasets_io.loaders.rwr_plus import RwrPlusLoader
-from datasets_io.problem import BongardProblem, Concept
+from datasets_io.problem import Concept
 from datasets_io.survey_cache import cached_survey
-from tests.rwr_plus_releases import LABELS, upstream_folders, write_labels
+from tests.rwr_plus_releases import LABELS, counted_loads, upstream_folders, write_labels
 
 
 def test_a_kept_survey_is_used_until_a_problem_or_the_table_beside_the_dataset_changes(
@@ -23,14 +22,7 @@ def test_a_kept_survey_is_used_until_a_problem_or_the_table_beside_the_dataset_c
     labels = write_labels(
         tmp_path / "data" / "labels.csv", LABELS
     )  # beside the dataset, as upstream keeps it
-    loads: list[str] = []
-    loading = RwrPlusLoader.load_problem
-
-    def counted(self: RwrPlusLoader, problem_id: str) -> BongardProblem:
-        loads.append(problem_id)
-        return loading(self, problem_id)
-
-    monkeypatch.setattr(RwrPlusLoader, "load_problem", counted)
+    loads = counted_loads(monkeypatch)
 
     def survey() -> list[tuple[str, Concept | None]]:
         dataset = open_dataset("bongard-rwr-plus", tmp_path / "data")

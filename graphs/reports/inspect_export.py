@@ -492,7 +492,6 @@ def _conversations(
     export's time), and the same run exports the same log."""
     from inspect_ai.event import ModelEvent
     from inspect_ai.model import (
-        ChatMessageAssistant,
         ChatMessageUser,
         Content,
         ContentImage,
@@ -515,22 +514,8 @@ def _conversations(
         asked = _made(
             ChatMessageUser, id=f"{named}/prompt", content=content, source="input", metadata=details
         )
-        said = _made(
-            ChatMessageAssistant,
-            id=f"{named}/reply",
-            content=call.reply,
-            model=call.agent,
-            source="generate",
-            metadata=details,
-        )
-        generated = _made(
-            ChatMessageAssistant,
-            id=f"{named}/output",
-            content=call.reply,
-            model=call.agent,
-            source="generate",
-        )
-        output = _output(call.agent, generated, "stop")
+        said = _reply(call, f"{named}/reply", details)
+        output = _output(call.agent, _reply(call, f"{named}/output", None), "stop")
         output.usage = _model_usage(CallTotals(call.input_tokens, call.output_tokens, call.cost_usd))
         events.append(
             _made(
@@ -551,6 +536,21 @@ def _conversations(
         history[call.conversation] += [asked, said]
         messages += [asked, said]
     return messages, events
+
+
+def _reply(call: CallTrace, named: str, details: dict[str, Any] | None) -> ChatMessageAssistant:
+    """A call's reply as a message: in the conversation (with the call's `details`) or as its event's
+    output (without them: the log would carry them twice more)."""
+    from inspect_ai.model import ChatMessageAssistant
+
+    return _made(
+        ChatMessageAssistant,
+        id=named,
+        content=call.reply,
+        model=call.agent,
+        source="generate",
+        metadata=details,
+    )
 
 
 def _output(model: str, said: ChatMessageAssistant, stop: StopReason) -> ModelOutput:
