@@ -46,8 +46,8 @@ def export(
         LogFormat,
         typer.Option(
             "--log-format",
-            help="inspect's log format: eval (a zip, inspect's default, written as its samples are made) "
-            "or json (one document, written a little faster, every sample held in memory).",
+            help="inspect's log format: eval (a zip, inspect's default) or json (one document, larger, "
+            "written faster); either is written as its samples are made.",
         ),
     ] = LogFormat.eval,
     home: HomeOption = None,
