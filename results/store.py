@@ -717,41 +717,30 @@ class ResultsStore:
     def answers_of(self, run_id: str, items: Sequence[tuple[str, int]]) -> dict[tuple[str, int], Answer]:
         """The answers of these done items only, without their traces: what a page of a run shows,
         read in time and memory independent of the run's size."""
-        wanted = set(items)
-        problems = sorted({problem for problem, _ in wanted})
-        found: dict[tuple[str, int], Answer] = {}
         with self.reading() as db:
-            for start in range(0, len(problems), SQL_VARIABLES):
-                chunk = problems[start : start + SQL_VARIABLES]
-                rows = db.execute(
-                    "SELECT problem, attempt, answer FROM items WHERE run_id = ? AND status = 'done' "
-                    f"AND problem IN ({', '.join('?' * len(chunk))})",
-                    (run_id, *chunk),
-                ).fetchall()
-                for problem, attempt, answer in rows:
-                    if (item := (str(problem), int(attempt))) in wanted:
-                        found[item] = Answer.model_validate_json(answer)
-        return found
+            rows = _rows_of_items(
+                db,
+                "SELECT problem, attempt, answer FROM items WHERE run_id = ? AND status = 'done' AND {among}",
+                run_id,
+                set(items),
+            )
+            return {item: Answer.model_validate_json(answer) for item, (answer,) in rows}
 
     def calls_of(
         self, run_id: str, items: Sequence[tuple[str, int]]
     ) -> dict[tuple[str, int], list[CallTrace]]:
         """The calls of these items (done or failed), each item's in order: what an export writes a
         few items at a time, so it never holds a large run's traces at once."""
-        wanted = set(items)
-        problems = sorted({problem for problem, _ in wanted})
         found: dict[tuple[str, int], list[CallTrace]] = {}
         with self.reading() as db:
-            for start in range(0, len(problems), SQL_VARIABLES):
-                chunk = problems[start : start + SQL_VARIABLES]
-                rows = db.execute(
-                    f"SELECT problem, attempt, {', '.join(CALL_FIELDS)} FROM calls WHERE run_id = ? "
-                    f"AND problem IN ({', '.join('?' * len(chunk))}) ORDER BY problem, attempt, seq",
-                    (run_id, *chunk),
-                ).fetchall()
-                for problem, attempt, *values in rows:
-                    if (item := (str(problem), int(attempt))) in wanted:
-                        found.setdefault(item, []).append(_call_record(values))
+            for item, values in _rows_of_items(
+                db,
+                f"SELECT problem, attempt, {', '.join(CALL_FIELDS)} FROM calls "
+                "WHERE run_id = ? AND {among} ORDER BY problem, attempt, seq",
+                run_id,
+                set(items),
+            ):
+                found.setdefault(item, []).append(_call_record(values))
         return found
 
     def call_totals(self, run_id: str) -> dict[str, CallTotals]:
@@ -812,34 +801,31 @@ class ResultsStore:
         """`item_decision` of these items, read together (an export reads a run a few items at a
         time); the items that judging did not decide are left out."""
         wanted = set(items)
-        problems = sorted({problem for problem, _ in wanted})
-        found: dict[tuple[str, int], tuple[bool, list[Verdict]]] = {}
+        verdicts: dict[tuple[tuple[str, int], str], list[Verdict]] = {}
         with self.reading() as db:
             (chosen,) = db.execute(
                 f"SELECT COALESCE(:judging, {counted_judging_of(':run_id')})",
                 {"run_id": run_id, "judging": judging},
             ).fetchone()
-            for start in range(0, len(problems), SQL_VARIABLES):
-                chunk = problems[start : start + SQL_VARIABLES]
-                among = f"problem IN ({', '.join('?' * len(chunk))})"
-                decided = db.execute(
-                    f"SELECT problem, attempt, judging, ok FROM decisions WHERE run_id = ? AND {among} "
-                    "AND judging || '@' || policy = ?",
-                    (run_id, *chunk, chosen),
-                ).fetchall()
-                verdicts: dict[tuple[str, int, str], list[Verdict]] = {}
-                for problem, attempt, name, *values in db.execute(
-                    f"SELECT problem, attempt, judging, {', '.join(VERDICT_FIELDS)} FROM verdicts "
-                    f"WHERE run_id = ? AND {among} ORDER BY rowid",
-                    (run_id, *chunk),
-                ):
-                    verdicts.setdefault((problem, attempt, name), []).append(
-                        Verdict.model_validate(dict(zip(VERDICT_FIELDS, values, strict=True)))
-                    )
-                for problem, attempt, name, ok in decided:
-                    if (item := (str(problem), int(attempt))) in wanted:
-                        found[item] = (bool(ok), verdicts.get((problem, attempt, name), []))
-        return found
+            for item, (name, *values) in _rows_of_items(
+                db,
+                f"SELECT problem, attempt, judging, {', '.join(VERDICT_FIELDS)} FROM verdicts "
+                "WHERE run_id = ? AND {among} ORDER BY rowid",
+                run_id,
+                wanted,
+            ):
+                verdicts.setdefault((item, name), []).append(
+                    Verdict.model_validate(dict(zip(VERDICT_FIELDS, values, strict=True)))
+                )
+            decided = _rows_of_items(
+                db,
+                "SELECT problem, attempt, judging, ok FROM decisions WHERE run_id = ? AND {among} "
+                "AND judging || '@' || policy = ?",
+                run_id,
+                wanted,
+                chosen,
+            )
+            return {item: (bool(ok), verdicts.get((item, name), [])) for item, (name, ok) in decided}
 
     def save_judging(
         self,
@@ -1033,6 +1019,21 @@ def _call_row(call: CallTrace) -> list[Any]:
     """A `CallTrace` as `calls` column values (lists and objects as JSON, flags as 0/1)."""
     values = call.model_dump(mode="json")
     return [json.dumps(values[name]) if name in JSON_CALL_FIELDS else values[name] for name in CALL_FIELDS]
+
+
+def _rows_of_items(
+    db: sqlite3.Connection, sql: str, run_id: str, items: set[tuple[str, int]], *after: object
+) -> Iterator[tuple[tuple[str, int], list[Any]]]:
+    """The rows of `sql` for these items: `sql` selects `problem, attempt, ...` where `run_id = ?`,
+    `{among}` (a `problem IN` list, `SQL_VARIABLES` problems a statement) and any `after` values; each
+    row as its item and the rest, other attempts of the problems left out."""
+    problems = sorted({problem for problem, _ in items})
+    for start in range(0, len(problems), SQL_VARIABLES):
+        chunk = problems[start : start + SQL_VARIABLES]
+        among = f"problem IN ({', '.join('?' * len(chunk))})"
+        for problem, attempt, *rest in db.execute(sql.format(among=among), (run_id, *chunk, *after)):
+            if (item := (str(problem), int(attempt))) in items:
+                yield item, rest
 
 
 def _call_record(values: Sequence[Any]) -> CallTrace:

@@ -28,6 +28,7 @@ from datasets_io.records import Answer, CallTrace, Verdict
 from results.store import STORE_FILE, ResultsStore, StoreError
 from tests.browser import CHROMIUM_ARGS, chromium, screenshots, viewer_of
 from tests.cli import BONGARD, run_bongard
+from tests.test_startup import loaded_by
 
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
@@ -405,14 +406,8 @@ def test_in_a_real_browser_a_reader_clicks_from_the_runs_to_a_problem_and_compar
 
 def test_the_view_command_loads_no_web_stack_until_it_runs() -> None:
     """`bongard --help` stays light: the viewer's web stack is imported by `bongard view` alone."""
-    probe = (
-        "import json, sys\nsys.argv = ['bongard', '--help']\nfrom graphs.cli import main\n"
-        "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "print(json.dumps(sorted(m for m in ('starlette', 'uvicorn', 'jinja2', 'graphs.view.app') "
-        "if m in sys.modules)))"
-    )
-    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert json.loads(result.stdout.splitlines()[-1]) == []
+    _, loaded = loaded_by("--help", wanted="name in ('starlette', 'uvicorn', 'jinja2', 'graphs.view.app')")
+    assert loaded == []
 
 
 RUNS_PAGE_PROBE = """
