@@ -18,6 +18,7 @@ import typer
 
 from datasets_io.errors import BongardError
 from graphs.cli.console import print_error
+from graphs.cli.imports import uncollected_imports
 
 COMMANDS = {
     "datasets": "graphs.cli.datasets:datasets_app",
@@ -108,7 +109,9 @@ def main() -> None:
     0.4 s after a run over the 100 classic problems."""
     asked = sys.argv[1] if len(sys.argv) > 1 else ""
     try:
-        build_app([asked] if asked in COMMANDS else COMMANDS)()
+        with uncollected_imports():
+            app = build_app([asked] if asked in COMMANDS else COMMANDS)
+        app()
     except BongardError as error:
         print_error(error)
         sys.exit(2)

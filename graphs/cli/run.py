@@ -22,6 +22,7 @@ from datasets_io.sqlite_errors import CACHE, STORE, SQLiteFileError, require_wri
 from datasets_io.workspace import home_flag, workspace_home
 from graphs.cli.cells import cell_text, rate_text
 from graphs.cli.console import EventsColumn, console, error_console, print_error, progress_columns
+from graphs.cli.imports import uncollected_imports
 from graphs.cli.options import (
     AgentConfigOption,
     DataDirOption,
@@ -253,7 +254,8 @@ def run(
     Exit code 0 when every item is done (and, with --judges, judged), 3 when some are not, 4 when
     none is.
     """
-    from graphs.runs.runner import parse_selection, prepare_run, resume_run, store_run
+    with uncollected_imports():
+        from graphs.runs.runner import parse_selection, prepare_run, resume_run, store_run
 
     store = open_store(home)
     cluster = _cluster(executor, ray_address, workers)
