@@ -342,7 +342,7 @@ def test_messages_and_events_are_named_not_given_random_ids(
     assert every[0] == "1#1/1/prompt" and every[-1] == "2#2/13/event"
 
 
-STAMPS = re.compile(rb'"(timestamp|working_start)": ("[^"]*"|[0-9.e-]+)')
+STAMPS = re.compile(rb'"(timestamp|working_start)": ?("[^"]*"|[0-9.e-]+)')
 
 
 def unstamped(path: Path) -> bytes:
@@ -467,3 +467,34 @@ def test_concepts_come_from_the_survey_the_run_kept_not_from_each_problem_again(
         == targets[1]
         == ["Left: Circles / Right: Squares", "Left: Open figures / Right: Closed figures"]
     )
+
+
+def test_the_eval_log_is_the_one_inspects_own_sample_buffering_writes(
+    tmp_path: Path, shared_data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The `.eval` writer appends each sample to the recorder's buffer itself (its `log_sample`
+    compares each one with every one buffered): the log is member for member the one `log_sample`
+    makes, summaries included, flushed on the way and with attempts."""
+    from functools import partial
+
+    from graphs.reports import inspect_export
+    from results.store import STORE_FILE, ResultsStore
+
+    run_id = perception_run(tmp_path, shared_data, "descriptive", attempts=2)
+    store = ResultsStore(tmp_path / STORE_FILE)
+    monkeypatch.setattr(inspect_export, "FLUSH_EVERY", 3)
+    appended = inspect_export.export_run(store, run_id, tmp_path / "appended")
+    monkeypatch.setattr(
+        inspect_export, "_sample_buffer", lambda recorder, spec: partial(recorder.log_sample, spec)
+    )
+    logged = inspect_export.export_run(store, run_id, tmp_path / "logged")
+    members = [_members(path) for path in (appended, logged)]
+    assert members[0] == members[1]
+    assert sum(name.startswith("samples/") for name in members[0]) == 4
+    assert any(name.startswith("_journal/summaries/") for name in members[0])
+
+
+def _members(log: Path) -> dict[str, bytes]:
+    """Each member of a `.eval` zip, without when its events were written down."""
+    with zipfile.ZipFile(log) as log_zip:
+        return {name: STAMPS.sub(rb'"\1": 0', log_zip.read(name)) for name in log_zip.namelist()}
