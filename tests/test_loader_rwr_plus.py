@@ -535,6 +535,32 @@ def test_side_folders_load_without_a_manifest(data_dir: Path, root: Path, labels
     }
 
 
+def test_side_folders_are_listed_and_their_images_not_looked_up_again(
+    data_dir: Path, root: Path, labels: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Listing a side's folder finds its images (a gap or a folder named like one is refused), so the
+    problem's check that each image exists is skipped: a stat per image, 0.4 s of a survey of 5,000."""
+    upstream_folders(root, [1, 2])
+    looked_up: list[Path] = []
+    is_file = Path.is_file
+
+    def counted(path: Path) -> bool:
+        looked_up.append(path)
+        return is_file(path)
+
+    monkeypatch.setattr(Path, "is_file", counted)
+    scan = open_dataset(FORMAT, data_dir).scan()
+    assert [p.id for p in scan.problems] == ["1", "2"] and scan.errors == []
+    assert [path for path in looked_up if path.suffix == ".jpg"] == []
+    (root / "2" / "left" / "6.jpg").unlink()
+    (root / "2" / "left" / "6.jpg").mkdir()
+    scan = open_dataset(FORMAT, data_dir).scan()  # a folder named like an image is no image
+    assert [p.id for p in scan.problems] == ["1"]
+    assert_located(
+        scan.errors[0], dataset=FORMAT, problem_id="2", path=root / "2", reason="6 left but 7 right images"
+    )
+
+
 def test_side_folders_are_detected_with_labels_and_read_by_path(
     tmp_path: Path, labels: Path, root: Path
 ) -> None:

@@ -72,10 +72,14 @@ class DatasetLoader(ABC):
     def error(self, reason: str, problem_id: str | None = None, path: Path | None = None) -> DatasetError:
         return DatasetError(reason, dataset=self.name, problem_id=problem_id, path=path)
 
-    def build(self, problem_id: str, **fields: Any) -> BongardProblem:
-        """Validate a problem, turning validation errors into a located `DatasetError`."""
+    def build(self, problem_id: str, *, listed: bool = False, **fields: Any) -> BongardProblem:
+        """Validate a problem, turning validation errors into a located `DatasetError`. `listed`: its
+        images were found by listing their folders, so they exist, and are not looked up again (a
+        stat per image: 0.4 s of a 5,000-problem survey)."""
         try:
-            return BongardProblem(dataset=self.name, id=problem_id, **fields)
+            return BongardProblem.model_validate(
+                {"dataset": self.name, "id": problem_id, **fields}, context={"check_paths": not listed}
+            )
         except ValidationError as error:
             reasons = "; ".join(item["msg"].removeprefix("Value error, ") for item in error.errors())
             raise self.error(reasons, problem_id) from None

@@ -202,6 +202,7 @@ class RwrPlusLoader(DatasetLoader):
         concept = self._concept(number, problem_id)
         return self.build(
             problem_id,
+            listed=self.layout == "folders",
             left=panels["left"][:-1],
             right=panels["right"][:-1],
             test_left=panels["left"][-1:],
