@@ -44,6 +44,7 @@ import json
 import os
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -354,27 +355,54 @@ asyncio.run(main(sys.argv[1], bodies, int(sys.argv[3])))
 fresh interpreter to its exit."""
 
 
-def sdk_script_launch_to_exit(server: LatencyServer, bodies: list[dict[str, Any]], concurrency: int) -> float:
-    """Seconds from launching `SDK_SCRIPT` on the recorded requests to its exit."""
+@contextmanager
+def bodies_file(bodies: list[dict[str, Any]]) -> Iterator[Path]:
+    """The recorded requests in a JSON-lines file, for a client in another process."""
     with tempfile.NamedTemporaryFile("w", suffix=".jsonl", encoding="utf-8", delete=False) as handle:
         handle.write("".join(json.dumps(body) + "\n" for body in bodies))
     try:
-        started = time.perf_counter()
-        subprocess.run(
-            [sys.executable, "-c", SDK_SCRIPT, f"{server.url}/v1", handle.name, str(concurrency)], check=True
-        )
-        return time.perf_counter() - started
+        yield Path(handle.name)
     finally:
         Path(handle.name).unlink()
 
 
+def sdk_script_launch_to_exit(server: LatencyServer, bodies: list[dict[str, Any]], concurrency: int) -> float:
+    """Seconds from launching `SDK_SCRIPT` on the recorded requests to its exit."""
+    with bodies_file(bodies) as path:
+        started = time.perf_counter()
+        subprocess.run(
+            [sys.executable, "-c", SDK_SCRIPT, f"{server.url}/v1", str(path), str(concurrency)], check=True
+        )
+        return time.perf_counter() - started
+
+
+def through_inspect(server: LatencyServer, bodies: list[dict[str, Any]], concurrency: int) -> Figures:
+    """The recorded requests sent by an inspect_ai evaluation in its own process
+    (`benchmarks.inspect_replay`), measured as a `bongard run` child is."""
+    with bodies_file(bodies) as path:
+        command = [
+            sys.executable,
+            "-m",
+            "benchmarks.inspect_replay",
+            f"{server.url}/v1",
+            str(path),
+            str(concurrency),
+        ]
+        return measured_child("inspect_ai eval, requests replayed", command, server)
+
+
+def speed_args(server: LatencyServer, problems: int, concurrency: int, home: Path, client: str) -> list[str]:
+    """`bongard run` of the descriptive strategy over the first `problems` classic problems."""
+    return [
+        str(BONGARD), "run", "--strategy", "descriptive", *model_args(server, client), "--dataset",
+        "bongard-classic", "--problems", f"1-{problems}", "--concurrency", str(concurrency),
+        "-M", "temperature=0", "-M", "cache=false", "--home", str(home / client),
+    ]  # fmt: skip
+
+
 def speed(server: LatencyServer, problems: int, concurrency: int, home: Path) -> None:
     def args(client: str) -> list[str]:
-        return [
-            str(BONGARD), "run", "--strategy", "descriptive", *model_args(server, client), "--dataset",
-            "bongard-classic", "--problems", f"1-{problems}", "--concurrency", str(concurrency),
-            "-M", "temperature=0", "-M", "cache=false", "--home", str(home / client),
-        ]  # fmt: skip
+        return speed_args(server, problems, concurrency, home, client)
 
     run = measured_child(f"`bongard run --concurrency {concurrency}`", args("lean"), server)
     bodies = server.recorded()
@@ -418,6 +446,50 @@ def speed(server: LatencyServer, problems: int, concurrency: int, home: Path) ->
         f"  launch to exit / ideal: `bongard run` {run.launch_to_exit_s:.2f} s, "
         f"{run.launch_to_exit_s / ideal:.2f}x; a raw openai SDK script on the same requests {script:.2f} s, "
         f"{script / ideal:.2f}x (target for `bongard run`: 1.3x)"
+    )
+
+
+def paired_rounds(server: LatencyServer, problems: int, concurrency: int, home: Path, rounds: int) -> None:
+    """Rounds of `bongard run` beside the raw SDK, the SDK script and an inspect_ai evaluation on the
+    run's own requests, one after another in each round, so each ratio pairs figures measured under
+    the same load; the medians of the rounds' ratios are issue 53's acceptance figures, with the
+    import CPU of a run's start-up (`benchmarks.startup`) measured in each round too."""
+    from benchmarks.startup import RUN_IMPORTS, child_cpu_seconds
+
+    columns = ("round", "`bongard run` CPU per call", "raw SDK", "inspect_ai", "run / SDK",
+               "run / inspect_ai", "launch to exit: run, SDK script", "run / script",
+               "a run's imports (CPU)")  # fmt: skip
+    print(f"paired rounds: {problems} problems x descriptive, {concurrency} in flight")
+    print("| " + " | ".join(columns) + " |\n" + "| --- " * len(columns) + "|")
+    ratios: dict[str, list[float]] = {"sdk": [], "inspect": [], "script": [], "imports": []}
+    for number in range(1, rounds + 1):
+        before = len(server.recorded())
+        run = measured_child(
+            "`bongard run`", speed_args(server, problems, concurrency, home / str(number), "lean"), server
+        )
+        bodies = server.recorded()[before:]
+        sdk = replayed("raw openai SDK", server, replay_sdk(server, bodies, concurrency))
+        script = sdk_script_launch_to_exit(server, bodies, concurrency)
+        inspect = through_inspect(server, bodies, concurrency)
+        imports = child_cpu_seconds([sys.executable, "-c", RUN_IMPORTS])
+        assert run.launch_to_exit_s is not None
+        ratios["sdk"].append(run.cpu_per_call_ms / sdk.cpu_per_call_ms)
+        ratios["inspect"].append(run.cpu_per_call_ms / inspect.cpu_per_call_ms)
+        ratios["script"].append(run.launch_to_exit_s / script)
+        ratios["imports"].append(imports)
+        cells = (
+            number, f"{run.cpu_per_call_ms:.2f} ms", f"{sdk.cpu_per_call_ms:.2f} ms",
+            f"{inspect.cpu_per_call_ms:.2f} ms", f"{ratios['sdk'][-1]:.2f}x", f"{ratios['inspect'][-1]:.2f}x",
+            f"{run.launch_to_exit_s:.2f} s, {script:.2f} s", f"{ratios['script'][-1]:.2f}x",
+            f"{imports:.2f} s",
+        )  # fmt: skip
+        print("| " + " | ".join(map(str, cells)) + " |", flush=True)
+    median = {name: statistics.median(values) for name, values in ratios.items()}
+    print(
+        f"  medians of {rounds} rounds (load average {os.getloadavg()[0]:.1f} at the end): CPU per call "
+        f"{median['sdk']:.2f}x the raw SDK's (target at most 0.9x), {median['inspect']:.2f}x inspect_ai's "
+        f"(target under 0.3x); launch to exit {median['script']:.2f}x the SDK script's (target within 1.1x); "
+        f"a run's imports {median['imports']:.2f} s of CPU (target at most 0.65 s)"
     )
 
 
@@ -509,7 +581,7 @@ def memory_and_scale(server: LatencyServer, sizes: list[int], work: Path) -> Non
     )
 
 
-SECTIONS = ("speed", "resume", "cache", "scale")
+SECTIONS = ("speed", "rounds", "resume", "cache", "scale")
 
 
 def run_parser(description: str | None) -> argparse.ArgumentParser:
@@ -528,6 +600,7 @@ def main() -> None:
     parser.add_argument("--scale-sizes", default="100,1000,5400", help="item counts for memory and scale")
     parser.add_argument("--scale-latency-ms", type=float, default=5.0)
     parser.add_argument("--sections", default=",".join(SECTIONS), help=f"any of {', '.join(SECTIONS)}")
+    parser.add_argument("--rounds", type=int, default=5, help="paired rounds (medians shown)")
     args = parser.parse_args()
     sections = set(args.sections.split(","))
     work = Path(tempfile.mkdtemp(prefix="bongard-bench-runs-"))
@@ -535,6 +608,9 @@ def main() -> None:
         if "speed" in sections:
             with latency_server(args.latency_ms, work / "speed", record=True) as server:
                 speed(server, args.problems, args.concurrency, work / "speed" / "home")
+        if "rounds" in sections:
+            with latency_server(args.latency_ms, work / "rounds", record=True) as server:
+                paired_rounds(server, args.problems, args.concurrency, work / "rounds" / "home", args.rounds)
         with latency_server(args.latency_ms, work) as server:
             if "resume" in sections:
                 resume(server, args.problems, work / "resume")
