@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
 import time
-from collections.abc import AsyncIterator, Callable, Collection, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -61,13 +62,31 @@ def item_thread(run_id: str, problem_key: str, attempt: int) -> str:
     return f"{run_id}/{problem_key}/{attempt}/state-v{STATE_VERSION}"
 
 
+class BatchedSaver(SqliteSaver):
+    """LangGraph's SQLite saver whose operations leave the commit to their caller while `batching`."""
+
+    batching = False
+
+    @contextmanager
+    def cursor(self, transaction: bool = True) -> Iterator[sqlite3.Cursor]:
+        with super().cursor(transaction=transaction and not self.batching) as cursor:
+            yield cursor
+
+
+Outcome = tuple[bool, Any]
+"""An operation's result (True, value) or its error (False, exception)."""
+
+
 class Checkpoints(BaseCheckpointSaver[str]):
-    """LangGraph's SQLite saver, each of its operations one trip to the file's own thread.
+    """LangGraph's SQLite saver, its operations done on the file's own thread, those queued together
+    in one transaction with one commit.
 
     LangGraph's async saver (on aiosqlite) went to its thread three or four times per write (a
     cursor, the statement, the commit, closing the cursor), each return a wake-up of the event
     loop: about a tenth of a run's CPU per call (`benchmarks.profile`). Here the sync saver does
-    the whole write, commit included, in one trip. The file and its tables are LangGraph's own.
+    the writes; those that arrive while the thread is busy (a run's items write at once) are done
+    together and committed once, and their callers woken together, each after the commit that
+    keeps its write. The file and its tables are LangGraph's own.
 
     Once an operation has failed, every later one fails at once with its error: otherwise each
     write queued behind a failed one tried the file again and, where SQLite answers "busy"
@@ -75,23 +94,62 @@ class Checkpoints(BaseCheckpointSaver[str]):
     that filled its disk hung for minutes.
     """
 
-    def __init__(self, saver: SqliteSaver, thread: ThreadPoolExecutor) -> None:
+    def __init__(self, saver: BatchedSaver, thread: ThreadPoolExecutor) -> None:
         super().__init__(serde=saver.serde)
         self.saver = saver
         self.failed: sqlite3.Error | None = None
         self._thread = thread
+        self._queue_lock = threading.Lock()
+        self._queued: list[tuple[Callable[[], Any], asyncio.Future[Any]]] = []
+        self._draining = False
 
     async def _on_file(self, operation: Callable[[], T]) -> T:
-        def guarded() -> T:
-            if self.failed is not None:
-                raise self.failed
-            try:
-                return operation()
-            except sqlite3.Error as error:
-                self.failed = self.failed or error
-                raise
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[T] = loop.create_future()
+        with self._queue_lock:
+            self._queued.append((operation, done))
+            start, self._draining = not self._draining, True
+        if start:
+            self._thread.submit(self._drain, loop)
+        return await done
 
-        return await asyncio.get_running_loop().run_in_executor(self._thread, guarded)
+    def _drain(self, loop: asyncio.AbstractEventLoop) -> None:
+        """On the file's thread: what is queued, batch after batch, until nothing is."""
+        while True:
+            with self._queue_lock:
+                batch, self._queued = self._queued, []
+                if not batch:
+                    self._draining = False
+                    return
+            outcomes = self._together([operation for operation, _ in batch])
+            loop.call_soon_threadsafe(_settle, [done for _, done in batch], outcomes)
+
+    def _together(self, operations: list[Callable[[], Any]]) -> list[Outcome]:
+        """Each operation in turn in one transaction, then its commit: a write's outcome is its
+        error unless the commit kept it."""
+        self.saver.batching = True
+        try:
+            outcomes = [self._outcome(operation) for operation in operations]
+        finally:
+            self.saver.batching = False
+        if any(ok for ok, _ in outcomes):
+            try:
+                self.saver.conn.commit()
+            except sqlite3.Error as error:  # nothing of the batch was kept
+                self.failed = self.failed or error
+                return [(False, self.failed)] * len(outcomes)
+        return outcomes
+
+    def _outcome(self, operation: Callable[[], Any]) -> Outcome:
+        if self.failed is not None:
+            return False, self.failed
+        try:
+            return True, operation()
+        except sqlite3.Error as error:
+            self.failed = error
+            return False, error
+        except Exception as error:  # the caller's to raise (a state that cannot be written)
+            return False, error
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         return await self._on_file(lambda: self.saver.get_tuple(config))
@@ -130,14 +188,25 @@ class Checkpoints(BaseCheckpointSaver[str]):
         return self.saver.get_next_version(current, channel)
 
 
-def _connected(path: Path, busy_timeout_s: float) -> SqliteSaver:
+def _settle(waiting: list[asyncio.Future[Any]], outcomes: list[Outcome]) -> None:
+    """On the event loop: each caller of a batch woken with its outcome (unless it stopped waiting)."""
+    for done, (ok, value) in zip(waiting, outcomes, strict=True):
+        if done.cancelled():
+            continue
+        if ok:
+            done.set_result(value)
+        else:
+            done.set_exception(value)
+
+
+def _connected(path: Path, busy_timeout_s: float) -> BatchedSaver:
     """The saver on its file (tables made, write-ahead log on), from the file's own thread.
 
     Processes opening one new file at once (a run's Ray workers) race to switch it to the
     write-ahead log, and SQLite refuses the losers at once, without its busy wait: "database is
     locked" in 7 of 30 trials of four openers. Each tries again until `busy_timeout_s` has passed."""
     connection = sqlite3.connect(path, timeout=busy_timeout_s, check_same_thread=False)
-    saver = SqliteSaver(connection, serde=JsonPlusSerializer(allowed_msgpack_modules=STATE_RECORDS))
+    saver = BatchedSaver(connection, serde=JsonPlusSerializer(allowed_msgpack_modules=STATE_RECORDS))
     deadline = time.monotonic() + busy_timeout_s
     try:
         while True:
