@@ -9,19 +9,19 @@ other folder in the first format whose layout it matches.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from pydantic import JsonValue, ValidationError
+from pydantic import ValidationError
 
 from datasets_io.errors import DatasetError, describe_validation_error
 from datasets_io.images import DEFAULT_MAX_PIXELS, open_image
 from datasets_io.label_tables import LabelTable
 from datasets_io.loaders import DatasetLoader, loader_class, loader_formats
-from datasets_io.problem import BongardProblem, Concept
+from datasets_io.problem import BongardProblem, ProblemSummary
 from datasets_io.workspace import workspace_home
 
 DATA_DIR_ENV = "BONGARD_DATA"
@@ -44,28 +44,6 @@ def default_data_dir() -> Path:
         return Path(configured)
     candidates = [*FALLBACK_DATA_DIRS, workspace_data_dir()]
     return next((path for path in candidates if path.is_dir()), FALLBACK_DATA_DIRS[0])
-
-
-@dataclass(frozen=True, slots=True)
-class ProblemSummary:
-    """What a run keeps of each of its problems until the problem's item starts: enough to select,
-    sample and offer its concept as a distractor. The problem itself, panels and all, is loaded
-    when its item starts (`Dataset.load`), so a run's memory does not grow with its dataset."""
-
-    dataset: str
-    id: str
-    concept: Concept | None
-    concept_group: str | None
-    metadata: Mapping[str, JsonValue]
-
-    @property
-    def key(self) -> str:
-        """`dataset/id`, as `BongardProblem.key`."""
-        return f"{self.dataset}/{self.id}"
-
-    @classmethod
-    def of(cls, problem: BongardProblem) -> ProblemSummary:
-        return cls(problem.dataset, problem.id, problem.concept, problem.concept_group, problem.metadata)
 
 
 T = TypeVar("T", BongardProblem, ProblemSummary)
@@ -159,23 +137,23 @@ class Dataset:
     def scan(
         self, problem_ids: Iterable[str] | None = None, *, open_images: bool = False
     ) -> ScanResult[BongardProblem]:
-        return _collected(self.iter_problems(problem_ids, open_images=open_images), lambda problem: problem)
+        result: ScanResult[BongardProblem] = ScanResult()
+        for item in self.iter_problems(problem_ids, open_images=open_images):
+            if isinstance(item, DatasetError):
+                result.errors.append(item)
+            else:
+                result.problems.append(item)
+        return result
 
     def survey(self) -> ScanResult[ProblemSummary]:
         """Every problem read once, one at a time, and only its summary kept (what a run holds)."""
-        return _collected(self.iter_problems(), ProblemSummary.of)
-
-
-def _collected(
-    items: Iterable[BongardProblem | DatasetError], keep: Callable[[BongardProblem], T]
-) -> ScanResult[T]:
-    result: ScanResult[T] = ScanResult()
-    for item in items:
-        if isinstance(item, DatasetError):
-            result.errors.append(item)
-        else:
-            result.problems.append(keep(item))
-    return result
+        result: ScanResult[ProblemSummary] = ScanResult()
+        for problem_id in self.problem_ids():
+            try:
+                result.problems.append(self.loader.summary(problem_id))
+            except DatasetError as error:
+                result.errors.append(error.located(dataset=self.name, problem_id=problem_id))
+        return result
 
 
 def check_images(problem: BongardProblem, max_pixels: int = DEFAULT_MAX_PIXELS) -> None:

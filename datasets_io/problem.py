@@ -6,6 +6,8 @@ round-trips are exact and the agent layer decides how to encode pixels.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -131,3 +133,25 @@ def own_id(key: str, dataset: str) -> str:
     read at its first slash)."""
     prefix = f"{dataset}/"
     return key[len(prefix) :] if key.startswith(prefix) else key.split("/", 1)[-1]
+
+
+@dataclass(frozen=True, slots=True)
+class ProblemSummary:
+    """What a run keeps of each of its problems until the problem's item starts: enough to select,
+    sample and offer its concept as a distractor. The problem itself, panels and all, is loaded
+    when its item starts (`Dataset.load`), so a run's memory does not grow with its dataset."""
+
+    dataset: str
+    id: str
+    concept: Concept | None
+    concept_group: str | None
+    metadata: Mapping[str, JsonValue]
+
+    @property
+    def key(self) -> str:
+        """`dataset/id`, as `BongardProblem.key`."""
+        return f"{self.dataset}/{self.id}"
+
+    @classmethod
+    def of(cls, problem: BongardProblem) -> ProblemSummary:
+        return cls(problem.dataset, problem.id, problem.concept, problem.concept_group, problem.metadata)

@@ -21,10 +21,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from datasets_io.catalog import Dataset, ProblemSummary, ScanResult
+from datasets_io.catalog import Dataset, ScanResult
 from datasets_io.errors import DatasetError
 from datasets_io.images import IMAGE_SUFFIXES
-from datasets_io.problem import Concept
+from datasets_io.problem import Concept, ProblemSummary
 
 UNREAD_SUFFIXES = frozenset({*IMAGE_SUFFIXES, ".tif", ".tiff"})
 """Files a survey never reads: the images loaders take, and TIFFs some datasets keep beside them."""

@@ -23,7 +23,7 @@ from datasets_io.problem import BongardProblem, Concept
 from judges.styles import JudgeStyle
 
 if TYPE_CHECKING:
-    from datasets_io.catalog import ProblemSummary
+    from datasets_io.problem import ProblemSummary
 
 ENTRY_POINT_GROUP = "bongard_agents.strategies"
 

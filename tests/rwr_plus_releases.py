@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
 from datasets_io.loaders.rwr_plus import RwrPlusLoader
-from datasets_io.problem import SIDES, BongardProblem
+from datasets_io.problem import SIDES
 from tests.builders import distinct_color, make_image
+
+T = TypeVar("T")
 
 HEADER = ["Problem", "Left-side Rule", "Right-side Rule"]
 
@@ -81,13 +84,17 @@ def upstream_folders(root: Path, numbers: list[int], per_side: int = 6, suffix: 
 
 
 def counted_loads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The ids of the Bongard-RWR+ problems read from their files from now on, in order."""
+    """The ids of the Bongard-RWR+ problems read from their files from now on, in order: a problem
+    built or summarized lists its side folders (the folders layout) or reads its manifest record."""
     loads: list[str] = []
-    loading = RwrPlusLoader.load_problem
-
-    def counted(self: RwrPlusLoader, problem_id: str) -> BongardProblem:
-        loads.append(problem_id)
-        return loading(self, problem_id)
-
-    monkeypatch.setattr(RwrPlusLoader, "load_problem", counted)
+    for reading in ("_listed_sides", "_from_manifest"):
+        monkeypatch.setattr(RwrPlusLoader, reading, _counted(getattr(RwrPlusLoader, reading), loads))
     return loads
+
+
+def _counted(read: Callable[[RwrPlusLoader, str], T], loads: list[str]) -> Callable[[RwrPlusLoader, str], T]:
+    def counted(self: RwrPlusLoader, problem_id: str) -> T:
+        loads.append(problem_id)
+        return read(self, problem_id)
+
+    return counted

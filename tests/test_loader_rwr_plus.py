@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ from PIL import Image
 from datasets_io.catalog import Dataset, open_dataset
 from datasets_io.errors import DatasetError
 from datasets_io.loaders.rwr_plus import RwrPlusLoader
-from datasets_io.problem import SIDES, BongardProblem, Concept, Panel
+from datasets_io.problem import SIDES, BongardProblem, Concept, Panel, ProblemSummary
 from datasets_io.render import SHIPPED_SHEET_KEY, render_sheet
 from tests.assertions import assert_located
 from tests.builders import distinct_color, make_image
@@ -559,6 +560,27 @@ def test_side_folders_are_listed_and_their_images_not_looked_up_again(
     assert_located(
         scan.errors[0], dataset=FORMAT, problem_id="2", path=root / "2", reason="6 left but 7 right images"
     )
+
+
+def test_a_survey_of_side_folders_keeps_what_building_each_problem_would(
+    data_dir: Path, root: Path, labels: Path
+) -> None:
+    """The folders layout is surveyed from its listings, without building panels: the same summaries,
+    and the same refusals, as summarizing each problem built whole."""
+    upstream_folders(root, [1, 2, 3, 4, 5, 6, 1001, 2999])
+    (root / "2" / "left" / "3.jpg").unlink()  # a gap
+    make_image(root / "3" / "right" / "2.png", (0, 0, 0))  # a twin
+    (root / "4" / "right" / "6.jpg").unlink()  # sides unequal
+    for image in (root / "5" / "left").iterdir():  # one image on a side
+        if image.name != "0.jpg":
+            image.unlink()
+    shutil.rmtree(root / "6" / "right")  # a side missing
+    dataset = open_dataset(FORMAT, data_dir)
+    surveyed, scanned = dataset.survey(), dataset.scan()
+    assert surveyed.problems == [ProblemSummary.of(problem) for problem in scanned.problems]
+    assert [p.id for p in surveyed.problems] == ["1", "1001"]
+    assert [str(error) for error in surveyed.errors] == [str(error) for error in scanned.errors]
+    assert len(surveyed.errors) == 6  # 2999 has no label row
 
 
 def test_side_folders_are_detected_with_labels_and_read_by_path(

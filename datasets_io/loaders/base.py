@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from pathlib import Path
@@ -12,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from datasets_io.errors import DatasetError, describe_validation_error
 from datasets_io.label_tables import LabelTable
-from datasets_io.problem import BongardProblem, Panel, Side
+from datasets_io.problem import BongardProblem, Panel, ProblemSummary, Side
 
 RecordT = TypeVar("RecordT", bound=BaseModel)
 
@@ -58,6 +59,12 @@ class DatasetLoader(ABC):
     @abstractmethod
     def load_problem(self, problem_id: str) -> BongardProblem:
         """Build one problem; raises `DatasetError` naming the problem and file at fault."""
+
+    def summary(self, problem_id: str) -> ProblemSummary:
+        """What a survey keeps of one problem (`Dataset.survey`); raises what `load_problem` would.
+        By default the problem built and summarized; a loader that can tell it, and every reason
+        the problem is unusable, without making its panels may say so faster."""
+        return ProblemSummary.of(self.load_problem(problem_id))
 
     def label_table(self) -> LabelTable | None:
         """The concept table the dataset's authors keep, if the layout has one (None: it has not)."""
@@ -154,18 +161,26 @@ def numeric_folders(root: Path) -> dict[str, Path]:
     """
     if not root.is_dir():
         return {}
+    with os.scandir(root) as entries:  # a listing's file types, without a stat per folder
+        names = [entry.name for entry in entries if entry.name.isdigit() and entry.is_dir()]
     folders: dict[str, Path] = {}
-    for folder in sorted(root.iterdir(), key=lambda p: (len(p.name.lstrip("0")), p.name)):
-        if not (folder.is_dir() and folder.name.isdigit()):
-            continue
-        problem_id = str(int(folder.name))
+    for name in sorted(names, key=lambda name: (len(name.lstrip("0")), name)):
+        problem_id = str(int(name))
         if problem_id in folders:
             raise DatasetError(
-                f"folders {folders[problem_id].name} and {folder.name} are both {problem_id}",
-                path=root,
+                f"folders {folders[problem_id].name} and {name} are both {problem_id}", path=root
             )
-        folders[problem_id] = folder
+        folders[problem_id] = root / name
     return folders
+
+
+def has_side_folders(root: Path) -> bool:
+    """Whether a numbered problem folder under `root` has a `left` and a `right` folder: the first
+    one found answers (the RWR layouts), not a look at all 5,000."""
+    return any(
+        (folder / "left").is_dir() and (folder / "right").is_dir()
+        for folder in numeric_folders(root).values()
+    )
 
 
 def index_records(records: list[Any], id_field: str, label: str) -> dict[str, list[object]]:

@@ -13,7 +13,7 @@ from pathlib import Path
 from datasets_io.concept_groups import known_groups
 from datasets_io.images import find_image
 from datasets_io.label_tables import LabelTable
-from datasets_io.loaders.base import DatasetLoader, LoaderOptions, numeric_folders
+from datasets_io.loaders.base import DatasetLoader, LoaderOptions, has_side_folders
 from datasets_io.loaders.classic_rules import RULES_FILE_NAME, ClassicRules
 from datasets_io.loaders.rwr_plus import LABELS_FILE_NAME
 from datasets_io.problem import CONTEXT_PANELS_PER_SIDE, SIDES, BongardProblem, Panel
@@ -34,7 +34,7 @@ class RwrLoader(DatasetLoader):
     def detect(cls, root: Path) -> bool:
         if (root / LABELS_FILE_NAME).is_file():
             return False  # Bongard-RWR+ folders (`<id>/left`, `<id>/right` and a labels.csv)
-        return any((p / "left").is_dir() and (p / "right").is_dir() for p in numeric_folders(root).values())
+        return has_side_folders(root)
 
     @property
     def rules(self) -> ClassicRules:

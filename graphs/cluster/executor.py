@@ -27,7 +27,7 @@ from typing import Any
 
 from agents.breaker import DEFAULT_MAX_FAILURES, CircuitBreaker
 from agents.prompt_library import PromptLibrary
-from datasets_io.catalog import ProblemSummary
+from datasets_io.problem import ProblemSummary
 from graphs.cluster.connect import (  # first: without Ray, this import is the one-line ClusterError
     MAX_RESTARTS,
     ClusterError,

@@ -38,11 +38,11 @@ from agents.registry import (
     shared_params,
     split_spec,
 )
-from datasets_io.catalog import Dataset, ProblemSummary, ScanResult, default_data_dir, open_dataset
+from datasets_io.catalog import Dataset, ScanResult, default_data_dir, open_dataset
 from datasets_io.errors import BongardError, DatasetError
 from datasets_io.file_digests import DIGESTS_FILE
 from datasets_io.images import natural_key
-from datasets_io.problem import BongardProblem
+from datasets_io.problem import BongardProblem, ProblemSummary
 from datasets_io.records import CallTrace
 from datasets_io.render import Variant
 from datasets_io.sampling import SampleSpec, draw
