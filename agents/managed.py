@@ -34,7 +34,7 @@ from agents.limits import Endpoint, Limiter, RateLimits, endpoint_slot
 from agents.pricing import Pricing
 from agents.provider import AgentParams, Provider
 from agents.retry import AttemptTimeout, RetryPolicy, error_chain, is_timeout, status_code, with_retries
-from agents.secrets import redact, redact_value
+from agents.secrets import redact, redact_value, secret_values
 from agents.stops import reply_stop
 from agents.strict_schemas import fits_strict
 from agents.structured import (
@@ -291,16 +291,17 @@ class ManagedAgent(BaseChatModel):
         last = outcomes[-1]
         stop = reply_stop(last.message)
         usage = sum((_usage(o.message) for o in outcomes), Usage())
+        secrets = secret_values()
         return AgentReply(  # redacted: a key the server echoes must not reach the cache or the store
             agent=self.spec,
-            text=redact(message_text(last.message)),
-            parsed=redact_value(last.parsed),
+            text=redact(message_text(last.message), secrets),
+            parsed=redact_value(last.parsed, secrets),
             parse_status="not-requested"
             if call.output_schema is None
             else ("failed" if last.parse_error else "ok"),
-            parse_error=redact_value(last.parse_error),
+            parse_error=redact_value(last.parse_error, secrets),
             stop=None if stop is None else stop.kind,
-            stop_reason=None if stop is None else redact(stop.reason),
+            stop_reason=None if stop is None else redact(stop.reason, secrets),
             output_mode=mode,
             usage=usage,
             cost_usd=self.price.cost(usage) if self.price is not None else None,  # None: unknown

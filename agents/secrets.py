@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import os
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import TypeVar
@@ -65,22 +66,24 @@ def secret_forms(value: str) -> tuple[str, ...]:
     return tuple(sorted(forms, key=len, reverse=True))
 
 
-def redact(text: str) -> str:
-    """`text` with every secret value, plain or base64-encoded, replaced."""
-    for value in secret_values():
+def redact(text: str, secrets: Sequence[str] | None = None) -> str:
+    """`text` with every secret value, plain or base64-encoded, replaced; `secrets`: the
+    `secret_values` read once for several texts (each read walks the whole environment)."""
+    for value in secret_values() if secrets is None else secrets:
         for form in secret_forms(value):
             text = text.replace(form, REDACTED)
     return text
 
 
-def redact_value(value: T) -> T:
+def redact_value(value: T, secrets: Sequence[str] | None = None) -> T:
     """A JSON-like value (a parsed reply) with `redact` applied to every string in it."""
+    found = secret_values() if secrets is None else secrets
     if isinstance(value, str):
-        return redact(value)  # type: ignore[return-value]
+        return redact(value, found)  # type: ignore[return-value]
     if isinstance(value, list):
-        return [redact_value(item) for item in value]  # type: ignore[return-value]
+        return [redact_value(item, found) for item in value]  # type: ignore[return-value]
     if isinstance(value, dict):
-        return {key: redact_value(item) for key, item in value.items()}  # type: ignore[return-value]
+        return {key: redact_value(item, found) for key, item in value.items()}  # type: ignore[return-value]
     return value
 
 

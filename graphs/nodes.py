@@ -85,7 +85,12 @@ class Item(Generic[InputsT]):
         return self.run.prompts
 
     def panel(self, ref: str) -> Panel:
-        return next(panel for panel in self.problem.all_panels if panel.ref == ref)
+        return self._panels[ref]
+
+    @functools.cached_property
+    def _panels(self) -> dict[str, Panel]:
+        """The problem's panels by ref: each call about a panel looked it up among all fourteen."""
+        return {panel.ref: panel for panel in self.problem.all_panels}
 
 
 class Caller(Protocol):

@@ -96,6 +96,27 @@ def test_redact_replaces_every_secret_value(monkeypatch: pytest.MonkeyPatch) -> 
     assert text == f"key {REDACTED} and {REDACTED}"
 
 
+def test_a_parsed_reply_is_redacted_reading_the_environment_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each read of the secrets walks the whole environment: a reply's strings share one."""
+    from agents import secrets
+
+    monkeypatch.setenv("SOME_PROVIDER_API_KEY", "abcdef123456")
+    reads = 0
+    read = secrets.secret_values
+
+    def counted() -> list[str]:
+        nonlocal reads
+        reads += 1
+        return read()
+
+    monkeypatch.setattr(secrets, "secret_values", counted)
+    parsed = {"concept": "abcdef123456", "sides": ["left abcdef123456", "right"], "n": 3}
+    assert secrets.redact_value(parsed) == {
+        "concept": REDACTED, "sides": [f"left {REDACTED}", "right"], "n": 3,
+    }  # fmt: skip
+    assert reads == 1
+
+
 @pytest.mark.parametrize("before", ["", "u", "us", "user:", "Bearer "])
 @pytest.mark.parametrize("encode", [base64.b64encode, base64.urlsafe_b64encode])
 def test_redact_finds_a_key_base64_encoded_at_any_offset(
