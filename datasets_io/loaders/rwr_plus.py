@@ -26,7 +26,7 @@ import csv
 import os
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 from pydantic import BaseModel, Field, model_validator
 
@@ -278,37 +278,47 @@ class RwrPlusLoader(DatasetLoader):
         """The names of the images `0.<ext>` ... `P.<ext>` of one side, in number order; gaps and
         twins are refused."""
         numbered: dict[int, list[str]] = {}
+        images = 0
         try:
             with os.scandir(folder) as entries:  # a listing's file types, without a stat per image
                 for entry in entries:
-                    stem, _, suffix = entry.name.rpartition(".")  # no dot: an empty stem
+                    name = entry.name
+                    dot = name.rfind(".")  # none: -1, and the last character is no suffix
+                    stem = name[:dot]
                     if (
                         stem.isdigit()
                         and stem.isascii()
-                        and f".{suffix.lower()}" in IMAGE_SUFFIXES
+                        and name[dot:].lower() in IMAGE_SUFFIXES
                         and entry.is_file()
                     ):
-                        numbered.setdefault(int(stem), []).append(entry.name)
+                        numbered.setdefault(int(stem), []).append(name)
+                        images += 1
         except (FileNotFoundError, NotADirectoryError):
             raise self.error(f"missing folder {folder.name}/", problem_id, folder) from None
+        if images != len(numbered) or max(numbered, default=-1) != images - 1:
+            self._refuse_twins_and_gaps(numbered, problem_id, folder)
+        if images < 2:
+            raise self.error(
+                f"{images} numbered image(s); a side needs context images and a test image",
+                problem_id,
+                folder,
+            )
+        return [numbered[number][0] for number in range(images)]
+
+    def _refuse_twins_and_gaps(
+        self, numbered: dict[int, list[str]], problem_id: str, folder: Path
+    ) -> NoReturn:
+        """The error of a side whose images are not numbered 0, 1, 2, ... once each."""
         twin = min((number for number, names in numbered.items() if len(names) > 1), default=None)
         if twin is not None:
             names = ", ".join(sorted(numbered[twin]))
             raise self.error(f"two images numbered {twin}: {names}", problem_id, folder)
-        missing = sorted(set(range(max(numbered, default=-1) + 1)) - numbered.keys())
-        if missing:
-            raise self.error(
-                f"no image numbered {', '.join(map(str, missing))} (images are numbered 0, 1, 2, ...)",
-                problem_id,
-                folder,
-            )
-        if len(numbered) < 2:
-            raise self.error(
-                f"{len(numbered)} numbered image(s); a side needs context images and a test image",
-                problem_id,
-                folder,
-            )
-        return [numbered[number][0] for number in sorted(numbered)]
+        missing = sorted(set(range(max(numbered) + 1)) - numbered.keys())
+        raise self.error(
+            f"no image numbered {', '.join(map(str, missing))} (images are numbered 0, 1, 2, ...)",
+            problem_id,
+            folder,
+        )
 
     def _concept(self, number: int, problem_id: str) -> Concept:
         row_number = number % SOURCE_PROBLEMS_PER_BLOCK - 1
