@@ -21,6 +21,10 @@ ratios); none gates CI.
   A second `bongard run` goes through `ChatOpenAI` and the SDK (the `openai`
   provider pointed at the stand-in), the path every call took before the
   toolkit's own OpenAI-protocol client (`agents.providers.openai_wire`).
+- rounds: `--rounds` paired rounds, each `bongard run` (as in speed), then the raw `openai` SDK and
+  the SDK script on the run's own requests, then an inspect_ai evaluation sending them
+  (`benchmarks.inspect_replay`), and a run's import CPU (`benchmarks.startup`); each round's ratios
+  and their medians (issue 53's acceptance figures).
 - resume: a `bongard run` process SIGKILLed about half way, then resumed,
   with the response cache off, so only the item checkpoints can spare a
   finished call. The calls kept at the kill are those of the stored items plus
