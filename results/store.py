@@ -221,6 +221,15 @@ MIGRATIONS: Sequence[str] = (
         ON decisions (run_id, (judging || '@' || policy), problem, attempt);
     CREATE INDEX IF NOT EXISTS decisions_by_time ON decisions (run_id, decided_at);
     """,
+    # Human studies (issue 54): a study's design by name (its dataset, task, problems in the order
+    # shown, sessions, instructions problem, "I don't know", time limit), as JSON.
+    """
+    CREATE TABLE studies (
+        name TEXT PRIMARY KEY,
+        created_at REAL NOT NULL,
+        design TEXT NOT NULL
+    );
+    """,
 )
 CALL_FIELDS = tuple(CallTrace.model_fields)
 """The `calls` columns that hold a `CallTrace`, in its field order."""

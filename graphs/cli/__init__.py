@@ -39,6 +39,7 @@ COMMANDS = {
     "view": "graphs.cli.view:view",
     "export": "graphs.cli.export:export",
     "experiment": "graphs.cli.experiment:experiment_app",
+    "study": "graphs.cli.study:study_app",
 }
 """Each command, in the order `--help` lists them, and where it is (`module:attribute`): a
 function, or a Typer app of subcommands."""

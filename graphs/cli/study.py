@@ -1,0 +1,186 @@
+"""`bongard study create | list | show`: human studies over a dataset and a task, kept in the store."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Annotated, Literal
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from graphs.cli.console import console
+from graphs.cli.options import DataDirOption, DatasetOptions, HomeOption, parse_key_values
+from graphs.cli.run import open_reader, open_store
+
+study_app = typer.Typer(
+    help="Human studies: people answer the problems a model is given, stored beside the models' runs.",
+    no_args_is_help=True,
+)
+
+NameArgument = Annotated[str, typer.Argument(metavar="NAME", help="The study's name.", show_default=False)]
+JsonFlag = Annotated[bool, typer.Option("--json", metavar="", help="Print JSON instead of a table.")]
+
+
+@study_app.command("create")
+def create(
+    name: NameArgument,
+    dataset: Annotated[
+        str,
+        typer.Option(
+            metavar="DATASET",
+            help="A dataset in the data directory, or FORMAT:PATH.",
+            show_default=False,
+        ),
+    ],
+    task: Annotated[
+        str,
+        typer.Option(
+            metavar="TASK",
+            help="What a participant answers: direct (a rule for each side), images-to-sides, "
+            "concept-selection (among K) or concept-probe (a concept, panel by panel).",
+            show_default=False,
+        ),
+    ],
+    problems: Annotated[
+        str | None,
+        typer.Option(
+            metavar="IDS",
+            help="The problems, in this order (1-33,40; default: every problem of the dataset).",
+            show_default=False,
+        ),
+    ] = None,
+    order: Annotated[
+        Literal["original", "shuffled"],
+        typer.Option(help="The dataset's order (or that of --problems), or shuffled with --seed."),
+    ] = "original",
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            metavar="N", help="The shuffle's seed (default: one drawn and kept).", show_default=False
+        ),
+    ] = None,
+    session_size: Annotated[
+        int, typer.Option(min=1, metavar="N", help="Problems per session (paper 003: 33).")
+    ] = 33,
+    instructions: Annotated[
+        str | None,
+        typer.Option(
+            metavar="PROBLEM",
+            help="A problem shown first to explain the task, never counted (paper 003: 1).",
+            show_default=False,
+        ),
+    ] = None,
+    no_dont_know: Annotated[
+        bool, typer.Option("--no-dont-know", metavar="", help='Offer no "I don\'t know" answer.')
+    ] = False,
+    time_limit: Annotated[
+        float | None,
+        typer.Option(metavar="SECONDS", help="A time limit per problem (default: none).", show_default=False),
+    ] = None,
+    candidates: Annotated[
+        int | None,
+        typer.Option(
+            metavar="K",
+            help="Candidates of a concept selection: 2, 4, 8 or 16 (default 4).",
+            show_default=False,
+        ),
+    ] = None,
+    data_dir: DataDirOption = None,
+    option: DatasetOptions = None,
+    home: HomeOption = None,
+) -> None:
+    """Design a study and keep it: its problems, their order and sessions, checked against the dataset."""
+    from datasets_io.catalog import open_dataset
+    from graphs.runs.runner import parse_selection
+    from graphs.studies.design import design_study
+    from results.studies import StudyRecords
+
+    options = parse_key_values(option)
+    opened = open_dataset(dataset, data_dir, options)
+    design = design_study(
+        opened,
+        dataset,
+        task,
+        selection=parse_selection(problems) if problems is not None else None,
+        order=order,
+        seed=seed,
+        session_size=session_size,
+        instructions=instructions,
+        dont_know=not no_dont_know,
+        time_limit_s=time_limit,
+        candidates=candidates,
+        data_dir=str(data_dir) if data_dir is not None else None,
+        options=options,
+    )
+    StudyRecords(open_store(home)).create(name, design.to_json())
+    sessions = design.sessions
+    console.print(
+        f"study {escape(name)}: {design.task} on {escape(design.dataset)}, {len(design.problems)} problems "
+        f"in {len(sessions)} session(s) of up to {design.session_size}, {design.order} order"
+        + (f" (seed {design.seed})" if design.seed is not None else ""),
+        highlight=False,
+    )
+
+
+@study_app.command("list")
+def list_studies(as_json: JsonFlag = False, home: HomeOption = None) -> None:
+    """The stored studies: task, dataset, problems and sessions."""
+    from graphs.studies.design import StudyDesign
+    from results.studies import StudyRecords
+
+    stored = StudyRecords(open_reader(home)).all()
+    if as_json:
+        print(
+            json.dumps([{"name": s.name, "created_at": s.created_at, **s.design} for s in stored], indent=2)
+        )
+        return
+    table = Table(title=f"{len(stored)} stud{'y' if len(stored) == 1 else 'ies'}")
+    for column in ("study", "created", "task", "dataset", "problems", "sessions"):
+        table.add_column(column)
+    for study in stored:
+        design = StudyDesign.from_json(study.design)
+        table.add_row(
+            escape(study.name),
+            _when(study.created_at),
+            design.task,
+            escape(design.dataset),
+            str(len(design.problems)),
+            str(len(design.sessions)),
+        )
+    console.print(table)
+
+
+@study_app.command("show")
+def show(name: NameArgument, as_json: JsonFlag = False, home: HomeOption = None) -> None:
+    """One study's design and its sessions, problem by problem in the order a participant sees them."""
+    from graphs.studies.design import StudyDesign
+    from results.studies import StudyRecords
+
+    study = StudyRecords(open_reader(home)).get(name)
+    if as_json:
+        print(json.dumps({"name": study.name, "created_at": study.created_at, **study.design}, indent=2))
+        return
+    design = StudyDesign.from_json(study.design)
+    limit = "none" if design.time_limit_s is None else f"{design.time_limit_s:g} s a problem"
+    console.print(
+        f"study {escape(study.name)} (created {_when(study.created_at)}): {design.task} on "
+        f"{escape(design.dataset)}; {design.order} order"
+        + (f", seed {design.seed}" if design.seed is not None else "")
+        + (f"; K = {design.candidates}" if design.candidates is not None else "")
+        + f"; instructions problem: {escape(design.instructions or 'none')}"
+        + f'; "I don\'t know": {"offered" if design.dont_know else "not offered"}; time limit: {limit}',
+        highlight=False,
+    )
+    table = Table()
+    table.add_column("session")
+    table.add_column("problems")
+    table.add_column("in order")
+    for number, session in enumerate(design.sessions, 1):
+        table.add_row(str(number), str(len(session)), escape(", ".join(session)))
+    console.print(table)
+
+
+def _when(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%d %H:%M UTC")
