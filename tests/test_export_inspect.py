@@ -442,10 +442,12 @@ def test_concepts_come_from_the_survey_the_run_kept_not_from_each_problem_again(
     only where no current survey is kept."""
     from graphs.reports import inspect_export
     from results.store import STORE_FILE, ResultsStore
+    from tests.builders import aged
     from tests.rwr_plus_releases import LABELS, counted_loads, upstream_folders, write_labels
 
     upstream_folders(tmp_path / "data" / "bongard-rwr-plus", [1, 2])
     write_labels(tmp_path / "data" / "labels.csv", LABELS)
+    aged(tmp_path / "data")  # written before the run: its survey is kept
     config = RunConfig(
         strategy="direct",
         dataset="bongard-rwr-plus",

@@ -1,6 +1,10 @@
 """The survey kept between runs: used while nothing it read has changed, made afresh when a problem
 folder is added or the concept table beside the dataset changes, never kept for a loader that cannot
-name what it reads outside its folder."""
+name what it reads outside its folder, nor where what it read changed after it began.
+
+The state a kept survey is checked by is taken after the survey (a run's first call does not wait
+for it), so a survey is kept only where everything it read is older than its start by a little:
+the files these tests write are dated a second back (`aged`), as files written before a run are."""
 
 from __future__ import annotations
 
@@ -9,8 +13,10 @@ from pathlib import Path
 import pytest
 
 from datasets_io.catalog import open_dataset
-from datasets_io.problem import Concept
+from datasets_io.loaders.rwr_plus import RwrPlusLoader
+from datasets_io.problem import Concept, ProblemSummary
 from datasets_io.survey_cache import cached_survey
+from tests.builders import aged
 from tests.rwr_plus_releases import LABELS, counted_loads, upstream_folders, write_labels
 
 
@@ -25,6 +31,7 @@ def test_a_kept_survey_is_used_until_a_problem_or_the_table_beside_the_dataset_c
     loads = counted_loads(monkeypatch)
 
     def survey() -> list[tuple[str, Concept | None]]:
+        aged(tmp_path / "data")
         dataset = open_dataset("bongard-rwr-plus", tmp_path / "data")
         return [(p.id, p.concept) for p in cached_survey(dataset, tmp_path / "surveys").problems]
 
@@ -60,3 +67,28 @@ def test_a_loader_that_cannot_name_its_inputs_is_surveyed_afresh_and_nothing_is_
     assert dataset.loader.survey_inputs() is None  # it reads rules from folders beside its own
     assert len(cached_survey(dataset, tmp_path / "surveys").problems) == 100
     assert not (tmp_path / "surveys").exists()
+
+
+def test_a_survey_is_not_kept_where_what_it_read_changed_after_it_began(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A problem folder that gains a file while the survey runs (after the survey began, before the
+    state it is kept with is taken) leaves the survey unkept: the next survey reads every problem."""
+    root = tmp_path / "data" / "bongard-rwr-plus"
+    upstream_folders(root, [1, 2])
+    write_labels(tmp_path / "data" / "labels.csv", LABELS)
+    aged(tmp_path / "data")
+    summary = RwrPlusLoader.summary
+
+    def changing(self: RwrPlusLoader, problem_id: str) -> ProblemSummary:
+        if problem_id == "2":
+            (root / "1" / "left" / "notes.txt").write_text("added while the survey runs")
+        return summary(self, problem_id)
+
+    monkeypatch.setattr(RwrPlusLoader, "summary", changing)
+    cached_survey(open_dataset("bongard-rwr-plus", tmp_path / "data"), tmp_path / "surveys")
+    assert list((tmp_path / "surveys").glob("*.json")) == []
+    monkeypatch.setattr(RwrPlusLoader, "summary", summary)
+    aged(tmp_path / "data")
+    cached_survey(open_dataset("bongard-rwr-plus", tmp_path / "data"), tmp_path / "surveys")
+    assert len(list((tmp_path / "surveys").glob("*.json"))) == 1  # unchanged since: kept

@@ -46,7 +46,7 @@ from datasets_io.problem import BongardProblem, ProblemSummary
 from datasets_io.records import CallTrace
 from datasets_io.render import Variant
 from datasets_io.sampling import SampleSpec, draw
-from datasets_io.survey_cache import SURVEYS, cached_survey
+from datasets_io.survey_cache import SURVEYS, survey_kept_later
 from datasets_io.workspace import workspace_home
 from graphs.answer import Answer
 from graphs.kept import KeptResults
@@ -184,7 +184,7 @@ class Runner:
         )
         # summaries, kept between runs while the dataset is unchanged: each problem is loaded again
         # as its item starts
-        scan = cached_survey(self.dataset, self.home / SURVEYS)
+        scan, self._survey_keeping = survey_kept_later(self.dataset, self.home / SURVEYS)
         self.skipped: list[DatasetError] = scan.errors
         labels = self.dataset.label_table() if self.info.reads_label_table else None
         self.context = DatasetContext.of(scan.problems, labels)
@@ -393,6 +393,8 @@ class Runner:
                             workers.create_task(worker())
                 except ExceptionGroup as stopped:
                     raise stopped.exceptions[0] from None
+        if self._survey_keeping is not None:  # kept by now (it began with the run), for what reads it next
+            self._survey_keeping.join()
 
     async def _solve_one(
         self,
