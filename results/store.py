@@ -224,7 +224,7 @@ MIGRATIONS: Sequence[str] = (
     # Human studies (issue 54): a study's design by name (its dataset, task, problems in the order
     # shown, sessions, instructions problem, "I don't know", time limit), as JSON.
     """
-    CREATE TABLE studies (
+    CREATE TABLE IF NOT EXISTS studies (
         name TEXT PRIMARY KEY,
         created_at REAL NOT NULL,
         design TEXT NOT NULL
