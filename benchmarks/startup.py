@@ -17,10 +17,8 @@ import sys
 from pathlib import Path
 
 BONGARD = Path(sys.executable).with_name("bongard")
-RUN_IMPORTS = (
-    "from graphs.cli.imports import uncollected_imports\n"
-    "with uncollected_imports(): import graphs.runs.runner, langgraph.graph, langchain_core.language_models"
-)
+IMPORTS = "import graphs.runs.runner, langgraph.graph, langchain_core.language_models"
+RUN_IMPORTS = f"from graphs.cli.imports import uncollected_imports\nwith uncollected_imports(): {IMPORTS}"
 """A run's imports as `bongard run` makes them: the collector paused (`graphs.cli.imports`)."""
 COMMANDS = {
     "python -c pass (the floor)": [sys.executable, "-c", "pass"],
@@ -28,7 +26,7 @@ COMMANDS = {
     "bongard --help": [str(BONGARD), "--help"],
     "bongard run --help": [str(BONGARD), "run", "--help"],
     "a run's imports (runner, LangGraph, LangChain)": [sys.executable, "-c", RUN_IMPORTS],
-    "the same, the collector running": [sys.executable, "-c", RUN_IMPORTS.split(": ", 1)[1]],
+    "the same, the collector running": [sys.executable, "-c", IMPORTS],
 }
 
 
