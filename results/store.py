@@ -230,6 +230,28 @@ MIGRATIONS: Sequence[str] = (
         design TEXT NOT NULL
     );
     """,
+    # A study's participants and their answers (issue 54): a pseudonym, the hash of its link token
+    # (the token itself is shown once and never kept), the participant's run; each answer as given,
+    # with when its problem was first shown and when it was answered.
+    """
+    CREATE TABLE IF NOT EXISTS study_participants (
+        study TEXT NOT NULL REFERENCES studies(name),
+        pseudonym TEXT NOT NULL,
+        token_sha256 TEXT NOT NULL UNIQUE,
+        run_id TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        PRIMARY KEY (study, pseudonym)
+    );
+    CREATE TABLE IF NOT EXISTS study_answers (
+        study TEXT NOT NULL,
+        pseudonym TEXT NOT NULL,
+        problem TEXT NOT NULL,
+        shown_at REAL NOT NULL,
+        answered_at REAL,
+        answer TEXT,
+        PRIMARY KEY (study, pseudonym, problem)
+    );
+    """,
 )
 CALL_FIELDS = tuple(CallTrace.model_fields)
 """The `calls` columns that hold a `CallTrace`, in its field order."""
@@ -774,10 +796,7 @@ class ResultsStore:
     def delete_run(self, run_id: str) -> None:
         """The run and everything stored for it, in one transaction."""
         with self.transaction() as db:
-            for table in ("counted_judgings", "verdicts", "decisions", "calls", "items", "runs"):
-                db.execute(
-                    f"DELETE FROM {table} WHERE {'id' if table == 'runs' else 'run_id'} = ?", (run_id,)
-                )
+            delete_run_rows(db, run_id)
 
     def item_errors(self, run_id: str) -> dict[tuple[str, int], str]:
         """Each failed item's error."""
@@ -1003,6 +1022,12 @@ class ReadOnlyStore(ResultsStore):
                     else "open it once with `bongard runs list` (which upgrades it), then view it"
                 )
             )
+
+
+def delete_run_rows(db: sqlite3.Connection, run_id: str) -> None:
+    """Delete a run and everything stored for it, inside the caller's transaction."""
+    for table in ("counted_judgings", "verdicts", "decisions", "calls", "items", "runs"):
+        db.execute(f"DELETE FROM {table} WHERE {'id' if table == 'runs' else 'run_id'} = ?", (run_id,))
 
 
 def _held_elsewhere(owner: str | None) -> bool:

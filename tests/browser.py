@@ -1,15 +1,22 @@
-"""A real browser for the viewer's tests: Debian's Chromium driven by Playwright, and the viewer
-served in a thread of the test's process."""
+"""A real browser for the tests of the toolkit's pages: Debian's Chromium driven by Playwright, and
+the viewer or a study's pages served in a thread of the test's process."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import socket
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+
+    from results.store import ResultsStore
 
 CHROMIUM = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")
 CHROMIUM_ARGS = [
@@ -21,10 +28,27 @@ CHROMIUM_ARGS = [
 @contextmanager
 def viewer_of(store_path: Path) -> Iterator[str]:
     """The viewer of a store, served by uvicorn on 127.0.0.1 in a thread: its base URL."""
-    from graphs.view.app import bind, create_app, server
+    from graphs.view.app import create_app
+
+    with served(create_app(store_path)) as base:
+        yield base
+
+
+@contextmanager
+def study_pages_of(store: ResultsStore, study: str) -> Iterator[str]:
+    """A study's participant pages, served by uvicorn on 127.0.0.1 in a thread: their base URL."""
+    from graphs.studies.pages import create_app
+
+    with served(create_app(store, study)) as base:
+        yield base
+
+
+@contextmanager
+def served(app: Starlette) -> Iterator[str]:
+    from graphs.web import bind, server
 
     sock = bind(0)
-    serving = server(create_app(store_path), sock)
+    serving = server(app, sock)
     thread = threading.Thread(target=serving.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
@@ -36,6 +60,24 @@ def viewer_of(store_path: Path) -> Iterator[str]:
     finally:
         serving.should_exit = True
         thread.join(timeout=30)
+
+
+def listening_addresses(port: int) -> list[str]:
+    """The local addresses of the sockets listening on `port` (Linux's /proc/net/tcp and tcp6)."""
+    found = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        if not os.path.exists(table):
+            continue
+        for line in Path(table).read_text().splitlines()[1:]:
+            local, state = line.split()[1], line.split()[3]
+            address, _, hex_port = local.partition(":")
+            if state == "0A" and int(hex_port, 16) == port:
+                packed = bytes.fromhex(address)
+                family = socket.AF_INET if len(packed) == 4 else socket.AF_INET6
+                if family == socket.AF_INET:
+                    packed = packed[::-1]  # little-endian words
+                found.append(socket.inet_ntop(family, packed))
+    return found
 
 
 def chromium() -> str | None:

@@ -8,11 +8,9 @@ viewer served by uvicorn in a thread; its pages read with httpx and in Debian's 
 from __future__ import annotations
 
 import json
-import os
 import re
 import selectors
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -26,7 +24,7 @@ import pytest
 
 from datasets_io.records import Answer, CallTrace, Verdict
 from results.store import STORE_FILE, ResultsStore, StoreError
-from tests.browser import CHROMIUM_ARGS, chromium, screenshots, viewer_of
+from tests.browser import CHROMIUM_ARGS, chromium, listening_addresses, screenshots, viewer_of
 from tests.cli import BONGARD, run_bongard
 from tests.test_startup import loaded_by
 
@@ -337,24 +335,6 @@ def test_bongard_view_has_help_and_serves_on_127_0_0_1_only(runs: Runs, tmp_path
         _, stderr = viewing.communicate(timeout=30)
     assert viewing.returncode == 0, stderr
     assert "Traceback" not in stderr
-
-
-def listening_addresses(port: int) -> list[str]:
-    """The local addresses of the sockets listening on `port` (Linux's /proc/net/tcp and tcp6)."""
-    found = []
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        if not os.path.exists(table):
-            continue
-        for line in Path(table).read_text().splitlines()[1:]:
-            local, state = line.split()[1], line.split()[3]
-            address, _, hex_port = local.partition(":")
-            if state == "0A" and int(hex_port, 16) == port:
-                packed = bytes.fromhex(address)
-                family = socket.AF_INET if len(packed) == 4 else socket.AF_INET6
-                if family == socket.AF_INET:
-                    packed = packed[::-1]  # little-endian words
-                found.append(socket.inet_ntop(family, packed))
-    return found
 
 
 def test_in_a_real_browser_a_reader_clicks_from_the_runs_to_a_problem_and_compares(

@@ -1,4 +1,5 @@
-"""`bongard study create | list | show`: human studies over a dataset and a task, kept in the store."""
+"""`bongard study create | list | show | invite | serve | forget`: human studies over a dataset and a
+task, kept in the store; participants answer in a browser, each a run of agent `human:PSEUDONYM`."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from rich.table import Table
 from graphs.cli.console import console
 from graphs.cli.options import DataDirOption, DatasetOptions, HomeOption, parse_key_values
 from graphs.cli.run import open_reader, open_store
+from graphs.cli.view import web_module
 
 study_app = typer.Typer(
     help="Human studies: people answer the problems a model is given, stored beside the models' runs.",
@@ -79,6 +81,14 @@ def create(
         float | None,
         typer.Option(metavar="SECONDS", help="A time limit per problem (default: none).", show_default=False),
     ] = None,
+    include_above: Annotated[
+        float,
+        typer.Option(
+            metavar="SHARE",
+            help="The inclusion rule: a participant counts when they tried more than this share of the "
+            'problems (answered other than "I don\'t know"; paper 003: 0.5).',
+        ),
+    ] = 0.5,
     candidates: Annotated[
         int | None,
         typer.Option(
@@ -110,6 +120,7 @@ def create(
         instructions=instructions,
         dont_know=not no_dont_know,
         time_limit_s=time_limit,
+        include_above=include_above,
         candidates=candidates,
         data_dir=str(data_dir) if data_dir is not None else None,
         options=options,
@@ -156,11 +167,29 @@ def list_studies(as_json: JsonFlag = False, home: HomeOption = None) -> None:
 def show(name: NameArgument, as_json: JsonFlag = False, home: HomeOption = None) -> None:
     """One study's design and its sessions, problem by problem in the order a participant sees them."""
     from graphs.studies.design import StudyDesign
+    from graphs.studies.participants import Study
     from results.studies import StudyRecords
 
-    study = StudyRecords(open_reader(home)).get(name)
+    store = open_reader(home)
+    study = StudyRecords(store).get(name)
     if as_json:
-        print(json.dumps({"name": study.name, "created_at": study.created_at, **study.design}, indent=2))
+        listed = [
+            {
+                "pseudonym": s.participant.pseudonym,
+                "run": s.participant.run_id,
+                "answered": s.answered,
+                "tried": s.tried,
+                "counted": s.included,
+            }
+            for s in Study(store, name).standings()
+        ]
+        shown = {
+            "name": study.name,
+            "created_at": study.created_at,
+            **study.design,
+            "participants": listed,
+        }
+        print(json.dumps(shown, indent=2))
         return
     design = StudyDesign.from_json(study.design)
     limit = "none" if design.time_limit_s is None else f"{design.time_limit_s:g} s a problem"
@@ -180,7 +209,127 @@ def show(name: NameArgument, as_json: JsonFlag = False, home: HomeOption = None)
     for number, session in enumerate(design.sessions, 1):
         table.add_row(str(number), str(len(session)), escape(", ".join(session)))
     console.print(table)
+    standings = Study(store, name).standings()
+    if not standings:
+        console.print(f"no participant yet: invite one with `bongard study invite {escape(name)} PSEUDONYM`")
+        return
+    people = Table(
+        title=f"participants (counted: tried more than {design.include_above:.0%} of the problems)"
+    )
+    for column in ("participant", "run", "answered", "tried", "counted"):
+        people.add_column(column)
+    for standing in standings:
+        people.add_row(
+            escape(standing.participant.pseudonym),
+            standing.participant.run_id,
+            f"{standing.answered} of {standing.problems}",
+            str(standing.tried),
+            "yes" if standing.included else "no",
+        )
+    console.print(people)
 
 
 def _when(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+PseudonymArgument = Annotated[
+    str,
+    typer.Argument(
+        metavar="PSEUDONYM",
+        help="The participant's pseudonym (never their name): letters, digits, '.', '_', '-'.",
+        show_default=False,
+    ),
+]
+PortOption = Annotated[
+    int, typer.Option(min=0, max=65535, metavar="PORT", help="Port to serve on (0: any free one).")
+]
+DEFAULT_PORT = 8766
+
+
+@study_app.command("invite")
+def invite(
+    name: NameArgument,
+    pseudonym: PseudonymArgument,
+    new_link: Annotated[
+        bool,
+        typer.Option(
+            "--new-link",
+            metavar="",
+            help="Give an invited participant a new link; the old one opens nothing.",
+        ),
+    ] = False,
+    port: PortOption = DEFAULT_PORT,
+    home: HomeOption = None,
+) -> None:
+    """Add a participant and print their own link, once (the store keeps only its hash).
+
+    Their answers become a run of agent human:PSEUDONYM, judged and compared like a model's.
+    """
+    from graphs.studies.participants import Study
+
+    study = Study(open_store(home), name)
+    if new_link:
+        token = study.new_link(pseudonym)
+        run_id = study.records.participant(name, pseudonym).run_id
+    else:
+        participant, token = study.invite(pseudonym)
+        run_id = participant.run_id
+    console.print(
+        f"participant {escape(pseudonym)} of study {escape(name)} (run {run_id}); "
+        "their link, shown this once:",
+        highlight=False,
+    )
+    print(f"http://127.0.0.1:{port}/p/{token}")
+    console.print(
+        f"serve it with `bongard study serve {escape(name)}"
+        + (f" --port {port}" if port != DEFAULT_PORT else "")
+        + "`; with --lan, the address it prints stands in place of 127.0.0.1",
+        highlight=False,
+    )
+
+
+@study_app.command("serve")
+def serve(
+    name: NameArgument,
+    port: PortOption = DEFAULT_PORT,
+    lan: Annotated[
+        bool,
+        typer.Option(
+            "--lan",
+            metavar="",
+            help="Serve on every address of this machine, for participants on its network "
+            "(default: 127.0.0.1 alone).",
+        ),
+    ] = False,
+    home: HomeOption = None,
+) -> None:
+    """Serve the study's pages to its participants until Ctrl-C: each answer is kept as it is sent.
+
+    Nothing leaves this machine: the pages load no outside resource and run no script. Needs the
+    `view` extra: pip install 'bongard-agents\\[view]'.
+    """
+    pages = web_module("graphs.studies.pages", "bongard study serve")
+    store = open_store(home)
+
+    def announce(base: str) -> None:
+        where = "on this machine's network (--lan)" if lan else "on this machine only"
+        console.print(
+            f"bongard study serve {escape(name)}: {base}/p/TOKEN, {where}; each participant's link "
+            "comes from `bongard study invite`. Ctrl-C stops it",
+            highlight=False,
+        )
+
+    pages.serve(store, name, port, lan, announce)
+
+
+@study_app.command("forget")
+def forget(name: NameArgument, pseudonym: PseudonymArgument, home: HomeOption = None) -> None:
+    """Delete a participant: their answers, their link and their run (export it first to keep it)."""
+    from results.studies import StudyRecords
+
+    participant = StudyRecords(open_store(home)).forget(name, pseudonym)
+    console.print(
+        f"participant {escape(pseudonym)} of study {escape(name)} deleted, with run {participant.run_id}",
+        highlight=False,
+    )

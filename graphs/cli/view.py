@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 from pathlib import Path
+from types import ModuleType
 from typing import Annotated
 
 import typer
@@ -16,12 +18,26 @@ from graphs.cli.options import HomeOption
 from results.store import STORE_FILE
 
 DEFAULT_PORT = 8765
-VIEW_PACKAGES = ("starlette", "jinja2", "uvicorn", "markupsafe", "anyio", "h11", "click")
+VIEW_PACKAGES = ("starlette", "jinja2", "uvicorn", "markupsafe", "anyio", "h11", "click", "python_multipart")
 """What the `view` extra brings: a missing one is an install hint, not a traceback."""
 
 
 class ViewerNotInstalled(BongardError):
     """The web stack of the `view` extra is not installed."""
+
+
+def web_module(name: str, command: str) -> ModuleType:
+    """A module of the toolkit's web pages, imported; a missing package of the `view` extra is an
+    install hint, not a traceback."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as missing:
+        package = (missing.name or "").split(".")[0]
+        if package not in VIEW_PACKAGES:
+            raise
+        raise ViewerNotInstalled(
+            f"{command} needs the `view` extra ({package} is missing): pip install 'bongard-agents[view]'"
+        ) from None
 
 
 def store_path(home: Path | None) -> Path:
@@ -44,15 +60,7 @@ def view(
     Read-only and local: the store is opened read-only and the server listens on 127.0.0.1 alone.
     Needs the `view` extra: pip install 'bongard-agents\\[view]'.
     """
-    try:
-        from graphs.view.app import serve
-    except ModuleNotFoundError as missing:
-        package = (missing.name or "").split(".")[0]
-        if package not in VIEW_PACKAGES:
-            raise
-        raise ViewerNotInstalled(
-            f"bongard view needs the `view` extra ({package} is missing): pip install 'bongard-agents[view]'"
-        ) from None
+    serve = web_module("graphs.view.app", "bongard view").serve
     path = store_path(home)
 
     def announce(url: str) -> None:

@@ -6,6 +6,7 @@ images-to-sides (which side does each of two test images belong to?).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal, TypedDict
 
 from pydantic import BaseModel, Field
@@ -226,11 +227,15 @@ def _classify_script(item: Item[TestOrder], finished: list[Turn]) -> Question | 
 
 
 def _sides_answer(item: Item[TestOrder], reply: AgentReply) -> SolveState:
-    tests = _tests(item)
-    given = _two_sides(reply.parsed)
+    return {"answer": sides_answer(_tests(item), _two_sides(reply.parsed), reply)}
+
+
+def sides_answer(tests: Sequence[Panel], given: Sequence[Side | None], reply: AgentReply) -> AnswerParts:
+    """Images to Sides' scoring: solved only when each test image is on its true side (a study's
+    participants are scored by it too)."""
     sides = {panel.ref: side for panel, side in zip(tests, given, strict=True)}
     expected = {panel.ref: panel.side for panel in tests}
-    answer = AnswerParts(
+    return AnswerParts(
         text=reply.text,
         sides=sides,
         expected={"sides": expected},
@@ -238,7 +243,6 @@ def _sides_answer(item: Item[TestOrder], reply: AgentReply) -> SolveState:
         parse_status=reply.parse_status,
         parse_error=reply.parse_error,
     )
-    return {"answer": answer}
 
 
 CLASSIFY = Dialogue("classify", "reasoner", _classify_script, _sides_answer)

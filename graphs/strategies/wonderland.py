@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import operator
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, NotRequired, TypedDict, cast
 
@@ -474,21 +475,26 @@ async def _ask_panel(state: ProbeState, runtime: Ctx[ProbeInputs]) -> ProbeState
 
 
 async def _score_probes(state: ProbeState, runtime: Ctx) -> ProbeState:
-    verdicts = sorted(state.get("panel_verdicts", []), key=lambda v: v["ref"])
+    return {"answer": probe_answer(state.get("panel_verdicts", []), state["probe"])}
+
+
+def probe_answer(panel_verdicts: Sequence[PanelVerdict], probe: Probe) -> AnswerParts:
+    """The concept-probe's scoring: solved when every panel got its own side's concept (a study's
+    participants are scored by it too)."""
+    verdicts = sorted(panel_verdicts, key=lambda v: v["ref"])
     sides = {v["ref"]: v["given"] for v in verdicts}
     expected = {v["ref"]: v["side"] for v in verdicts}
     right = sum(sides[ref] == side for ref, side in expected.items())
     errors = [f"{v['ref']}: {v['parse_error']}" for v in verdicts if v["parse_error"]]
-    answer = AnswerParts(
+    return AnswerParts(
         text="\n\n".join(f"[{v['ref']}]\n{v['text']}" for v in verdicts),
         sides=sides,
         expected={"sides": expected},
         correct=right == len(expected),
         parse_status="failed" if errors else "ok",
         parse_error="; ".join(errors) or None,
-        details={"probe": state["probe"], "panels_right": right, "panel_accuracy": right / len(expected)},
+        details={"probe": probe, "panels_right": right, "panel_accuracy": right / len(expected)},
     )
-    return {"answer": answer}
 
 
 @wonderland_strategy(

@@ -46,6 +46,9 @@ class StudyDesign:
     """Whether "I don't know" may be answered."""
     time_limit_s: float | None = None
     """Per problem; None: no limit."""
+    include_above: float = 0.5
+    """The inclusion rule: a participant counts when they tried (answered other than "I don't know")
+    more than this share of the problems (paper 003 kept those who tried more than 50 %)."""
     order: Order = "original"
     seed: int | None = None
     """The shuffle's seed (a shuffled design always records one)."""
@@ -82,6 +85,7 @@ def design_study(
     instructions: str | None = None,
     dont_know: bool = True,
     time_limit_s: float | None = None,
+    include_above: float = 0.5,
     candidates: int | None = None,
     data_dir: str | None = None,
     options: dict[str, str] | None = None,
@@ -100,6 +104,10 @@ def design_study(
             raise StudyDesignError(
                 f"K must be one of {', '.join(map(str, CANDIDATE_COUNTS))}, not {candidates}"
             )
+    if not 0 <= include_above < 1:
+        raise StudyDesignError(
+            f"--include-above is a share from 0 up to (not including) 1, not {include_above:g}"
+        )
     if session_size < 1:
         raise StudyDesignError(f"a session holds at least one problem, not {session_size}")
     if time_limit_s is not None and time_limit_s <= 0:
@@ -125,6 +133,7 @@ def design_study(
         instructions=shown_first,
         dont_know=dont_know,
         time_limit_s=time_limit_s,
+        include_above=include_above,
         order=order,
         seed=seed,
         candidates=candidates,

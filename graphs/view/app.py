@@ -13,7 +13,6 @@ import dataclasses
 import json
 import re
 import shutil
-import socket
 import sqlite3
 import tempfile
 import threading
@@ -27,7 +26,6 @@ from urllib.parse import quote, urlencode
 
 import jinja2
 from starlette.applications import Starlette
-from starlette.datastructures import MutableHeaders
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
@@ -36,7 +34,6 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from datasets_io.errors import BongardError
 from datasets_io.images import natural_key
@@ -58,6 +55,7 @@ from graphs.view.data import (
     run_rows,
     verdict_counts,
 )
+from graphs.web import LOOPBACK, SecurityHeaders, bind, server
 from results.experiments import ExperimentRecords
 from results.grid_report import grid_report, stored_cells
 from results.run_compatibility import short_spec
@@ -65,13 +63,10 @@ from results.store import ReadOnlyStore, StoreError
 
 if TYPE_CHECKING:
     import pandas as pd
-    import uvicorn
 
     from datasets_io.catalog import Dataset
     from datasets_io.problem import BongardProblem
 
-HOST = "127.0.0.1"
-"""The only address the viewer listens on."""
 HERE = Path(__file__).parent
 PLOTS = ("accuracy.png", "coverage.png", "any_vs_best.png", "cost_per_solved.png", "tokens_per_solved.png")
 """The PNG plots `results.report_figures.write_figures` draws, in the order the
@@ -79,14 +74,6 @@ compare page shows them."""
 PANEL_SIDE = 256
 IMAGES_KEPT = 64
 REPORTS_KEPT = 16
-SECURITY_HEADERS = {
-    "content-security-policy": (
-        "default-src 'none'; img-src 'self'; style-src 'self'; form-action 'self'; base-uri 'none'; "
-        "frame-ancestors 'none'"
-    ),
-    "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",
-}
 SORTS: dict[str, Callable[[RunRow], Any]] = {
     "id": lambda row: row.summary.id,
     "created": lambda row: row.summary.created_at,
@@ -98,10 +85,6 @@ SORTS: dict[str, Callable[[RunRow], Any]] = {
     "cost": lambda row: row.summary.cost_usd,
     "time": lambda row: row.seconds,
 }
-
-
-class ViewError(BongardError):
-    """The viewer cannot start (its port is taken); the message says what to do."""
 
 
 class Viewer:
@@ -576,27 +559,6 @@ async def toolkit_error(request: Request, error: Exception) -> Response:
     return page(request, "error.html", {"status": 500, "message": str(error)}, 500)
 
 
-class SecurityHeaders:
-    """Adds `SECURITY_HEADERS` to every response: no script, no frame, no referrer."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-
-        async def sending(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                headers = MutableHeaders(scope=message)
-                for name, value in SECURITY_HEADERS.items():
-                    headers[name] = value
-            await send(message)
-
-        await self.app(scope, receive, sending)
-
-
 def create_app(store_path: Path, cache_dir: Path | None = None) -> Starlette:
     """The viewer of the store at `store_path` (it may not exist yet); reports go to `cache_dir`,
     by default a temporary folder removed when the app shuts down."""
@@ -631,7 +593,7 @@ def create_app(store_path: Path, cache_dir: Path | None = None) -> Starlette:
     app = Starlette(
         routes=routes,
         middleware=[
-            Middleware(TrustedHostMiddleware, allowed_hosts=[HOST, "localhost"]),
+            Middleware(TrustedHostMiddleware, allowed_hosts=[LOOPBACK, "localhost"]),
             Middleware(SecurityHeaders),
         ],
         exception_handlers={HTTPException: http_error, BongardError: toolkit_error},
@@ -640,31 +602,6 @@ def create_app(store_path: Path, cache_dir: Path | None = None) -> Starlette:
     app.state.viewer = viewer
     app.state.templates = templates()
     return app
-
-
-def bind(port: int) -> socket.socket:
-    """A listening socket on 127.0.0.1 (port 0: any free one); a taken port is a clear error."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((HOST, port))
-        sock.listen(128)
-    except OSError as error:
-        sock.close()
-        raise ViewError(
-            f"cannot listen on {HOST}:{port}: {error.strerror or error}; "
-            "choose another port with --port (0: any free one)"
-        ) from None
-    return sock
-
-
-def server(app: Starlette, sock: socket.socket) -> uvicorn.Server:
-    """A quiet uvicorn server of `app` on the bound socket (`server.run(sockets=[sock])`)."""
-    import uvicorn
-
-    host, port = sock.getsockname()[:2]
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
-    return uvicorn.Server(config)
 
 
 def _warm_up(viewer: Viewer) -> None:
@@ -683,7 +620,7 @@ def serve(store_path: Path, port: int, announce: Callable[[str], None]) -> None:
     """Serve the viewer of the store on 127.0.0.1:`port` until Ctrl-C; `announce` gets its URL."""
     sock = bind(port)
     app = create_app(store_path)
-    announce(f"http://{HOST}:{sock.getsockname()[1]}/")
+    announce(f"http://{LOOPBACK}:{sock.getsockname()[1]}/")
     threading.Thread(
         target=_warm_up, args=(app.state.viewer,), name="bongard-view-warm-up", daemon=True
     ).start()
