@@ -28,6 +28,9 @@ from results.task2 import PROBE_STRATEGY
 if TYPE_CHECKING:
     import pandas as pd
 
+    from results.figures import FigureFormat
+    from results.store import ResultsStore
+
 NARROW = 120
 """The terminal table's most columns, whatever the terminal's width."""
 COMPACT_COLUMNS = {
@@ -156,6 +159,24 @@ def compare(
             "blocked in every attempt), in columns named answered_* (the table printed is the wide one).",
         ),
     ] = False,
+    study: Annotated[
+        str | None,
+        typer.Option(
+            metavar="NAME",
+            help="Compare a human study's counted participants with model runs of its task (the RUNs; "
+            "default: every stored run of its strategy on its dataset), as paper 003's Figure 4.",
+            show_default=False,
+        ),
+    ] = None,
+    expert: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="CSV",
+            help="With --study: an expert's verdicts (problem, answer, verdict), to measure how far the "
+            "judging agrees with them.",
+            show_default=False,
+        ),
+    ] = None,
     home: HomeOption = None,
 ) -> None:
     """Solved problems and accuracy per strategy x model x dataset, as tables and plots. The
@@ -165,6 +186,14 @@ def compare(
     from results.run_compatibility import select_runs
 
     store = open_reader(home)
+    if study is not None:
+        counting = Counting(Aggregate.parse(aggregate), judging)
+        compare_study_views(store, study, run_ids or [], counting, expert, out, figure_format.suffix)
+        return
+    if expert is not None:
+        raise typer.BadParameter(
+            "an expert's verdicts are read against a study: give --study", param_hint="--expert"
+        )
     chosen = [store.resolve_run(run_id) for run_id in run_ids] if run_ids else store.run_ids()
     if not chosen:
         raise typer.BadParameter("there are no runs to compare yet", param_hint="RUN")
@@ -198,3 +227,61 @@ def compare(
         criteria.to_csv(out / "probe_criteria.csv", index=False)
         console.print("\nconcept-probe runs by Table 9's criteria:\n" + criteria.to_markdown(index=False))
     console.print(f"tables and plots in {out}")
+
+
+def compare_study_views(
+    store: ResultsStore,
+    name: str,
+    run_ids: list[str],
+    counting: Counting,
+    expert: Path | None,
+    out: Path,
+    fmt: FigureFormat,
+) -> None:
+    """A study's participants beside model runs: solved with intervals, the people pooled, per
+    category, one side only, the participants' agreement and the judging's with an expert."""
+    from graphs.studies.comparison import compare_study
+    from judges.agreement import kappa_text, read_human_labels
+    from results.study_report import (
+        category_rows,
+        one_side_only,
+        solved_rows,
+        table_markdown,
+        write_study_report,
+    )
+
+    labels = read_human_labels(expert) if expert is not None else None
+    found = compare_study(store, name, run_ids, counting, labels)
+    table = found.table
+    lines = [
+        f"study {name}: {len(table.problems)} problems, {len(table.participants)} participant(s) counted"
+    ]
+    lines += [f"left out by the inclusion rule: {who}" for who in found.excluded]
+    lines.append(
+        "participants' agreement (Fleiss' kappa, solved or not per problem): "
+        + ("needs two counted participants" if found.kappa is None else kappa_text(found.kappa))
+    )
+    if found.expert is not None:
+        agreement = found.expert
+        lines.append(
+            f"judging vs the expert: {agreement.agreed} of {agreement.answers} answers agree "
+            f"({agreement.agreed / agreement.answers:.0%}), Cohen's kappa {kappa_text(agreement.kappa)}"
+        )
+    lines += found.notes
+    for line in lines:
+        console.print(escape(line), highlight=False)
+    if not table.solvers():
+        console.print(
+            f"nothing to compare yet: no counted participant and no model run of {escape(found.task)} on "
+            f"the study's dataset (`bongard study show {escape(name)}` lists the participants)",
+            highlight=False,
+        )
+        return
+    for heading, frame in (
+        ("solved, with 95% Wilson intervals", solved_rows(table)),
+        ("solved per category", category_rows(table)),
+        ("problems one side solves and the other does not", one_side_only(table)),
+    ):
+        console.print(f"\n{heading}:\n" + table_markdown(frame))
+    write_study_report(table, out, fmt, lines)
+    console.print(f"tables and the heat map in {out}")

@@ -56,16 +56,19 @@ from graphs.view.data import (
     verdict_counts,
 )
 from graphs.web import LOOPBACK, SecurityHeaders, bind, server
+from judges.agreement import kappa_text
 from results.experiments import ExperimentRecords
 from results.grid_report import grid_report, stored_cells
 from results.run_compatibility import short_spec
 from results.store import ReadOnlyStore, StoreError
+from results.studies import StudyRecords
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from datasets_io.catalog import Dataset
     from datasets_io.problem import BongardProblem
+    from results.study_report import StudyTable
 
 HERE = Path(__file__).parent
 PLOTS = ("accuracy.png", "coverage.png", "any_vs_best.png", "cost_per_solved.png", "tokens_per_solved.png")
@@ -107,6 +110,8 @@ class Viewer:
         self.undrawn: dict[str, tuple[pd.DataFrame, pd.DataFrame]] = {}
         """Per report whose figures are not drawn yet: its table and problems, drawn when the page's
         first image is asked for, so the page itself comes without waiting on matplotlib."""
+        self.undrawn_studies: dict[str, StudyTable] = {}
+        """Per study page whose heat map is not drawn yet: its table."""
         self._images: OrderedDict[tuple[str, ...], bytes] = OrderedDict()
         self._datasets: dict[str, Dataset] = {}
         self._caching = threading.Lock()
@@ -277,6 +282,7 @@ def templates() -> Jinja2Templates:
         "money": money,
         "pretty": pretty,
         "short_spec": short_spec,
+        "kappa": kappa_text,
     }
     environment.globals |= {
         "run_url": run_url,
@@ -453,6 +459,59 @@ def experiment_page(request: Request) -> Response:
     return page(request, "experiment.html", context)
 
 
+def studies_page(request: Request) -> Response:
+    viewer = viewer_of(request)
+    store = viewer.store()
+    listed = StudyRecords(store).all() if store is not None else []
+    counts = (
+        {study.name: len(StudyRecords(store).participants(study.name)) for study in listed} if store else {}
+    )
+    return page(request, "studies.html", {"studies": listed, "participants": counts})
+
+
+def study_page(request: Request) -> Response:
+    """A human study beside the model runs of its task, as paper 003's Figure 4 reads it."""
+    from graphs.studies.comparison import compare_study
+    from results.study_report import category_rows, one_side_only, solved_rows
+
+    viewer = viewer_of(request)
+    store = viewer.require_store()
+    name = request.path_params["name"]
+    try:
+        found = compare_study(store, name)
+    except StoreError as error:
+        raise HTTPException(404, str(error)) from None
+    key = fingerprint(store, [f"study:{name}", *(s.run_id for s in found.table.solvers())])
+    with viewer.drawing:
+        viewer.undrawn_studies[key] = found.table
+    context = {
+        "name": name,
+        "found": found,
+        "heat_map": f"/studies/{quote(name, safe='')}/{key}/heat-map.png",
+        "solved": solved_rows(found.table).to_dict("records"),
+        "categories": category_rows(found.table),
+        "one_side": one_side_only(found.table).to_dict("records"),
+    }
+    return page(request, "study.html", context)
+
+
+def study_heat_map(request: Request) -> Response:
+    from results.study_report import draw_heat_map
+
+    viewer = viewer_of(request)
+    key = request.path_params["key"]
+    if not re.fullmatch(r"[0-9a-f]{16}", key):
+        raise HTTPException(404, "no such heat map (open the study's page again)")
+    path = viewer.cache_dir / "studies" / f"{key}.png"
+    with viewer.drawing:
+        if (table := viewer.undrawn_studies.pop(key, None)) is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            draw_heat_map(table, path)
+    if not path.is_file():
+        raise HTTPException(404, "no such heat map (open the study's page again)")
+    return FileResponse(path, media_type="image/png")
+
+
 def compare_page(request: Request) -> Response:
     viewer = viewer_of(request)
     store = viewer.store()
@@ -582,6 +641,9 @@ def create_app(store_path: Path, cache_dir: Path | None = None) -> Starlette:
         Route("/compare", compare_page),
         Route("/experiments", experiments_page),
         Route("/experiments/{name}", experiment_page),
+        Route("/studies", studies_page),
+        Route("/studies/{name}", study_page),
+        Route("/studies/{name}/{key}/heat-map.png", study_heat_map),
         Route("/compare/{key}/{name}", compare_plot),
         Route("/sheet/{run_id}/{problem:path}", sheet_png),
         Route("/panel/{run_id}/{ref}/{problem:path}", panel_png),
