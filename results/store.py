@@ -252,6 +252,20 @@ MIGRATIONS: Sequence[str] = (
         PRIMARY KEY (study, pseudonym, problem)
     );
     """,
+    # An expert's verdicts on a study's free-form answers (issue 54), so the judging can be read
+    # against them as paper 003 read its judge against two experts.
+    """
+    CREATE TABLE IF NOT EXISTS study_labels (
+        study TEXT NOT NULL,
+        expert TEXT NOT NULL,
+        run_id TEXT NOT NULL,
+        problem TEXT NOT NULL,
+        attempt INTEGER NOT NULL,
+        ok INTEGER NOT NULL,
+        labelled_at REAL NOT NULL,
+        PRIMARY KEY (study, expert, run_id, problem, attempt)
+    );
+    """,
 )
 CALL_FIELDS = tuple(CallTrace.model_fields)
 """The `calls` columns that hold a `CallTrace`, in its field order."""

@@ -11,10 +11,14 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from results.store import ResultsStore, StoreError, delete_run_rows
+
+ItemKey = tuple[str, str, int]
+"""An answer: its run, problem key and attempt."""
 
 
 @dataclass(frozen=True)
@@ -189,13 +193,39 @@ class StudyRecords:
         }
 
     def forget(self, study: str, pseudonym: str) -> Participant:
-        """A participant taken out of the store: their answers, their link and their run."""
+        """A participant taken out of the store: their answers, their link, their run and any
+        expert's verdicts on it."""
         participant = self.participant(study, pseudonym)
         with self.store.transaction() as db:
             db.execute("DELETE FROM study_answers WHERE study = ? AND pseudonym = ?", (study, pseudonym))
             db.execute("DELETE FROM study_participants WHERE study = ? AND pseudonym = ?", (study, pseudonym))
+            db.execute("DELETE FROM study_labels WHERE study = ? AND run_id = ?", (study, participant.run_id))
             delete_run_rows(db, participant.run_id)
         return participant
+
+    def label(self, study: str, expert: str, verdicts: Mapping[ItemKey, bool]) -> None:
+        """An expert's verdicts on answers of the study's solvers (a later verdict on an answer
+        replaces theirs), in one transaction."""
+        now = time.time()
+        with self.store.transaction() as db:
+            db.executemany(
+                "INSERT OR REPLACE INTO study_labels "
+                "(study, expert, run_id, problem, attempt, ok, labelled_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(study, expert, *key, int(ok), now) for key, ok in verdicts.items()],
+            )
+
+    def labels(self, study: str) -> dict[str, dict[ItemKey, bool]]:
+        """Each expert's verdicts on the study's answers, by (run, problem, attempt)."""
+        with self.store.reading() as db:
+            rows = db.execute(
+                "SELECT expert, run_id, problem, attempt, ok FROM study_labels WHERE study = ? "
+                "ORDER BY expert, labelled_at",
+                (study,),
+            ).fetchall()
+        found: dict[str, dict[ItemKey, bool]] = {}
+        for expert, run_id, problem, attempt, ok in rows:
+            found.setdefault(str(expert), {})[(str(run_id), str(problem), int(attempt))] = bool(ok)
+        return found
 
 
 def _stored(row: tuple[Any, ...]) -> StoredStudy:

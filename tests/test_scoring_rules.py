@@ -197,8 +197,9 @@ def test_an_older_store_scores_its_unparsed_exact_answers_wrong_and_leaves_free_
         db.execute("DROP TABLE studies")  # migration 17
         db.execute("DROP TABLE study_participants")  # migration 18
         db.execute("DROP TABLE study_answers")
+        db.execute("DROP TABLE study_labels")  # migration 19
         db.execute("PRAGMA user_version = 9")  # before migration 10 scored unparsed exact answers wrong
-    assert len(MIGRATIONS) == 18
+    assert len(MIGRATIONS) == 19
     store = ResultsStore(path)
     assert (store.summary(exact).scored, store.summary(exact).format_errors) == (1, 1)
     [(_, _, migrated)] = store.answer_records(exact)

@@ -157,15 +157,30 @@ def test_free_form_answers_of_people_are_judged_offline_by_bongard_judge_and_rea
     judged = run_bongard("judge", participant.run_id, "--judges", "embedding", "--home", store.path.parent)
     assert judged.returncode == 0, judged.stderr
     assert "2 answers judged" in judged.stdout
-    expert = tmp_path / "expert.csv"
-    answers = {p.split("/")[1]: a.text for p, _, a in store.answer_records(participant.run_id)}
-    rows = [f'{p},"{answers[p]}",{v}' for p, v in (("2", "ok"), ("3", "wrong"))]
-    expert.write_text("problem,answer,verdict\n" + "\n".join(rows) + "\n", encoding="utf-8")
-    shown = run_bongard(
-        "compare", "--study", "free", "--expert", expert, "--out", tmp_path / "r", "--home", store.path.parent
+    home = store.path.parent
+    template = tmp_path / "verdicts.csv"
+    written = run_bongard("study", "review", "free", "--expert", "e1", "--template", template, "--home", home)
+    assert written.returncode == 0, written.stderr
+    rows = csv_rows(template)
+    assert [(r["problem"], r["left concept"], r["verdict"]) for r in rows] == [
+        ("bongard-classic/2", concept.left, ""), ("bongard-classic/3", dataset.problem("3").concept.left, ""),
+    ]  # fmt: skip
+    bad = template.read_text().replace(",\n", ",perhaps\n", 1)
+    (tmp_path / "bad.csv").write_text(bad)
+    refused = run_bongard(
+        "study", "review", "free", "--expert", "e1", "--labels", tmp_path / "bad.csv", "--home", home
     )
+    assert (
+        refused.returncode != 0
+        and "bad.csv, line 2: verdict 'perhaps' is neither ok nor wrong" in refused.stderr
+    )
+    filled = template.read_text().replace(",\n", ",ok\n", 1).replace(",\n", ",wrong\n", 1)
+    template.write_text(filled)
+    stored = run_bongard("study", "review", "free", "--expert", "e1", "--labels", template, "--home", home)
+    assert stored.returncode == 0 and "stored 2 verdict(s) of e1" in stored.stdout, stored.stderr
+    shown = run_bongard("compare", "--study", "free", "--out", tmp_path / "r", "--home", home)
     assert shown.returncode == 0, shown.stderr
-    assert "judging vs the expert: 2 of 2 answers agree (100%)" in shown.stdout
+    assert "judging vs expert e1: 2 of 2 answers agree (100%)" in shown.stdout
     solved = {row["solver"]: row["solved"] for row in csv_rows(tmp_path / "r" / "study-solved.csv")}
     assert solved["p01"] == "1"
     listed = json.loads(run_bongard("study", "show", "free", "--json", "--home", store.path.parent).stdout)

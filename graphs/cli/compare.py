@@ -168,15 +168,6 @@ def compare(
             show_default=False,
         ),
     ] = None,
-    expert: Annotated[
-        Path | None,
-        typer.Option(
-            metavar="CSV",
-            help="With --study: an expert's verdicts (problem, answer, verdict), to measure how far the "
-            "judging agrees with them.",
-            show_default=False,
-        ),
-    ] = None,
     home: HomeOption = None,
 ) -> None:
     """Solved problems and accuracy per strategy x model x dataset, as tables and plots. The
@@ -188,12 +179,8 @@ def compare(
     store = open_reader(home)
     if study is not None:
         counting = Counting(Aggregate.parse(aggregate), judging)
-        compare_study_views(store, study, run_ids or [], counting, expert, out, figure_format.suffix)
+        compare_study_views(store, study, run_ids or [], counting, out, figure_format.suffix)
         return
-    if expert is not None:
-        raise typer.BadParameter(
-            "an expert's verdicts are read against a study: give --study", param_hint="--expert"
-        )
     chosen = [store.resolve_run(run_id) for run_id in run_ids] if run_ids else store.run_ids()
     if not chosen:
         raise typer.BadParameter("there are no runs to compare yet", param_hint="RUN")
@@ -234,14 +221,13 @@ def compare_study_views(
     name: str,
     run_ids: list[str],
     counting: Counting,
-    expert: Path | None,
     out: Path,
     fmt: FigureFormat,
 ) -> None:
     """A study's participants beside model runs: solved with intervals, the people pooled, per
-    category, one side only, the participants' agreement and the judging's with an expert."""
+    category, one side only, the participants' agreement and the judging's with each expert."""
     from graphs.studies.comparison import compare_study
-    from judges.agreement import kappa_text, read_human_labels
+    from judges.agreement import kappa_text
     from results.study_report import (
         category_rows,
         one_side_only,
@@ -250,8 +236,7 @@ def compare_study_views(
         write_study_report,
     )
 
-    labels = read_human_labels(expert) if expert is not None else None
-    found = compare_study(store, name, run_ids, counting, labels)
+    found = compare_study(store, name, run_ids, counting)
     table = found.table
     lines = [
         f"study {name}: {len(table.problems)} problems, {len(table.participants)} participant(s) counted"
@@ -261,10 +246,9 @@ def compare_study_views(
         "participants' agreement (Fleiss' kappa, solved or not per problem): "
         + ("needs two counted participants" if found.kappa is None else kappa_text(found.kappa))
     )
-    if found.expert is not None:
-        agreement = found.expert
+    for expert, agreement in found.experts.items():
         lines.append(
-            f"judging vs the expert: {agreement.agreed} of {agreement.answers} answers agree "
+            f"judging vs expert {expert}: {agreement.agreed} of {agreement.answers} answers agree "
             f"({agreement.agreed / agreement.answers:.0%}), Cohen's kappa {kappa_text(agreement.kappa)}"
         )
     lines += found.notes

@@ -1,10 +1,12 @@
-"""`bongard study create | list | show | invite | serve | forget`: human studies over a dataset and a
-task, kept in the store; participants answer in a browser, each a run of agent `human:PSEUDONYM`."""
+"""`bongard study create | list | show | invite | serve | forget | review`: human studies over a
+dataset and a task, kept in the store; participants answer in a browser, each a run of agent
+`human:PSEUDONYM`, and an expert's verdicts on their answers are kept beside the judging's."""
 
 from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
@@ -333,3 +335,62 @@ def forget(name: NameArgument, pseudonym: PseudonymArgument, home: HomeOption = 
         f"participant {escape(pseudonym)} of study {escape(name)} deleted, with run {participant.run_id}",
         highlight=False,
     )
+
+
+@study_app.command("review")
+def review(
+    name: NameArgument,
+    expert: Annotated[
+        str,
+        typer.Option(
+            metavar="EXPERT", help="Who gives the verdicts (a name or a pseudonym).", show_default=False
+        ),
+    ],
+    runs: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="RUN",
+            help="Model runs whose answers are labelled too (default: every stored run of the study's task).",
+            show_default=False,
+        ),
+    ] = None,
+    template: Annotated[
+        Path | None,
+        typer.Option(metavar="CSV", help="Write the answers still to label, each beside its true concept."),
+    ] = None,
+    labels: Annotated[
+        Path | None,
+        typer.Option(metavar="CSV", help="Store the verdicts (ok or wrong) of a filled-in template."),
+    ] = None,
+    home: HomeOption = None,
+) -> None:
+    """An expert's verdicts on the study's free-form answers (the counted participants' and the model
+    runs'), so `bongard compare --study` reads the judging against them."""
+    from graphs.studies.comparison import compare_study
+    from graphs.studies.participants import Study
+    from graphs.studies.review import answers_to_label, read_labels, write_template
+
+    store = open_store(home)
+    found = compare_study(store, name, runs or [])
+    study = Study(store, name)
+    solvers = {s.run_id: s.label for s in found.table.solvers()}
+    if labels is not None:
+        known = {(run_id, p, a) for run_id in solvers for p, a in store.finished_items(run_id)}
+        verdicts = read_labels(labels, known)
+        study.records.label(name, expert, verdicts)
+        console.print(f"stored {len(verdicts)} verdict(s) of {escape(expert)}", highlight=False)
+    pending = answers_to_label(store, study, solvers, expert)
+    if template is not None:
+        write_template(pending, template)
+        console.print(
+            f"{len(pending)} answer(s) to label in {escape(str(template))}: fill in verdict (ok or wrong), "
+            f"then `bongard study review {escape(name)} --expert {escape(expert)} "
+            f"--labels {escape(str(template))}`",
+            highlight=False,
+        )
+    elif labels is None:
+        console.print(
+            f"{len(pending)} answer(s) still to label by {escape(expert)}: "
+            "write them to a CSV with --template",
+            highlight=False,
+        )

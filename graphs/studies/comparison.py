@@ -22,6 +22,7 @@ from results.counting import DEFAULT_COUNTING, Counting
 from results.report import items_frame, solved_problems
 from results.run_compatibility import model_label
 from results.store import ResultsStore
+from results.studies import ItemKey
 from results.study_report import Solver, StudyTable
 
 
@@ -45,7 +46,8 @@ class StudyComparison:
     """Fleiss' kappa of the counted participants' solved-or-not per problem; None below two of them."""
     notes: list[str] = field(default_factory=list)
     """What the reader should know: runs not judged yet, problems a model run did not answer."""
-    expert: ExpertAgreement | None = None
+    experts: dict[str, ExpertAgreement] = field(default_factory=dict)
+    """Per expert whose verdicts are stored (`bongard study review`): the judging against them."""
 
 
 def compare_study(
@@ -53,11 +55,9 @@ def compare_study(
     name: str,
     model_runs: Sequence[str] = (),
     counting: Counting = DEFAULT_COUNTING,
-    expert: Mapping[tuple[str, str], bool] | None = None,
 ) -> StudyComparison:
     """The study `name` beside `model_runs` (ids or `latest`; none: every stored run of its task on
-    its dataset); `expert`: an expert's verdicts by (problem, answer text), as `bongard judge --human`
-    reads them."""
+    its dataset), and the judging against each expert whose verdicts are stored."""
     study = Study(store, name)
     design = study.design
     problems = design.problems
@@ -93,8 +93,12 @@ def compare_study(
     kappa = None
     if len(participants) >= 2:
         kappa = fleiss_kappa([["ok" if p in s.solved else "wrong" for s in participants] for p in problems])
-    agreement = _expert_agreement(store, table, expert) if expert is not None else None
-    return StudyComparison(design.task, table, excluded, kappa, notes, agreement)
+    experts = {
+        expert: agreement
+        for expert, verdicts in study.records.labels(name).items()
+        if (agreement := _expert_agreement(store, table, verdicts)) is not None
+    }
+    return StudyComparison(design.task, table, excluded, kappa, notes, experts)
 
 
 def _solver(
@@ -153,26 +157,21 @@ def _categories(study: Study) -> dict[str, str | None]:
 
 
 def _expert_agreement(
-    store: ResultsStore, table: StudyTable, expert: Mapping[tuple[str, str], bool]
-) -> ExpertAgreement:
-    """Each answer the expert labelled (matched by problem, as its key or its own id, and answer text),
-    the judging's solved-or-not beside the expert's."""
+    store: ResultsStore, table: StudyTable, verdicts: Mapping[ItemKey, bool]
+) -> ExpertAgreement | None:
+    """The judging's solved-or-not beside the expert's verdict, on each answer of the compared
+    solvers the expert labelled; None where they labelled none of them."""
     judged: list[str] = []
     theirs: list[str] = []
     for solver in table.solvers():
-        solved = {
-            (row.problem, row.attempt): bool(row.solved)
-            for row in items_frame(store, [solver.run_id]).itertuples()
-        }
-        for problem, attempt, answer in store.answer_records(solver.run_id):
-            text = answer.text.strip()
-            label = expert.get((problem, text), expert.get((problem.split("/", 1)[-1], text)))
-            if label is not None and (problem, attempt) in solved:
-                judged.append("ok" if solved[(problem, attempt)] else "wrong")
+        for row in items_frame(store, [solver.run_id]).itertuples():
+            label = verdicts.get((solver.run_id, str(row.problem), int(row.attempt)))
+            if label is not None:
+                judged.append("ok" if row.solved else "wrong")
                 theirs.append("ok" if label else "wrong")
     if not judged:
-        raise StudyDesignError(
-            "no answer of the study's solvers has an expert label (matched on problem and answer text)"
-        )
+        return None
     agreed = sum(a == b for a, b in zip(judged, theirs, strict=True))
-    return ExpertAgreement(len(judged), agreed, cohen_kappa(judged, theirs))
+    return ExpertAgreement(
+        len(judged), agreed, cohen_kappa(judged, theirs) if len(judged) > 1 else float("nan")
+    )
