@@ -38,7 +38,9 @@ def images_to_sides_study(store: ResultsStore, data: Path) -> Study:
     return Study(store, "fig4")
 
 
-def participate(study: Study, pseudonym: str, right: set[str], dont_know: set[str] = frozenset()) -> str:
+def participate(
+    study: Study, pseudonym: str, right: set[str], dont_know: frozenset[str] = frozenset()
+) -> str:
     """A participant who puts both test images right on `right`'s problems and swaps them elsewhere."""
     participant, _ = study.invite(pseudonym)
     for problem in study.design.problems:
@@ -86,7 +88,7 @@ def test_two_participants_and_two_models_compare_as_figure_4_with_hand_counts_an
     study = images_to_sides_study(store, shared_data)
     participate(study, "p01", P01)
     participate(study, "p02", P02)
-    participate(study, "p03", {"2"}, dont_know=set(PROBLEMS) - {"2", "3"})  # tried 2 of 7: left out
+    participate(study, "p03", {"2"}, dont_know=frozenset(PROBLEMS) - {"2", "3"})  # tried 2 of 7: left out
     run_a = model_run(store, study, "scripted:model-a", MODEL_A)
     run_b = model_run(store, study, "scripted:model-b", MODEL_B)
     out = tmp_path / "report"
@@ -159,11 +161,13 @@ def test_free_form_answers_of_people_are_judged_offline_by_bongard_judge_and_rea
     assert "2 answers judged" in judged.stdout
     home = store.path.parent
     template = tmp_path / "verdicts.csv"
+    third = dataset.problem("3").concept
+    assert third is not None
     written = run_bongard("study", "review", "free", "--expert", "e1", "--template", template, "--home", home)
     assert written.returncode == 0, written.stderr
     rows = csv_rows(template)
     assert [(r["problem"], r["left concept"], r["verdict"]) for r in rows] == [
-        ("bongard-classic/2", concept.left, ""), ("bongard-classic/3", dataset.problem("3").concept.left, ""),
+        ("bongard-classic/2", concept.left, ""), ("bongard-classic/3", third.left, ""),
     ]  # fmt: skip
     bad = template.read_text().replace(",\n", ",perhaps\n", 1)
     (tmp_path / "bad.csv").write_text(bad)

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import re
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 from graphs.runs.provenance import toolkit_version
 from graphs.runs.runner import RunConfig, data_folder
@@ -146,14 +148,14 @@ class Study:
         """The problem shown (its time counts from its first showing)."""
         return self.records.shown(self.name, participant.pseudonym, problem)
 
-    def answer(self, participant: Participant, problem: str, given: dict[str, object]) -> bool:
+    def answer(self, participant: Participant, problem: str, given: Mapping[str, Any]) -> bool:
         """An answer kept as given and written as the participant's item; False where the problem
         was not the one shown or was answered already (nothing is kept)."""
         if problem == self.design.instructions:
             return (
                 self.records.answer(self.name, participant.pseudonym, problem, INSTRUCTIONS_SEEN) is not None
             )
-        kept = self.records.answer(self.name, participant.pseudonym, problem, given)
+        kept = self.records.answer(self.name, participant.pseudonym, problem, dict(given))
         if kept is None:
             return False
         self._write_item(participant, kept)
