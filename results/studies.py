@@ -125,33 +125,26 @@ class StudyRecords:
             raise StoreError(f"study {study!r} has no participant {pseudonym!r}")
 
     def participant(self, study: str, pseudonym: str) -> Participant:
-        with self.store.reading() as db:
-            row = db.execute(
-                "SELECT study, pseudonym, run_id, created_at FROM study_participants "
-                "WHERE study = ? AND pseudonym = ?",
-                (study, pseudonym),
-            ).fetchone()
-        if row is None:
+        found = self._participants("study = ? AND pseudonym = ?", (study, pseudonym))
+        if not found:
             raise StoreError(f"study {study!r} has no participant {pseudonym!r}")
-        return Participant(*row)
+        return found[0]
 
     def participant_of_token(self, study: str, token: str) -> Participant | None:
         """Whose link `token` is, in `study`; None for a token of nobody's (or of another study)."""
-        with self.store.reading() as db:
-            row = db.execute(
-                "SELECT study, pseudonym, run_id, created_at FROM study_participants "
-                "WHERE study = ? AND token_sha256 = ?",
-                (study, token_digest(token)),
-            ).fetchone()
-        return None if row is None else Participant(*row)
+        found = self._participants("study = ? AND token_sha256 = ?", (study, token_digest(token)))
+        return found[0] if found else None
 
     def participants(self, study: str) -> list[Participant]:
         """Every participant of `study`, in the order they were invited."""
+        return self._participants("study = ?", (study,))
+
+    def _participants(self, where: str, values: tuple[str, ...]) -> list[Participant]:
         with self.store.reading() as db:
             rows = db.execute(
-                "SELECT study, pseudonym, run_id, created_at FROM study_participants WHERE study = ? "
-                "ORDER BY created_at, pseudonym",
-                (study,),
+                "SELECT study, pseudonym, run_id, created_at FROM study_participants "
+                f"WHERE {where} ORDER BY created_at, pseudonym",
+                values,
             ).fetchall()
         return [Participant(*row) for row in rows]
 

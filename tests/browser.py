@@ -4,8 +4,11 @@ the viewer or a study's pages served in a thread of the test's process."""
 from __future__ import annotations
 
 import os
+import selectors
 import shutil
+import signal
 import socket
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -82,6 +85,33 @@ def listening_addresses(port: int) -> list[str]:
 
 def chromium() -> str | None:
     return next((path for path in CHROMIUM if os.access(path, os.X_OK)), shutil.which("chromium"))
+
+
+def chromium_or_skip() -> str:
+    """Chromium's path; the test is skipped where none is installed."""
+    import pytest
+
+    executable = chromium()
+    if executable is None:
+        pytest.skip("no Chromium on this machine (apt-get install chromium; scripts/check installs it)")
+    return executable
+
+
+@contextmanager
+def first_line_of(command: list[str], timeout_s: float = 60) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """A long-running command (a server) started, with the first line it prints; stopped with
+    Ctrl-C (SIGINT) at the end, and checked to have stopped cleanly."""
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        with selectors.DefaultSelector() as waiting:
+            waiting.register(process.stdout, selectors.EVENT_READ)
+            assert waiting.select(timeout=timeout_s), f"{command[1:3]} printed nothing"
+        yield process, process.stdout.readline()
+    finally:
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 0 and "Traceback" not in stderr, stderr
 
 
 def screenshots(tmp_path: Path) -> Path:

@@ -6,10 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from results.store import STORE_FILE
-from tests.browser import CHROMIUM_ARGS, chromium, screenshots, viewer_of
+from tests.browser import CHROMIUM_ARGS, chromium_or_skip, screenshots, viewer_of
 from tests.cli import run_bongard
 
 GRID = """name = "offline-pair"
@@ -24,9 +22,7 @@ problems = "1-6"
 
 
 def test_the_grid_fits_the_screen_and_each_cell_opens_its_run(shared_data: Path, tmp_path: Path) -> None:
-    executable = chromium()
-    if executable is None:
-        pytest.skip("no Chromium on this machine (apt-get install chromium; scripts/check installs it)")
+    executable = chromium_or_skip()
     from playwright.sync_api import sync_playwright
 
     path = tmp_path / "grid.toml"

@@ -17,7 +17,7 @@ from matplotlib.transforms import Bbox
 from graphs.view.app import compare_url, sheet_url
 from results.report import write_report
 from results.store import STORE_FILE, ResultsStore
-from tests.browser import CHROMIUM_ARGS, chromium, viewer_of
+from tests.browser import CHROMIUM_ARGS, chromium_or_skip, viewer_of
 from tests.cli import run_bongard
 
 LONG = "a/researchers/long/folder/of/problems/my-own-copy-of-the-classic-bongard-problems"
@@ -111,9 +111,7 @@ def test_a_run_on_a_dataset_given_as_a_path_is_judged_shown_and_viewed(workspace
 
 
 def test_the_compare_page_fits_1280_pixels(workspace: Workspace, tmp_path: Path) -> None:
-    executable = chromium()
-    if executable is None:
-        pytest.skip("no Chromium on this machine (apt-get install chromium; scripts/check installs it)")
+    executable = chromium_or_skip()
     from playwright.sync_api import sync_playwright
 
     with viewer_of(workspace.home / STORE_FILE) as base, sync_playwright() as playwright:

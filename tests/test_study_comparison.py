@@ -196,11 +196,9 @@ def test_free_form_answers_of_people_are_judged_offline_by_bongard_judge_and_rea
 def test_the_viewers_study_page_shows_figure_4_in_a_real_browser(
     store: ResultsStore, shared_data: Path, tmp_path: Path
 ) -> None:
-    from tests.browser import CHROMIUM_ARGS, chromium, screenshots, viewer_of
+    from tests.browser import CHROMIUM_ARGS, chromium_or_skip, screenshots, viewer_of
 
-    executable = chromium()
-    if executable is None:
-        pytest.skip("no Chromium on this machine (apt-get install chromium; scripts/check installs it)")
+    executable = chromium_or_skip()
     from playwright.sync_api import expect, sync_playwright
 
     study = images_to_sides_study(store, shared_data)

@@ -4,21 +4,26 @@ answer kept as given and as an item of their `human:` run (issue 54)."""
 from __future__ import annotations
 
 import re
-import selectors
-import signal
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from graphs.studies.design import design_study
 from graphs.studies.participants import Study
 from results.store import STORE_FILE, ResultsStore
 from results.studies import StudyRecords
-from tests.browser import CHROMIUM_ARGS, chromium, listening_addresses, screenshots, study_pages_of
+from tests.browser import (
+    CHROMIUM_ARGS,
+    chromium_or_skip,
+    first_line_of,
+    listening_addresses,
+    screenshots,
+    study_pages_of,
+)
 from tests.cli import BONGARD, run_bongard
 
 pytest.importorskip("starlette")
@@ -97,9 +102,7 @@ def check_fits(page: Any, shots: Path, name: str) -> None:
 def test_in_a_real_browser_a_participant_answers_three_problems_closes_and_resumes_at_the_third(
     task: str, store: ResultsStore, shared_data: Path, tmp_path: Path
 ) -> None:
-    executable = chromium()
-    if executable is None:
-        pytest.skip("no Chromium on this machine (apt-get install chromium; scripts/check installs it)")
+    executable = chromium_or_skip()
     from playwright.sync_api import expect, sync_playwright
 
     study = new_study(store, shared_data, task, task)
@@ -245,30 +248,14 @@ def test_bongard_study_serve_listens_on_127_0_0_1_unless_told_lan(
     assert invited.returncode == 0, invited.stderr
     [token] = re.findall(r"http://127\.0\.0\.1:0/p/(\S+)", invited.stdout)
     for flags, addresses in (((), ["127.0.0.1"]), (("--lan",), ["0.0.0.0"])):
-        serving = subprocess.Popen(
-            [str(BONGARD), "study", "serve", "s", "--port", "0", *flags, "--home", str(store.path.parent)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        try:
-            assert serving.stdout is not None
-            with selectors.DefaultSelector() as waiting:
-                waiting.register(serving.stdout, selectors.EVENT_READ)
-                assert waiting.select(timeout=60), "bongard study serve printed no address"
-            line = serving.stdout.readline()
+        serve = [str(BONGARD), "study", "serve", "s", "--port", "0", *flags, "--home", str(store.path.parent)]
+        with first_line_of(serve) as (_, line):
             [port] = re.findall(r"http://[\d.]+:(\d+)/p/TOKEN", line)
             deadline = time.monotonic() + 30
             while not listening_addresses(int(port)) and time.monotonic() < deadline:
                 time.sleep(0.05)
             assert listening_addresses(int(port)) == addresses
-            import httpx
-
             page = httpx.get(f"http://127.0.0.1:{port}/p/{token}", timeout=60)
             assert page.status_code == 200 and "How the study works" in page.text
             assert "script-src" not in page.headers["content-security-policy"]
             assert page.headers["cache-control"] == "no-store"
-        finally:
-            serving.send_signal(signal.SIGINT)
-            _, stderr = serving.communicate(timeout=30)
-        assert serving.returncode == 0 and "Traceback" not in stderr, stderr

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import selectors
-import signal
 import subprocess
 import sys
 import threading
@@ -24,7 +22,14 @@ import pytest
 
 from datasets_io.records import Answer, CallTrace, Verdict
 from results.store import STORE_FILE, ResultsStore, StoreError
-from tests.browser import CHROMIUM_ARGS, chromium, listening_addresses, screenshots, viewer_of
+from tests.browser import (
+    CHROMIUM_ARGS,
+    chromium_or_skip,
+    first_line_of,
+    listening_addresses,
+    screenshots,
+    viewer_of,
+)
 from tests.cli import BONGARD, run_bongard
 from tests.test_startup import loaded_by
 
@@ -310,18 +315,7 @@ def test_bongard_view_has_help_and_serves_on_127_0_0_1_only(runs: Runs, tmp_path
     shown = run_bongard("view", "--help")
     assert shown.returncode == 0 and "127.0.0.1" in shown.stdout and "--port" in shown.stdout
     started = time.monotonic()
-    viewing = subprocess.Popen(
-        [str(BONGARD), "view", "--home", str(runs.home), "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert viewing.stdout is not None
-        with selectors.DefaultSelector() as waiting:
-            waiting.register(viewing.stdout, selectors.EVENT_READ)
-            assert waiting.select(timeout=60), "bongard view printed no address"
-        line = viewing.stdout.readline()
+    with first_line_of([str(BONGARD), "view", "--home", str(runs.home), "--port", "0"]) as (_, line):
         [port] = re.findall(r"http://127\.0\.0\.1:(\d+)/ \(store .*read-only", line)
         assert httpx.get(f"http://127.0.0.1:{port}/", timeout=60).status_code == 200
         seconds = time.monotonic() - started
@@ -330,19 +324,12 @@ def test_bongard_view_has_help_and_serves_on_127_0_0_1_only(runs: Runs, tmp_path
         assert listening_addresses(int(port)) == ["127.0.0.1"]
         taken = run_bongard("view", "--home", runs.home, "--port", port)
         assert taken.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in taken.stderr
-    finally:
-        viewing.send_signal(signal.SIGINT)
-        _, stderr = viewing.communicate(timeout=30)
-    assert viewing.returncode == 0, stderr
-    assert "Traceback" not in stderr
 
 
 def test_in_a_real_browser_a_reader_clicks_from_the_runs_to_a_problem_and_compares(
     runs: Runs, base: str, tmp_path: Path
 ) -> None:
-    executable = chromium()
-    if executable is None:
-        pytest.skip("no Chromium on this machine (apt-get install chromium; scripts/check installs it)")
+    executable = chromium_or_skip()
     from playwright.sync_api import sync_playwright
 
     shots = screenshots(tmp_path)
@@ -517,9 +504,7 @@ def test_the_runs_page_fits_a_laptop_screen_with_local_server_specs(
     """At 1280 x 800 every column of the runs page is on screen without scrolling the page sideways,
     each row under 80 px: models by a short alias (the full spec on hover), the judging by a short
     label and the id `--judging` takes (its ~200-character name on hover)."""
-    executable = chromium()
-    if executable is None:
-        pytest.skip("no Chromium on this machine (apt-get install chromium; scripts/check installs it)")
+    executable = chromium_or_skip()
     from playwright.sync_api import sync_playwright
 
     from results.store import judging_id
