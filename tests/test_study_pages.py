@@ -259,3 +259,27 @@ def test_bongard_study_serve_listens_on_127_0_0_1_unless_told_lan(
             assert page.status_code == 200 and "How the study works" in page.text
             assert "script-src" not in page.headers["content-security-policy"]
             assert page.headers["cache-control"] == "no-store"
+
+
+def test_an_answer_after_the_time_limit_is_kept_as_given_and_counts_as_none(
+    store: ResultsStore, shared_data: Path
+) -> None:
+    study = new_study(store, shared_data, "timed", "images-to-sides", time_limit_s=0.5)
+    participant, _ = study.invite("p01")
+    for problem, wait in (("1", 0.0), ("2", 0.7), ("3", 0.0)):
+        study.show(participant, problem)
+        time.sleep(wait)
+        question = study.question(problem) if problem != "1" else None
+        right = {ref: question.panel(ref).side for ref in question.tests} if question else {}
+        assert study.answer(participant, problem, {"sides": right})
+    kept = study.records.answers("timed", "p01")
+    assert kept["2"].answer == {
+        "sides": {ref: study.question("2").panel(ref).side for ref in study.question("2").tests}
+    }
+    assert kept["2"].seconds is not None and kept["2"].seconds >= 0.7
+    items = {p.split("/")[1]: a for p, _, a in store.answer_records(participant.run_id)}
+    assert items["2"].correct is False and items["2"].text == "No answer within the time limit."
+    assert items["2"].details["study"] == {"dont_know": False, "over_time": True}
+    assert items["3"].correct is True
+    [standing] = study.standings()
+    assert (standing.answered, standing.tried) == (2, 1)
