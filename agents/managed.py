@@ -32,6 +32,7 @@ from agents.langchain_speedups import memoise_block_types
 from agents.learned_rules import LEARNABLE, LearnedRule, LearnedRules, refused_key
 from agents.limits import Endpoint, Limiter, RateLimits, endpoint_slot
 from agents.pricing import Pricing
+from agents.prompt_cache import with_cache_breakpoints
 from agents.provider import AgentParams, Provider
 from agents.retry import AttemptTimeout, RetryPolicy, error_chain, is_timeout, status_code, with_retries
 from agents.secrets import redact, redact_value, secret_values
@@ -151,6 +152,9 @@ class ManagedAgent(BaseChatModel):
     run_concurrency: int | None = None
     """The run's `--concurrency`, in place of the provider's default where the agent sets no
     concurrency of its own: a run's N calls in flight are capped only by a limit the user set."""
+    shares_context: bool = False
+    """Whether a problem's calls or attempts send the same context again (a multi-turn strategy,
+    `--attempts N`): where `prompt_cache` is unset, a provider asked for its cache is asked then."""
     watch: CallWatch | None = None
     """Sees every call before it is paid for and its reply (not the cache's answers)."""
     dropped_decoding: list[str] = Field(default_factory=list)
@@ -256,6 +260,13 @@ class ManagedAgent(BaseChatModel):
             raise ImageLimitError(f"{text_only} takes no images; this request has {images}")
         return prepare_messages(messages, self.image_policy, self.provider.image_limits, self.provider.name)
 
+    @property
+    def marks_cache(self) -> bool:
+        """Whether requests mark their shared context for the provider's prompt cache: the agent's
+        `prompt_cache`, else whether the run sends a context again."""
+        wanted = self.params.prompt_cache if self.params.prompt_cache is not None else self.shares_context
+        return self.provider.cache_breakpoints and wanted
+
     def _cache_key(self, prepared: list[BaseMessage], call: CallSpec) -> str | None:
         if not (self.deterministic and self.params.cache):
             return None
@@ -270,6 +281,8 @@ class ManagedAgent(BaseChatModel):
         )
 
     async def _call_model(self, prepared: list[BaseMessage], call: CallSpec, started: float) -> AgentReply:
+        if self.marks_cache:  # after the response cache's key: a breakpoint does not change the reply
+            prepared = with_cache_breakpoints(prepared)
         schema, mode = call.output_schema, self._output_mode(call.output_schema)
         if schema is not None and mode == "prompt":
             prepared = [*prepared, HumanMessage(content=schema_instructions(schema))]

@@ -68,6 +68,12 @@ class AgentParams(BaseModel):
     price_input: float | None = Field(default=None, ge=0, description="USD per million input tokens")
     price_output: float | None = Field(default=None, ge=0, description="USD per million output tokens")
     cache: bool = Field(default=True, description="read and write the response cache")
+    prompt_cache: bool | None = Field(
+        default=None,
+        description="mark the shared context (the system prompt, each call's turn and its images) for "
+        "the provider's prompt cache, where it is asked for (Anthropic's cache_control); unset: where a "
+        "problem's calls or attempts send it again",
+    )
     reask_unparsed: bool = Field(
         default=False,
         description="re-ask once when a structured reply does not parse (no paper does: off, a broken "
@@ -152,6 +158,9 @@ class Provider:
     """OpenAI's structured outputs: `strict: true` for a schema inside the strict subset."""
     reads_call_metadata: bool = False
     """A non-LLM agent: gets the `CallSpec` and the original messages."""
+    cache_breakpoints: bool = False
+    """Its prompt cache is asked for with breakpoints in the request (Anthropic's `cache_control`,
+    `agents.prompt_cache`); False: it caches repeated prefixes unasked, or has no cache."""
     deterministic: bool = False
     """Replies depend only on the request, whatever the parameters."""
     default_model: str | None = None

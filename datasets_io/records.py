@@ -75,6 +75,10 @@ class CallTrace(BaseModel):
     """The provider's words for the stop (`finish_reason content_filter`, `prompt blocked: SAFETY`)."""
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_read_tokens: int = 0
+    """Of the input tokens, those the provider read from its prompt cache (billed at its read rate)."""
+    cache_write_tokens: int = 0
+    """Of the input tokens, those written to the provider's prompt cache (Anthropic's cache creation)."""
     cost_usd: float | None = None
     latency_s: float = 0.0
     cache_hit: bool = False

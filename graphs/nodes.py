@@ -267,6 +267,8 @@ async def call_agent(
             output_mode=reply.output_mode,
             input_tokens=reply.usage.input_tokens,
             output_tokens=reply.usage.output_tokens,
+            cache_read_tokens=reply.usage.cache_read_tokens,
+            cache_write_tokens=reply.usage.cache_write_tokens,
             cost_usd=reply.cost_usd,
             latency_s=reply.latency_s,
             cache_hit=reply.cache_hit,

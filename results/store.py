@@ -266,6 +266,12 @@ MIGRATIONS: Sequence[str] = (
         PRIMARY KEY (study, expert, run_id, problem, attempt)
     );
     """,
+    # Prompt caching (issue 51): of each call's input tokens, those read from and written to the
+    # provider's prompt cache, so a run reports its cached share and its cost as billed.
+    """
+    ALTER TABLE calls ADD COLUMN cache_read_tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE calls ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;
+    """,
 )
 CALL_FIELDS = tuple(CallTrace.model_fields)
 """The `calls` columns that hold a `CallTrace`, in its field order."""
@@ -505,6 +511,10 @@ class RunSummary:
     judge_verdicts: int
     judge_cost_usd: float | None
     """Every judging's judge calls; None when some judge had no price."""
+    input_tokens: int = 0
+    cache_read_tokens: int = 0
+    """Of the input tokens, those the providers read from their prompt caches."""
+    cache_write_tokens: int = 0
 
     @property
     def solved_text(self) -> str:
@@ -961,10 +971,12 @@ class ResultsStore:
                     {"run_id": run_id, "judging": None},
                 ).fetchall()
             )
-            calls, cached, tokens, cost, unknown = db.execute(
+            calls, cached, tokens, cost, unknown, inputs, read, written = db.execute(
                 "SELECT COUNT(*), COALESCE(SUM(cache_hit), 0), "
                 "COALESCE(SUM(input_tokens + output_tokens), 0), COALESCE(SUM(cost_usd), 0), "
-                "COALESCE(SUM(cost_usd IS NULL), 0) FROM calls WHERE run_id = ?",
+                "COALESCE(SUM(cost_usd IS NULL), 0), COALESCE(SUM(input_tokens), 0), "
+                "COALESCE(SUM(cache_read_tokens), 0), COALESCE(SUM(cache_write_tokens), 0) "
+                "FROM calls WHERE run_id = ?",
                 (run_id,),
             ).fetchone()
         return RunSummary(
@@ -988,6 +1000,9 @@ class ResultsStore:
             cost_usd=None if unknown else float(cost),
             judge_verdicts=verdicts,
             judge_cost_usd=None if unpriced else float(judge_cost),
+            input_tokens=inputs,
+            cache_read_tokens=read,
+            cache_write_tokens=written,
         )
 
     def run_ids(self) -> list[str]:

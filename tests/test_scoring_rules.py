@@ -198,8 +198,10 @@ def test_an_older_store_scores_its_unparsed_exact_answers_wrong_and_leaves_free_
         db.execute("DROP TABLE study_participants")  # migration 18
         db.execute("DROP TABLE study_answers")
         db.execute("DROP TABLE study_labels")  # migration 19
+        db.execute("ALTER TABLE calls DROP COLUMN cache_read_tokens")  # migration 20
+        db.execute("ALTER TABLE calls DROP COLUMN cache_write_tokens")
         db.execute("PRAGMA user_version = 9")  # before migration 10 scored unparsed exact answers wrong
-    assert len(MIGRATIONS) == 19
+    assert len(MIGRATIONS) == 20
     store = ResultsStore(path)
     assert (store.summary(exact).scored, store.summary(exact).format_errors) == (1, 1)
     [(_, _, migrated)] = store.answer_records(exact)

@@ -59,4 +59,5 @@ PROVIDER = Provider(
     ),
     rate_limits=RateLimits(concurrency=8),
     structured_method="function_calling",
+    cache_breakpoints=True,
 )

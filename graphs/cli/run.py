@@ -669,6 +669,8 @@ def _print_summary(summary: RunSummary, home: Path | None) -> None:
         f"{summary.calls} calls ({summary.cached_calls} cached), "
         f"{summary.tokens} tokens, cost {_dollars(summary.cost_usd)}{judged}"
     )
+    if summary.cache_read_tokens or summary.cache_write_tokens:
+        console.print(prompt_cache_line(summary))
     resume, retry = (_resume_command(summary.id, home, retry) for retry in (False, True))
     if summary.status == "interrupted":
         console.print(f"resume with `{resume}`")
@@ -682,6 +684,15 @@ def _print_summary(summary: RunSummary, home: Path | None) -> None:
             "request itself (a parameter, a value, a size: see the errors above); start a new run "
             "with other options"
         )
+
+
+def prompt_cache_line(summary: RunSummary) -> str:
+    """The run's input tokens read from the providers' prompt caches: its cached share."""
+    share = summary.cache_read_tokens / summary.input_tokens if summary.input_tokens else 0.0
+    return (
+        f"prompt cache: {summary.cache_read_tokens} of {summary.input_tokens} input tokens read from the "
+        f"provider's cache ({share:.0%}), {summary.cache_write_tokens} written to it"
+    )
 
 
 def _resume_command(run_id: str, home: Path | None, retry: bool = False) -> str:

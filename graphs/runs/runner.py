@@ -329,7 +329,21 @@ class Runner:
                 defaults=paper,
             )
             built[role].run_concurrency = self.config.concurrency
+            built[role].shares_context = self.sends_context_again
         return built
+
+    @functools.cached_property
+    def sends_context_again(self) -> bool:
+        """Whether a problem's context goes out more than once: several attempts, or a strategy that
+        makes several calls a problem (told from the first problem; unstated counts as several)."""
+        if self.config.attempts > 1 or not self.problems:
+            return self.config.attempts > 1
+        try:
+            first = self.dataset.load(self.problems[0].id)
+        except DatasetError:
+            return True  # its item will fail and say why; marking costs the others a cache write
+        calls = self.info.calls_for(first, self.config.strategy_options)
+        return calls is None or calls > 1
 
     def learned(self) -> list[str]:
         """What this process's agents learned their APIs refuse (`agents.learned_rules`), each once;

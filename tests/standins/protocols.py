@@ -283,6 +283,16 @@ class OpenAIChat:
         )
 
 
+def _anthropic_tokens(block: Any) -> int:
+    """A content block's tokens: an image's width x height / 750 (Anthropic's vision guide), else a
+    token per 4 characters of its JSON."""
+    source = block.get("source") if isinstance(block, dict) and block.get("type") == "image" else None
+    if isinstance(source, dict) and source.get("type") == "base64":
+        with Image.open(io.BytesIO(base64.b64decode(source["data"]))) as image:
+            return image.width * image.height // 750
+    return len(json.dumps(block)) // 4
+
+
 class AnthropicMessages:
     """POST /v1/messages; a forced tool is answered with a tool_use block holding the JSON; a Claude
     4.5+ request with both `temperature` and `top_p` is refused as the Messages API refuses it.
@@ -290,12 +300,51 @@ class AnthropicMessages:
     Finish forms: `stop`, `length` (stop_reason max_tokens), `refusal` (stop_reason refusal, no
     content: Claude's classifiers stopped the reply). `cache_write`: input tokens each reply says it
     wrote to the prompt cache (`cache_creation_input_tokens`, counted in the input as the SDK counts
-    them)."""
+    them). `prompt_cache`: a prompt cache as Anthropic's prompt-caching guide describes it: the
+    request up to each block marked `cache_control` is written (the marks themselves aside); the
+    longest prefix written before, at any block boundary up to the last mark, is read
+    (`cache_read_input_tokens`), the rest up to the last mark written, at a token a 4 bytes of JSON;
+    prefixes under 1,024 tokens are not cached, and more than 4 marks are refused."""
 
     STOPS: ClassVar[Mapping[str, StopKind]] = {"length": "cut", "refusal": "refused"}
+    MAX_BREAKPOINTS = 4
+    MIN_CACHED_TOKENS = 1024
 
-    def __init__(self, cache_write: int = 0) -> None:
+    def __init__(self, cache_write: int = 0, prompt_cache: bool = False) -> None:
         self.cache_write = cache_write
+        self.prompt_cache = prompt_cache
+        self.cached: set[str] = set()
+        """The prefixes written to the cache so far."""
+
+    def cache_usage(self, body: Any) -> tuple[int, int] | str:
+        """(tokens read, tokens written) for a request, or why the API refuses its marks."""
+        blocks: list[Any] = []
+        system = body.get("system")
+        blocks += (
+            system if isinstance(system, list) else ([{"type": "text", "text": system}] if system else [])
+        )
+        for message in body.get("messages", []):
+            content = message["content"]
+            blocks += content if isinstance(content, list) else [{"type": "text", "text": content}]
+        marks = [i for i, block in enumerate(blocks) if isinstance(block, dict) and "cache_control" in block]
+        if len(marks) > self.MAX_BREAKPOINTS:
+            most = self.MAX_BREAKPOINTS
+            return f"A maximum of {most} blocks with cache_control may be provided. Found {len(marks)}."
+        plain = [
+            {k: v for k, v in block.items() if k != "cache_control"} if isinstance(block, dict) else block
+            for block in blocks
+        ]
+        tokens = [_anthropic_tokens(block) for block in plain]
+        last = max(marks, default=-1)
+        prefixes = [
+            (json.dumps(plain[: i + 1], sort_keys=True), sum(tokens[: i + 1]), i) for i in range(last + 1)
+        ]
+        # a hit is looked for at every block boundary up to the last mark, as the guide says
+        read = max((size for prefix, size, _ in prefixes if prefix in self.cached), default=0)
+        written = [(p, size) for p, size, i in prefixes if i in marks and size >= self.MIN_CACHED_TOKENS]
+        self.cached.update(p for p, _ in written)
+        total = max((size for _, size in written), default=0)
+        return read, max(total - read, 0)
 
     def handles(self, method: str, path: str) -> bool:
         return method == "POST" and path.endswith("/v1/messages")
@@ -316,6 +365,13 @@ class AnthropicMessages:
         if (problem := _anthropic_image_error(body)) is not None:
             error = {"type": "error", "error": {"type": "invalid_request_error", "message": problem}}
             return Reply(_json(error), status=400)
+        read, written = 0, self.cache_write
+        if self.prompt_cache:
+            usage = self.cache_usage(body)
+            if isinstance(usage, str):
+                error = {"type": "error", "error": {"type": "invalid_request_error", "message": usage}}
+                return Reply(_json(error), status=400)
+            read, written = usage
         choice = body.get("tool_choice") or {}
         content: list[dict[str, Any]] = []
         if finish == "refusal":
@@ -341,7 +397,8 @@ class AnthropicMessages:
                     "usage": {
                         "input_tokens": TOKENS_IN,
                         "output_tokens": TOKENS_OUT,
-                        "cache_creation_input_tokens": self.cache_write,
+                        "cache_creation_input_tokens": written,
+                        "cache_read_input_tokens": read,
                     },
                 }
             )
