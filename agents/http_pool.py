@@ -20,6 +20,9 @@ import weakref
 
 import httpx2
 
+from agents.batching import BatchingTransport, BatchProtocol, BatchSettings
+from agents.provider import AgentParams
+
 KEEP_EVERY_CONNECTION = httpx2.Limits(max_connections=None, max_keepalive_connections=None)
 
 
@@ -60,3 +63,18 @@ def endpoint_client(base_url: str | None, timeout_s: float) -> httpx2.AsyncClien
     """An async HTTP client on the server's shared pools, following redirects as the SDKs' own do
     (`base_url` only picks the pools: the SDK using the client sends full URLs)."""
     return httpx2.AsyncClient(transport=endpoint_pools(base_url), timeout=timeout_s, follow_redirects=True)
+
+
+def batching_client(base_url: str | None, protocol: BatchProtocol, params: AgentParams) -> httpx2.AsyncClient:
+    """A client whose calls to the model go through the provider's batch API (`agents.batching`),
+    its other requests on the server's shared pools; one per server and batch settings."""
+    settings = BatchSettings(params.batch_size, params.batch_wait_s, params.batch_poll_s)
+    return _batching_client(base_url, protocol, settings)
+
+
+@functools.cache
+def _batching_client(
+    base_url: str | None, protocol: BatchProtocol, settings: BatchSettings
+) -> httpx2.AsyncClient:
+    transport = BatchingTransport(endpoint_pools(base_url), protocol, settings)
+    return httpx2.AsyncClient(transport=transport, timeout=None, follow_redirects=True)

@@ -323,8 +323,9 @@ class ManagedAgent(BaseChatModel):
         )
 
     async def _first_alone(self, messages: list[BaseMessage], call: CallSpec) -> _Outcome:
-        """`_learning` for the agent's first request alone, the others waiting for its answer."""
-        if self._first_answered or self.learned_rules is None:
+        """`_learning` for the agent's first request alone, the others waiting for its answer (not
+        in batch mode: the first would take a batch of its own, hours before the others')."""
+        if self._first_answered or self.learned_rules is None or self.params.batch:
             return await self._learning(messages, call)
         models = self._models()
         if models.first_call is not None:
@@ -393,7 +394,8 @@ class ManagedAgent(BaseChatModel):
                 self._requests += 1
                 paced = getattr(self._models().chat, "paced", False)  # it times each attempt itself
                 try:
-                    async with asyncio.timeout(None if paced else self.params.timeout_s):
+                    # a batch's call waits for its batch (hours, at worst a day): no attempt timeout
+                    async with asyncio.timeout(None if paced or self.params.batch else self.params.timeout_s):
                         outcome = await self._invoke(messages, call)
                 except Exception as error:
                     if self._retryable(error):

@@ -49,10 +49,12 @@ class Price:
 
 @dataclass(frozen=True)
 class PublishedPrice:
-    """A model's published price, looked up in genai-prices for each reply's usage."""
+    """A model's published price, looked up in genai-prices for each reply's usage; `batch`: its
+    batch price (genai-prices' `processing: batch` variant, where it lists one)."""
 
     provider_id: str
     model_ref: str
+    batch: bool = False
 
     def cost(self, usage: Usage) -> float | None:
         if not usage.reported:
@@ -66,10 +68,30 @@ class PublishedPrice:
             cache_write_tokens=usage.cache_write_tokens,
             output_tokens=usage.output_tokens,
         )
-        return float(calc_price(priced, self.model_ref, provider_id=self.provider_id).total_price)
+        context = {"processing": "batch"} if self.batch else None
+        calculated = calc_price(priced, self.model_ref, provider_id=self.provider_id, price_context=context)
+        return float(calculated.total_price)
 
 
-Pricing = Price | PublishedPrice
+BATCH_DISCOUNT = 0.5
+"""OpenAI's Batch API, Anthropic's Message Batches and Gemini's Batch Mode each bill half the
+standard price (their pricing pages), cache reads and writes included."""
+
+
+@dataclass(frozen=True)
+class DiscountedPrice:
+    """A price without a listed batch variant (one set with `-M price_*`, a file's, a model
+    genai-prices lists no batch price for): the provider's published batch discount applied to it."""
+
+    standard: Price | PublishedPrice
+    discount: float = BATCH_DISCOUNT
+
+    def cost(self, usage: Usage) -> float | None:
+        cost = self.standard.cost(usage)
+        return None if cost is None else cost * self.discount
+
+
+Pricing = Price | PublishedPrice | DiscountedPrice
 """A model's price: `cost(usage)` gives USD for one reply, None where it cannot be known."""
 
 
@@ -115,3 +137,20 @@ def find_price(spec: str, table: dict[str, Price] | None = None) -> Pricing | No
         return table[spec]
     matches = [pattern for pattern in table if fnmatch.fnmatchcase(spec, pattern)]
     return table[max(matches, key=len)] if matches else published_price(spec)
+
+
+def batch_price(price: Pricing | None) -> Pricing | None:
+    """What a reply costs through the provider's batch API: the listed batch price of a published
+    model, else the provider's published discount on the price given."""
+    if isinstance(price, PublishedPrice):
+        from genai_prices import Usage as PricedUsage
+        from genai_prices import calc_price
+
+        probe = PricedUsage(input_tokens=PER_MILLION, output_tokens=PER_MILLION)
+        listed = calc_price(
+            probe, price.model_ref, provider_id=price.provider_id, price_context={"processing": "batch"}
+        )
+        standard = calc_price(probe, price.model_ref, provider_id=price.provider_id)
+        if listed.total_price != standard.total_price:
+            return PublishedPrice(price.provider_id, price.model_ref, batch=True)
+    return DiscountedPrice(price) if isinstance(price, Price | PublishedPrice) else price

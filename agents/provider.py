@@ -15,6 +15,7 @@ from typing import Any, Literal
 from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, ConfigDict, Field
 
+from agents.batching import BatchProtocol
 from agents.images import ImageLimits
 from agents.limits import RateLimits
 from agents.retry import MAX_RETRY_AFTER_S, is_retryable
@@ -68,6 +69,18 @@ class AgentParams(BaseModel):
     price_input: float | None = Field(default=None, ge=0, description="USD per million input tokens")
     price_output: float | None = Field(default=None, ge=0, description="USD per million output tokens")
     cache: bool = Field(default=True, description="read and write the response cache")
+    batch: bool = Field(
+        default=False,
+        description="send calls through the provider's batch API, at its batch price: gathered across "
+        "items, each resolved when its batch is done (openai)",
+    )
+    batch_size: int = Field(default=1000, ge=1, description="requests in one batch at the most")
+    batch_wait_s: float = Field(
+        default=5.0, ge=0, description="how long a batch's first request waits for others before it goes"
+    )
+    batch_poll_s: float = Field(
+        default=30.0, gt=0, description="seconds between two looks at a batch in progress"
+    )
     prompt_cache: bool | None = Field(
         default=None,
         description="mark the shared context (the system prompt, each call's turn and its images) for "
@@ -158,6 +171,8 @@ class Provider:
     """OpenAI's structured outputs: `strict: true` for a schema inside the strict subset."""
     reads_call_metadata: bool = False
     """A non-LLM agent: gets the `CallSpec` and the original messages."""
+    batches: BatchProtocol | None = None
+    """Its batch API (`agents.batch_apis`); None: it has none, and `-M batch=true` is refused."""
     cache_breakpoints: bool = False
     """Its prompt cache is asked for with breakpoints in the request (Anthropic's `cache_control`,
     `agents.prompt_cache`); False: it caches repeated prefixes unasked, or has no cache."""

@@ -23,7 +23,7 @@ from agents.cache import ReplyCache, ResponseCache
 from agents.learned_rules import LearnedRule, LearnedRules, forget_command, workspace_rules
 from agents.managed import ManagedAgent
 from agents.model_families import DecodingRefused, Fitted, fit_decoding
-from agents.pricing import Price, Pricing, find_price
+from agents.pricing import Price, Pricing, batch_price, find_price
 from agents.provider import AgentParams, Provider
 from agents.retry import RetryPolicy
 from agents.secrets import load_env_file
@@ -246,6 +246,9 @@ def resolve_agent(
     rules = workspace_rules(home)
     provider, model, agent_params, dropped = _checked(spec, params, config, defaults, rules, home)
     _check_ready(provider)
+    if agent_params.batch and provider.batches is None:
+        with_batches = ", ".join(name for name in provider_names() if get_provider(name).batches is not None)
+        raise AgentSpecError(f"{spec}: {provider.name} has no batch API (batch mode: {with_batches})")
     try:
         inner = provider.build(model, agent_params)
         endpoint = provider.endpoint(model, agent_params)
@@ -259,7 +262,9 @@ def resolve_agent(
         inner_factory=lambda fitted: provider.build(model, fitted),
         provider=provider,
         params=agent_params,
-        price=agent_price(spec, agent_params),
+        price=batch_price(agent_price(spec, agent_params))
+        if agent_params.batch
+        else agent_price(spec, agent_params),
         response_cache=cache if use_cache and agent_params.cache else None,
         retry_policy=retry_policy or RetryPolicy(),
         endpoint_url=endpoint,

@@ -7,6 +7,7 @@ from typing import Any, Literal
 from langchain_core.language_models import BaseChatModel
 from pydantic import Field
 
+from agents.batch_apis import OpenAIBatches
 from agents.images import ImageLimits
 from agents.limits import RateLimits
 from agents.provider import AgentParams, Provider
@@ -15,6 +16,7 @@ OPENAI_IMAGE_LIMITS = ImageLimits(
     max_images=500, max_bytes_per_image=20 * 1024 * 1024, max_total_bytes=50 * 1024 * 1024
 )
 """OpenAI's vision guide: 500 images a request, a payload of at most 50 MB."""
+OPENAI_BATCHES = OpenAIBatches()
 ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh"]
 
 
@@ -55,10 +57,21 @@ def openai_chat_model(model: str, params: OpenAIParams, **overrides: Any) -> Bas
     return ChatOpenAI(**{key: value for key, value in settings.items() if value is not None})
 
 
+def build(model: str, params: OpenAIParams) -> BaseChatModel:
+    """OpenAI's chat model; in batch mode its requests go through the Batch API (`agents.batching`)."""
+    if not params.batch:
+        return openai_chat_model(model, params)
+    from agents.http_pool import batching_client
+
+    return openai_chat_model(
+        model, params, http_async_client=batching_client(params.base_url, OPENAI_BATCHES, params)
+    )
+
+
 PROVIDER = Provider(
     name="openai",
     summary="OpenAI models (GPT-4o, GPT-4.1, o-series)",
-    build=openai_chat_model,
+    build=build,
     params=OpenAIParams,
     requires=("langchain_openai",),
     extra="openai",
@@ -67,4 +80,5 @@ PROVIDER = Provider(
     rate_limits=RateLimits(concurrency=16),
     structured_method="json_schema",
     strict_schemas=True,
+    batches=OPENAI_BATCHES,
 )

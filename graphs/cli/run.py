@@ -84,6 +84,10 @@ def open_reader(home: Path | None) -> ResultsStore:
     return open_store(home)
 
 
+BATCH_CONCURRENCY = 1000
+"""Problems in flight in batch mode: a batch gathers the calls of the problems in flight."""
+
+
 def run(
     strategy: Annotated[
         str | None, typer.Option(metavar="NAME", help="Strategy name (see `bongard strategies`).")
@@ -145,6 +149,15 @@ def run(
     variant: Annotated[
         Variant, typer.Option(help="Image variant: plain, grey, square, square-grey.")
     ] = "plain",
+    batch: Annotated[
+        bool,
+        typer.Option(
+            "--batch",
+            metavar="",
+            help="Send the calls through the providers' batch APIs, at their batch price (-M batch=true; "
+            f"openai): problems in flight rise to at least {BATCH_CONCURRENCY}, so each batch gathers them.",
+        ),
+    ] = False,
     strategy_option: Annotated[
         list[str] | None,
         typer.Option(
@@ -282,10 +295,10 @@ def run(
             stratify=stratify,
             attempts=attempts,
             seed=seed,
-            concurrency=concurrency,
+            concurrency=max(concurrency, BATCH_CONCURRENCY) if batch else concurrency,
             variant=variant,
             strategy_option=strategy_option or [],
-            param=param or [],
+            param=[*(param or []), *(["batch=true"] if batch else [])],
             agent_config=agent_config,
             data_dir=data_dir,
             option=option or [],

@@ -80,6 +80,21 @@ STANDIN_THREAD = "stand-in server"
 FaultPolicy = Callable[[int], Fault | None]
 
 
+def _multipart(kind: str, raw: bytes) -> dict[str, dict[str, bytes]]:
+    """A multipart form (a file upload) as `{"multipart": {field: bytes}}`."""
+    from email.parser import BytesParser
+    from email.policy import HTTP
+
+    message = BytesParser(policy=HTTP).parsebytes(f"content-type: {kind}\r\n\r\n".encode() + raw)
+    parts = {}
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        payload = part.get_payload(decode=True)
+        if isinstance(name, str) and isinstance(payload, bytes):
+            parts[name] = payload
+    return {"multipart": parts}
+
+
 class _Listener(ThreadingHTTPServer):
     request_queue_size = 256  # the default 5 drops connections under a concurrent burst
     daemon_threads = True
@@ -156,7 +171,14 @@ class StandInServer:
                 if len(raw) < length:  # the client went away mid-request (killed): no one to answer
                     self.close_connection = True
                     return
-                self._respond(json.loads(raw) if raw else None)
+                kind = self.headers.get("content-type") or ""
+                self._respond(
+                    _multipart(kind, raw)
+                    if kind.startswith("multipart/")
+                    else json.loads(raw)
+                    if raw
+                    else None
+                )
 
             def _respond(self, body: Any) -> None:
                 recorded = Recorded(self.command, self.path, dict(self.headers), body, time.time())

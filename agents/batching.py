@@ -1,0 +1,200 @@
+"""Batch mode: a model's calls gathered into the provider's batch API, at its batch price, with no
+strategy changed.
+
+The provider's own SDK builds each request as in direct mode; an HTTP transport under it takes the
+request that would have gone to the model's endpoint, queues its body, and answers the SDK with the
+result once the batch holding it is done, as if the endpoint had replied. So a batch request's body
+is, field for field, the body direct mode sends. Requests are gathered per endpoint and model until
+`batch_size` are waiting or `batch_wait_s` has passed since the first; a multi-turn strategy's next
+round is asked once the round's batch is back, so each round is one batch across the items in flight.
+
+The provider's batch protocol (`BatchProtocol`) submits, polls and reads the results; other requests
+(the batch API's own) go through the endpoint's pool unchanged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import weakref
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import httpx2
+
+from agents.call_events import EVENTS
+from datasets_io.errors import BongardError
+
+
+class BatchError(BongardError):
+    """A batch the provider refused, failed, let expire or cancelled: said with its id."""
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """One request's outcome in a batch: the reply the endpoint would have sent (status, body)."""
+
+    status: int
+    body: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class BatchSettings:
+    size: int = 1000
+    """Requests gathered into one batch at most."""
+    wait_s: float = 5.0
+    """How long the first request of a batch waits for others before the batch goes."""
+    poll_s: float = 30.0
+    """Seconds between two looks at a batch in progress."""
+
+
+@runtime_checkable
+class BatchProtocol(Hashable, Protocol):
+    """A provider's batch API: submit requests, then wait for their results."""
+
+    @property
+    def call_path(self) -> str:
+        """The endpoint path whose requests are batched (`/chat/completions`)."""
+        ...
+
+    async def run(self, batch: Batch) -> dict[str, BatchResult]:
+        """Each request's result by its custom id; a request the batch did not answer is missing."""
+        ...
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Requests to send as one batch, and how to reach the provider's batch API."""
+
+    client: httpx2.AsyncClient
+    base_url: str
+    """Where the batched path lives (`https://api.openai.com/v1`)."""
+    headers: Mapping[str, str]
+    """The intercepted requests' credentials and API version, sent with the batch API's requests."""
+    requests: Sequence[tuple[str, dict[str, Any]]]
+    """(custom id, body) of each request."""
+    poll_s: float
+
+
+def custom_id(body: Mapping[str, Any], occurrence: int) -> str:
+    """A request's id in its batch: its body's hash and how many identical bodies came before it (a
+    second attempt at the same prompt), so the same call has the same id when a run is resumed."""
+    digest = hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:32]
+    return f"{digest}-{occurrence}"
+
+
+CREDENTIALS = (
+    "authorization",
+    "x-api-key",
+    "x-goog-api-key",
+    "anthropic-version",
+    "openai-organization",
+    "openai-project",
+)
+"""The request headers a batch API takes again from the calls it batches."""
+
+
+@dataclass
+class BatchQueue:
+    """The requests waiting for one endpoint's next batch (a batch holds one model: a queue per
+    endpoint and model)."""
+
+    protocol: BatchProtocol
+    client: httpx2.AsyncClient
+    settings: BatchSettings
+    waiting: dict[tuple[str, str], list[tuple[str, dict[str, Any], asyncio.Future[BatchResult]]]] = field(
+        default_factory=dict
+    )
+    headers: dict[str, str] = field(default_factory=dict)
+    seen: dict[str, int] = field(default_factory=dict)
+    _timers: dict[tuple[str, str], asyncio.TimerHandle] = field(default_factory=dict)
+
+    async def submit(self, base_url: str, body: dict[str, Any], headers: Mapping[str, str]) -> BatchResult:
+        self.headers.update({k: v for k, v in headers.items() if k.lower() in CREDENTIALS})
+        digest = custom_id(body, 0).rsplit("-", 1)[0]
+        occurrence = self.seen.get(digest, 0)
+        self.seen[digest] = occurrence + 1
+        future: asyncio.Future[BatchResult] = asyncio.get_running_loop().create_future()
+        key = (base_url, str(body.get("model", "")))
+        waiting = self.waiting.setdefault(key, [])
+        waiting.append((custom_id(body, occurrence), body, future))
+        if len(waiting) >= self.settings.size:
+            self._flush(key)
+        elif key not in self._timers:
+            self._timers[key] = asyncio.get_running_loop().call_later(self.settings.wait_s, self._flush, key)
+        return await future
+
+    def _flush(self, key: tuple[str, str]) -> None:
+        if (timer := self._timers.pop(key, None)) is not None:
+            timer.cancel()
+        taken = self.waiting.pop(key, [])
+        if taken:
+            asyncio.get_running_loop().create_task(self._run(key[0], taken))
+
+    async def _run(
+        self, base_url: str, taken: list[tuple[str, dict[str, Any], asyncio.Future[BatchResult]]]
+    ) -> None:
+        EVENTS.batches += 1
+        EVENTS.batched += len(taken)
+        batch = Batch(
+            self.client,
+            base_url,
+            dict(self.headers),
+            [(cid, body) for cid, body, _ in taken],
+            self.settings.poll_s,
+        )
+        try:
+            results = await self.protocol.run(batch)
+        except BatchError as refused:  # the batch as a whole: each call fails with why, not retried
+            results = {cid: _error_result(400, str(refused)) for cid, _, _ in taken}
+        except Exception as error:  # the batch API unreachable: each call fails, and is retried
+            results = {cid: _error_result(503, f"the batch API failed: {error}") for cid, _, _ in taken}
+        EVENTS.batches_done += 1
+        EVENTS.batched_done += len(taken)
+        missing = _error_result(503, "the batch returned no result for this request (errored or expired)")
+        for cid, _, future in taken:
+            if not future.done():  # a request the batch left unanswered is retried: in a later batch
+                future.set_result(results.get(cid, missing))
+
+
+def _error_result(status: int, message: str) -> BatchResult:
+    """An error reply as the endpoint shapes one: a 503 is retried (in a later batch), a 400 is not."""
+    return BatchResult(status, {"error": {"message": message, "type": "batch_error"}})
+
+
+class BatchingTransport(httpx2.AsyncBaseTransport):
+    """Under an SDK: a request to the batched path is queued and answered from its batch's result;
+    any other request goes to `inner`. A queue per event loop (its futures belong to one)."""
+
+    def __init__(
+        self, inner: httpx2.AsyncBaseTransport, protocol: BatchProtocol, settings: BatchSettings
+    ) -> None:
+        self.inner = inner
+        self.protocol = protocol
+        self.settings = settings
+        self._queues: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, BatchQueue] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def queue(self) -> BatchQueue:
+        loop = asyncio.get_running_loop()
+        if loop not in self._queues:
+            client = httpx2.AsyncClient(
+                transport=self.inner, timeout=httpx2.Timeout(300.0), follow_redirects=True
+            )
+            self._queues[loop] = BatchQueue(self.protocol, client, self.settings)
+        return self._queues[loop]
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        path = self.protocol.call_path
+        if request.method != "POST" or not request.url.path.endswith(path):
+            return await self.inner.handle_async_request(request)
+        base_url = str(request.url.copy_with(query=None))[: -len(path)]
+        body = json.loads(await request.aread())
+        result = await self.queue().submit(base_url, body, request.headers)
+        return httpx2.Response(result.status, json=result.body, request=request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
