@@ -5,7 +5,7 @@ The provider's own SDK builds each request as in direct mode; an HTTP transport 
 request that would have gone to the model's endpoint, queues its body, and answers the SDK with the
 result once the batch holding it is done, as if the endpoint had replied. So a batch request's body
 is, field for field, the body direct mode sends. Requests are gathered per endpoint and model until
-`batch_size` are waiting or `batch_wait_s` has passed since the first; a multi-turn strategy's next
+`batch_requests` are waiting or `batch_wait_s` has passed since the first; a multi-turn strategy's next
 round is asked once the round's batch is back, so each round is one batch across the items in flight.
 
 The provider's batch protocol (`BatchProtocol`) submits, polls and reads the results; other requests

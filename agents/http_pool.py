@@ -68,7 +68,7 @@ def endpoint_client(base_url: str | None, timeout_s: float) -> httpx2.AsyncClien
 def batching_client(base_url: str | None, protocol: BatchProtocol, params: AgentParams) -> httpx2.AsyncClient:
     """A client whose calls to the model go through the provider's batch API (`agents.batching`),
     its other requests on the server's shared pools; one per server and batch settings."""
-    settings = BatchSettings(params.batch_size, params.batch_wait_s, params.batch_poll_s)
+    settings = BatchSettings(params.batch_requests, params.batch_wait_s, params.batch_poll_s)
     return _batching_client(base_url, protocol, settings)
 
 

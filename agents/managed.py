@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import time
 import weakref
 from collections.abc import Callable, Sequence
@@ -414,6 +415,8 @@ class ManagedAgent(BaseChatModel):
                 return outcome
 
         policy = replace(self.retry_policy, max_retry_after_s=self.params.max_retry_after_s)
+        if self.params.batch:  # an attempt lasts its batch (hours): the attempts bound it, not a total
+            policy = replace(policy, max_total_s=math.inf)
         outcome = await with_retries(once, policy, count, self._retryable)
         outcome.attempts = attempts
         return outcome

@@ -74,7 +74,7 @@ class AgentParams(BaseModel):
         description="send calls through the provider's batch API, at its batch price: gathered across "
         "items, each resolved when its batch is done (openai)",
     )
-    batch_size: int = Field(default=1000, ge=1, description="requests in one batch at the most")
+    batch_requests: int = Field(default=1000, ge=1, description="requests in one batch at the most")
     batch_wait_s: float = Field(
         default=5.0, ge=0, description="how long a batch's first request waits for others before it goes"
     )

@@ -39,6 +39,8 @@ def test_a_store_judged_before_judgings_were_chosen_keeps_the_one_that_counted_t
     assert store.summary(run_id).solved == 3  # none chosen, none complete by a judging run: the first
     with sqlite3.connect(path) as db:  # as the toolkit before migration 15 left it
         db.execute("DROP TABLE counted_judgings")
+        db.execute("ALTER TABLE calls DROP COLUMN cache_read_tokens")  # migration 20
+        db.execute("ALTER TABLE calls DROP COLUMN cache_write_tokens")
         db.execute("PRAGMA user_version = 14")
     store = ResultsStore(path)
     counted = store.counted_judging(run_id)

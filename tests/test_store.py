@@ -195,6 +195,7 @@ def test_a_version_2_store_moves_each_trace_out_of_its_answer_into_the_calls_row
             call_json[k]
             for k in CALL_FIELDS
             if k not in ("parsed", "parse_status", "attempts", "stop", "stop_reason", "output_mode")
+            and k not in ("cache_read_tokens", "cache_write_tokens")  # migration 20
         ]
         values[CALL_FIELDS.index("images")] = json.dumps(values[CALL_FIELDS.index("images")])
         old.execute(
