@@ -26,7 +26,8 @@ class OpenAIBatches:
     endpoint: str = "/v1/chat/completions"
     window: str = "24h"
 
-    async def run(self, batch: Batch) -> dict[str, BatchResult]:
+    async def submit(self, batch: Batch) -> str:
+        """The batch created on an uploaded file of its requests: its id."""
         lines = "".join(
             json.dumps(
                 {"custom_id": cid, "method": "POST", "url": self.endpoint, "body": body}, ensure_ascii=False
@@ -55,16 +56,21 @@ class OpenAIBatches:
             ),
             "creating the batch",
         )
-        state = created
-        while state["status"] not in OPENAI_DONE:
-            await asyncio.sleep(batch.poll_s)
+        return str(created["id"])
+
+    async def collect(self, batch: Batch, batch_id: str) -> tuple[str, dict[str, BatchResult]]:
+        """The batch's final status, once it has one, and each answered request's result."""
+        while True:
             state = await _checked(
-                batch.client.get(f"{batch.base_url}/batches/{created['id']}", headers=batch.headers),
-                f"reading batch {created['id']}",
+                batch.client.get(f"{batch.base_url}/batches/{batch_id}", headers=batch.headers),
+                f"reading batch {batch_id}",
             )
+            if state["status"] in OPENAI_DONE:
+                break
+            await asyncio.sleep(batch.poll_s)
         if state["status"] == "failed":
             errors = "; ".join(e.get("message", "") for e in (state.get("errors") or {}).get("data", []))
-            raise BatchError(f"OpenAI batch {created['id']} failed: {errors or 'no reason given'}")
+            raise BatchError(f"OpenAI batch {batch_id} failed: {errors or 'no reason given'}")
         results: dict[str, BatchResult] = {}
         for kind in ("output_file_id", "error_file_id"):
             if state.get(kind):
@@ -76,7 +82,7 @@ class OpenAIBatches:
                         results[row["custom_id"]] = BatchResult(
                             int(response["status_code"]), response["body"]
                         )
-        return results
+        return str(state["status"]), results
 
 
 async def _text(batch: Batch, file_id: str) -> str:

@@ -9,7 +9,9 @@ is, field for field, the body direct mode sends. Requests are gathered per endpo
 round is asked once the round's batch is back, so each round is one batch across the items in flight.
 
 The provider's batch protocol (`BatchProtocol`) submits, polls and reads the results; other requests
-(the batch API's own) go through the endpoint's pool unchanged.
+(the batch API's own) go through the endpoint's pool unchanged. Within a run, each batch's id and
+its requests' custom ids are kept before the wait (`agents.batch_ledger`): a resumed run takes the
+results of the batches a killed one left, and sends none of their requests again.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import httpx2
 
+from agents.batch_ledger import BATCH_SCOPE, BatchLedger, BatchScope, ledger_at
 from agents.call_events import EVENTS
 from datasets_io.errors import BongardError
 
@@ -59,8 +62,13 @@ class BatchProtocol(Hashable, Protocol):
         """The endpoint path whose requests are batched (`/chat/completions`)."""
         ...
 
-    async def run(self, batch: Batch) -> dict[str, BatchResult]:
-        """Each request's result by its custom id; a request the batch did not answer is missing."""
+    async def submit(self, batch: Batch) -> str:
+        """Send the batch's requests: the provider's id of the batch."""
+        ...
+
+    async def collect(self, batch: Batch, batch_id: str) -> tuple[str, dict[str, BatchResult]]:
+        """Wait for a batch to end: its final status, and each answered request's result by its
+        custom id (`batch.requests` may be empty: a batch kept from an earlier process)."""
         ...
 
 
@@ -78,11 +86,12 @@ class Batch:
     poll_s: float
 
 
-def custom_id(body: Mapping[str, Any], occurrence: int) -> str:
-    """A request's id in its batch: its body's hash and how many identical bodies came before it (a
-    second attempt at the same prompt), so the same call has the same id when a run is resumed."""
-    digest = hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:32]
-    return f"{digest}-{occurrence}"
+def custom_id(body: Mapping[str, Any], occurrence: int, scope: BatchScope | None = None) -> str:
+    """A request's id in its batch: a hash of the item it belongs to and its body, and how many
+    identical requests of that item came before it, so the same call has the same id when its run is
+    resumed, and no other run's call has it."""
+    named = json.dumps([scope.item if scope else None, body], sort_keys=True, ensure_ascii=False)
+    return f"{hashlib.sha256(named.encode()).hexdigest()[:32]}-{occurrence}"
 
 
 CREDENTIALS = (
@@ -96,6 +105,10 @@ CREDENTIALS = (
 """The request headers a batch API takes again from the calls it batches."""
 
 
+Waiting = tuple[str, dict[str, Any], "asyncio.Future[BatchResult]", "BatchLedger | None"]
+"""A queued request: its custom id, body, the future its call awaits, and its run's ledger."""
+
+
 @dataclass
 class BatchQueue:
     """The requests waiting for one endpoint's next batch (a batch holds one model: a queue per
@@ -104,27 +117,51 @@ class BatchQueue:
     protocol: BatchProtocol
     client: httpx2.AsyncClient
     settings: BatchSettings
-    waiting: dict[tuple[str, str], list[tuple[str, dict[str, Any], asyncio.Future[BatchResult]]]] = field(
-        default_factory=dict
-    )
+    waiting: dict[tuple[str, str], list[Waiting]] = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)
     seen: dict[str, int] = field(default_factory=dict)
     _timers: dict[tuple[str, str], asyncio.TimerHandle] = field(default_factory=dict)
+    _collecting: dict[str, asyncio.Future[dict[str, BatchResult]]] = field(default_factory=dict)
 
     async def submit(self, base_url: str, body: dict[str, Any], headers: Mapping[str, str]) -> BatchResult:
         self.headers.update({k: v for k, v in headers.items() if k.lower() in CREDENTIALS})
-        digest = custom_id(body, 0).rsplit("-", 1)[0]
+        scope = BATCH_SCOPE.get()
+        digest = custom_id(body, 0, scope).rsplit("-", 1)[0]
         occurrence = self.seen.get(digest, 0)
         self.seen[digest] = occurrence + 1
+        cid = custom_id(body, occurrence, scope)
+        ledger = ledger_at(scope.ledger) if scope is not None else None
+        if ledger is not None and (kept := ledger.batch_of(cid, base_url)) is not None:
+            found = (await self._kept(base_url, kept, ledger)).get(cid)
+            if found is not None:  # answered by a batch an earlier process submitted: not sent again
+                return found
         future: asyncio.Future[BatchResult] = asyncio.get_running_loop().create_future()
         key = (base_url, str(body.get("model", "")))
         waiting = self.waiting.setdefault(key, [])
-        waiting.append((custom_id(body, occurrence), body, future))
+        waiting.append((cid, body, future, ledger))
         if len(waiting) >= self.settings.size:
             self._flush(key)
         elif key not in self._timers:
             self._timers[key] = asyncio.get_running_loop().call_later(self.settings.wait_s, self._flush, key)
         return await future
+
+    async def _kept(self, base_url: str, batch_id: str, ledger: BatchLedger) -> dict[str, BatchResult]:
+        """The results of a batch kept in the ledger, collected once however many calls ask."""
+        if batch_id not in self._collecting:
+            batch = Batch(self.client, base_url, dict(self.headers), [], self.settings.poll_s)
+            self._collecting[batch_id] = asyncio.ensure_future(self._collected(batch, batch_id, ledger))
+        return await asyncio.shield(self._collecting[batch_id])
+
+    async def _collected(
+        self, batch: Batch, batch_id: str, ledger: BatchLedger | None
+    ) -> dict[str, BatchResult]:
+        try:
+            status, results = await self.protocol.collect(batch, batch_id)
+        except BatchError:
+            status, results = "failed", {}
+        if ledger is not None:
+            ledger.ended(batch_id, status)
+        return results
 
     def _flush(self, key: tuple[str, str]) -> None:
         if (timer := self._timers.pop(key, None)) is not None:
@@ -133,28 +170,31 @@ class BatchQueue:
         if taken:
             asyncio.get_running_loop().create_task(self._run(key[0], taken))
 
-    async def _run(
-        self, base_url: str, taken: list[tuple[str, dict[str, Any], asyncio.Future[BatchResult]]]
-    ) -> None:
+    async def _run(self, base_url: str, taken: list[Waiting]) -> None:
         EVENTS.batches += 1
         EVENTS.batched += len(taken)
         batch = Batch(
             self.client,
             base_url,
             dict(self.headers),
-            [(cid, body) for cid, body, _ in taken],
+            [(cid, body) for cid, body, _, _ in taken],
             self.settings.poll_s,
         )
         try:
-            results = await self.protocol.run(batch)
+            batch_id = await self.protocol.submit(batch)
+            for ledger in {ledger for _, _, _, ledger in taken if ledger is not None}:
+                ledger.record(batch_id, base_url, [cid for cid, _, _, kept in taken if kept is ledger])
+            status, results = await self.protocol.collect(batch, batch_id)
+            for ledger in {ledger for _, _, _, ledger in taken if ledger is not None}:
+                ledger.ended(batch_id, status)
         except BatchError as refused:  # the batch as a whole: each call fails with why, not retried
-            results = {cid: _error_result(400, str(refused)) for cid, _, _ in taken}
+            results = {cid: _error_result(400, str(refused)) for cid, _, _, _ in taken}
         except Exception as error:  # the batch API unreachable: each call fails, and is retried
-            results = {cid: _error_result(503, f"the batch API failed: {error}") for cid, _, _ in taken}
+            results = {cid: _error_result(503, f"the batch API failed: {error}") for cid, _, _, _ in taken}
         EVENTS.batches_done += 1
         EVENTS.batched_done += len(taken)
         missing = _error_result(503, "the batch returned no result for this request (errored or expired)")
-        for cid, _, future in taken:
+        for cid, _, future, _ in taken:
             if not future.done():  # a request the batch left unanswered is retried: in a later batch
                 future.set_result(results.get(cid, missing))
 

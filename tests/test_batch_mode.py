@@ -120,3 +120,47 @@ def test_a_provider_without_a_batch_api_is_refused_in_one_line(shared_data: Path
     )  # fmt: skip
     assert refused.returncode != 0
     assert "anthropic:claude-sonnet-4-5: anthropic has no batch API (batch mode: openai)" in refused.stderr
+
+
+def test_a_run_killed_while_its_batch_is_in_progress_is_resumed_without_sending_a_request_again(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    import os
+    import signal
+    import subprocess
+    import time
+
+    from tests.cli import BONGARD
+
+    api = OpenAIBatchAPI(minimal_reply)
+    api.hold = True  # the batch stays in progress, as an hours-long one would
+    with StandInServer(api, responder=minimal_reply) as batched:
+        command = [
+            str(BONGARD), "run", "--strategy", "direct", "--model", "openai:gpt-4o",
+            "-M", f"base_url={batched.url}/v1", "--dataset", "bongard-classic", "--problems", "2-4",
+            "--data-dir", str(shared_data), "--home", str(tmp_path), *FAST,
+        ]  # fmt: skip
+        running = subprocess.Popen(
+            command, env={**os.environ, **KEY}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
+        deadline = time.monotonic() + 60
+        while (
+            not any(b["status"] == "in_progress" for b in api.batches.values())
+            and time.monotonic() < deadline
+        ):
+            time.sleep(0.05)
+        assert len(api.batches) == 1, "the run submitted no batch"
+        running.send_signal(signal.SIGKILL)
+        running.wait(timeout=30)
+        api.hold = False  # the batch finishes while no process waits for it
+        resumed = run_bongard("run", "--resume", "latest", "--home", tmp_path, env=KEY)
+        assert resumed.returncode == 0, resumed.stderr
+        batches_after_resume = len(api.batches)
+        again = run_bongard(*command[1:], env=KEY)  # a new run of the same calls: answered afresh
+        assert again.returncode == 0, again.stderr
+    store = ResultsStore(tmp_path / STORE_FILE)
+    resumed_id, _ = store.run_ids()  # oldest first
+    summary = store.summary(resumed_id)
+    assert (summary.status, summary.done, summary.failed) == ("complete", 3, 0)
+    assert batches_after_resume == 1  # the resumed run took the first batch's results: nothing sent again
+    assert len(api.bodies) == 6 and len(api.batches) == 2  # the new run: its own batch, never the old one's

@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from agents.batch_ledger import BATCH_SCOPE, LEDGER_FILE, BatchScope
 from agents.breaker import DEFAULT_MAX_FAILURES, CircuitBreaker
 from agents.cache import ReplyCache, ResponseCache
 from agents.limits import InFlight, in_flight
@@ -418,6 +419,8 @@ class Runner:
         problem: ProblemSummary,
         attempt: int,
     ) -> ItemOutcome:
+        # the item its calls belong to, for a batch API's ledger (`agents.batch_ledger`)
+        BATCH_SCOPE.set(BatchScope(self.home / LEDGER_FILE, f"{run_id}/{problem.key}/{attempt}"))
         solved = await self.solve_item(run_id, runtime, checkpoints, problem, attempt)
         outcome = self.save_solved(run_id, solved)
         if solved.answer is not None:

@@ -37,6 +37,8 @@ class OpenAIBatchAPI(OpenAIChat):
         self.batches: dict[str, dict[str, Any]] = {}
         self.bodies: list[dict[str, Any]] = []
         """Every request body a batch held, in the order received."""
+        self.hold = False
+        """While set, a batch goes no further than in_progress (a batch hours long)."""
 
     def handles(self, method: str, path: str) -> bool:
         route = path.split("?")[0]
@@ -97,7 +99,7 @@ class OpenAIBatchAPI(OpenAIChat):
             return _json({"error": {"message": f"No such batch: {batch_id}"}}, 404)
         if batch["status"] == "validating" and batch["errors"]:
             batch["status"] = "failed"
-        elif batch["status"] in STEPS[:-1]:
+        elif batch["status"] in STEPS[:-1] and not (self.hold and batch["status"] == "in_progress"):
             batch["status"] = STEPS[STEPS.index(batch["status"]) + 1]
             if batch["status"] == "completed":
                 self._finish(batch)
