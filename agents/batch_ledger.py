@@ -78,6 +78,11 @@ class BatchLedger:
         with self._lock:
             self._db.execute("UPDATE batches SET status = ? WHERE id = ?", (status, batch_id))
 
+    def statuses(self) -> dict[str, str]:
+        """Each kept batch's last known status (`submitted` while no process has seen it end)."""
+        with self._lock:
+            return dict(self._db.execute("SELECT id, status FROM batches ORDER BY submitted_at").fetchall())
+
     def batch_of(self, custom_id: str, base_url: str) -> str | None:
         """The latest batch holding this request at this endpoint that may still answer it."""
         marks = ", ".join("?" * len(ENDED))

@@ -58,8 +58,13 @@ class BatchProtocol(Hashable, Protocol):
     """A provider's batch API: submit requests, then wait for their results."""
 
     @property
-    def call_path(self) -> str:
-        """The endpoint path whose requests are batched (`/chat/completions`)."""
+    def max_bytes(self) -> int:
+        """The most request bytes one batch may hold (the provider's limit, less room for framing)."""
+        ...
+
+    def route(self, url: str, body: Mapping[str, Any]) -> tuple[str, str] | None:
+        """For a request to the model's endpoint: (base URL of the batch API, model); None for any
+        other request, which goes out unchanged."""
         ...
 
     async def submit(self, batch: Batch) -> str:
@@ -79,6 +84,8 @@ class Batch:
     client: httpx2.AsyncClient
     base_url: str
     """Where the batched path lives (`https://api.openai.com/v1`)."""
+    model: str
+    """The model every request of the batch is for."""
     headers: Mapping[str, str]
     """The intercepted requests' credentials and API version, sent with the batch API's requests."""
     requests: Sequence[tuple[str, dict[str, Any]]]
@@ -99,10 +106,16 @@ CREDENTIALS = (
     "x-api-key",
     "x-goog-api-key",
     "anthropic-version",
+    "anthropic-beta",
     "openai-organization",
     "openai-project",
 )
 """The request headers a batch API takes again from the calls it batches."""
+CANCELLED = "cancelled"
+"""A batch's final status when someone cancelled it (each protocol says it so)."""
+GONE = 410
+"""The status a cancelled batch's calls fail with: neither retried within the run nor taken as a
+refused request, so the item is one `--retry-errors` sends again."""
 
 
 Waiting = tuple[str, dict[str, Any], "asyncio.Future[BatchResult]", "BatchLedger | None"]
@@ -120,10 +133,13 @@ class BatchQueue:
     waiting: dict[tuple[str, str], list[Waiting]] = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)
     seen: dict[str, int] = field(default_factory=dict)
+    _bytes: dict[tuple[str, str], int] = field(default_factory=dict)
     _timers: dict[tuple[str, str], asyncio.TimerHandle] = field(default_factory=dict)
     _collecting: dict[str, asyncio.Future[dict[str, BatchResult]]] = field(default_factory=dict)
 
-    async def submit(self, base_url: str, body: dict[str, Any], headers: Mapping[str, str]) -> BatchResult:
+    async def submit(
+        self, base_url: str, model: str, body: dict[str, Any], headers: Mapping[str, str]
+    ) -> BatchResult:
         self.headers.update({k: v for k, v in headers.items() if k.lower() in CREDENTIALS})
         scope = BATCH_SCOPE.get()
         digest = custom_id(body, 0, scope).rsplit("-", 1)[0]
@@ -132,23 +148,29 @@ class BatchQueue:
         cid = custom_id(body, occurrence, scope)
         ledger = ledger_at(scope.ledger) if scope is not None else None
         if ledger is not None and (kept := ledger.batch_of(cid, base_url)) is not None:
-            found = (await self._kept(base_url, kept, ledger)).get(cid)
+            found = (await self._kept(base_url, model, kept, ledger)).get(cid)
             if found is not None:  # answered by a batch an earlier process submitted: not sent again
                 return found
         future: asyncio.Future[BatchResult] = asyncio.get_running_loop().create_future()
-        key = (base_url, str(body.get("model", "")))
+        key = (base_url, model)
+        size = len(json.dumps(body, ensure_ascii=False).encode())
+        if self.waiting.get(key) and self._bytes.get(key, 0) + size > self.protocol.max_bytes:
+            self._flush(key)  # the provider's size limit: this request starts the next batch
         waiting = self.waiting.setdefault(key, [])
         waiting.append((cid, body, future, ledger))
+        self._bytes[key] = self._bytes.get(key, 0) + size
         if len(waiting) >= self.settings.size:
             self._flush(key)
         elif key not in self._timers:
             self._timers[key] = asyncio.get_running_loop().call_later(self.settings.wait_s, self._flush, key)
         return await future
 
-    async def _kept(self, base_url: str, batch_id: str, ledger: BatchLedger) -> dict[str, BatchResult]:
+    async def _kept(
+        self, base_url: str, model: str, batch_id: str, ledger: BatchLedger
+    ) -> dict[str, BatchResult]:
         """The results of a batch kept in the ledger, collected once however many calls ask."""
         if batch_id not in self._collecting:
-            batch = Batch(self.client, base_url, dict(self.headers), [], self.settings.poll_s)
+            batch = Batch(self.client, base_url, model, dict(self.headers), [], self.settings.poll_s)
             self._collecting[batch_id] = asyncio.ensure_future(self._collected(batch, batch_id, ledger))
         return await asyncio.shield(self._collecting[batch_id])
 
@@ -166,34 +188,33 @@ class BatchQueue:
     def _flush(self, key: tuple[str, str]) -> None:
         if (timer := self._timers.pop(key, None)) is not None:
             timer.cancel()
+        self._bytes.pop(key, None)
         taken = self.waiting.pop(key, [])
         if taken:
-            asyncio.get_running_loop().create_task(self._run(key[0], taken))
+            asyncio.get_running_loop().create_task(self._run(*key, taken))
 
-    async def _run(self, base_url: str, taken: list[Waiting]) -> None:
+    async def _run(self, base_url: str, model: str, taken: list[Waiting]) -> None:
         EVENTS.batches += 1
         EVENTS.batched += len(taken)
-        batch = Batch(
-            self.client,
-            base_url,
-            dict(self.headers),
-            [(cid, body) for cid, body, _, _ in taken],
-            self.settings.poll_s,
-        )
+        requests = [(cid, body) for cid, body, _, _ in taken]
+        batch = Batch(self.client, base_url, model, dict(self.headers), requests, self.settings.poll_s)
+        ledgers = {ledger for _, _, _, ledger in taken if ledger is not None}
+        missing = _error_result(503, "the batch returned no result for this request (errored or expired)")
         try:
             batch_id = await self.protocol.submit(batch)
-            for ledger in {ledger for _, _, _, ledger in taken if ledger is not None}:
+            for ledger in ledgers:
                 ledger.record(batch_id, base_url, [cid for cid, _, _, kept in taken if kept is ledger])
             status, results = await self.protocol.collect(batch, batch_id)
-            for ledger in {ledger for _, _, _, ledger in taken if ledger is not None}:
+            for ledger in ledgers:
                 ledger.ended(batch_id, status)
+            if status == CANCELLED:  # someone cancelled it: its calls fail saying so, not sent again now
+                missing = _error_result(GONE, f"batch {batch_id} was cancelled")
         except BatchError as refused:  # the batch as a whole: each call fails with why, not retried
             results = {cid: _error_result(400, str(refused)) for cid, _, _, _ in taken}
         except Exception as error:  # the batch API unreachable: each call fails, and is retried
             results = {cid: _error_result(503, f"the batch API failed: {error}") for cid, _, _, _ in taken}
         EVENTS.batches_done += 1
         EVENTS.batched_done += len(taken)
-        missing = _error_result(503, "the batch returned no result for this request (errored or expired)")
         for cid, _, future, _ in taken:
             if not future.done():  # a request the batch left unanswered is retried: in a later batch
                 future.set_result(results.get(cid, missing))
@@ -228,12 +249,13 @@ class BatchingTransport(httpx2.AsyncBaseTransport):
         return self._queues[loop]
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        path = self.protocol.call_path
-        if request.method != "POST" or not request.url.path.endswith(path):
+        if request.method != "POST" or "json" not in request.headers.get("content-type", ""):
             return await self.inner.handle_async_request(request)
-        base_url = str(request.url.copy_with(query=None))[: -len(path)]
         body = json.loads(await request.aread())
-        result = await self.queue().submit(base_url, body, request.headers)
+        route = self.protocol.route(str(request.url.copy_with(query=None)), body)
+        if route is None:
+            return await self.inner.handle_async_request(request)
+        result = await self.queue().submit(*route, body, request.headers)
         return httpx2.Response(result.status, json=result.body, request=request)
 
     async def aclose(self) -> None:

@@ -65,16 +65,27 @@ def endpoint_client(base_url: str | None, timeout_s: float) -> httpx2.AsyncClien
     return httpx2.AsyncClient(transport=endpoint_pools(base_url), timeout=timeout_s, follow_redirects=True)
 
 
-def batching_client(base_url: str | None, protocol: BatchProtocol, params: AgentParams) -> httpx2.AsyncClient:
-    """A client whose calls to the model go through the provider's batch API (`agents.batching`),
+def batching_transport(
+    base_url: str | None, protocol: BatchProtocol, params: AgentParams
+) -> BatchingTransport:
+    """A transport whose calls to the model go through the provider's batch API (`agents.batching`),
     its other requests on the server's shared pools; one per server and batch settings."""
     settings = BatchSettings(params.batch_requests, params.batch_wait_s, params.batch_poll_s)
-    return _batching_client(base_url, protocol, settings)
+    return _batching_transport(base_url, protocol, settings)
+
+
+def batching_client(base_url: str | None, protocol: BatchProtocol, params: AgentParams) -> httpx2.AsyncClient:
+    """An async client on `batching_transport`, for the SDKs that take a client."""
+    return _batching_client(batching_transport(base_url, protocol, params))
 
 
 @functools.cache
-def _batching_client(
+def _batching_transport(
     base_url: str | None, protocol: BatchProtocol, settings: BatchSettings
-) -> httpx2.AsyncClient:
-    transport = BatchingTransport(endpoint_pools(base_url), protocol, settings)
+) -> BatchingTransport:
+    return BatchingTransport(endpoint_pools(base_url), protocol, settings)
+
+
+@functools.cache
+def _batching_client(transport: BatchingTransport) -> httpx2.AsyncClient:
     return httpx2.AsyncClient(transport=transport, timeout=None, follow_redirects=True)

@@ -183,10 +183,11 @@ class ManagedAgent(BaseChatModel):
     @property
     def rate_limits(self) -> RateLimits:
         """This agent's own limits where it sets them, the run's concurrency or else its provider's
-        defaults elsewhere."""
+        defaults elsewhere; in batch mode, as many calls in flight as a batch holds."""
         base = self.provider.rate_limits
+        batching = self.params.batch_requests if self.params.batch else None
         return RateLimits(
-            concurrency=self.params.concurrency or self.run_concurrency or base.concurrency,
+            concurrency=self.params.concurrency or batching or self.run_concurrency or base.concurrency,
             requests_per_minute=self.params.requests_per_minute or base.requests_per_minute,
             tokens_per_minute=self.params.tokens_per_minute or base.tokens_per_minute,
         )

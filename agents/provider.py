@@ -72,7 +72,7 @@ class AgentParams(BaseModel):
     batch: bool = Field(
         default=False,
         description="send calls through the provider's batch API, at its batch price: gathered across "
-        "items, each resolved when its batch is done (openai)",
+        "items, each resolved when its batch is done (openai, anthropic, gemini)",
     )
     batch_requests: int = Field(default=1000, ge=1, description="requests in one batch at the most")
     batch_wait_s: float = Field(

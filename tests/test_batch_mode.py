@@ -1,34 +1,71 @@
-"""Batch mode (issue 51): a run's calls go through OpenAI's Batch API, against a stand-in that
-speaks it (Files, Batches, status transitions, output and error files) and refuses what it refuses.
-Each request is the body direct mode sends, a multi-turn strategy advances one round per batch,
-an errored request is sent again alone, and the run costs the direct run's cost at the batch rate."""
+"""Batch mode (issue 51): a run's calls go through OpenAI's Batch API, Anthropic's Message Batches
+or Gemini's Batch Mode, against stand-ins that speak them (creation, status transitions, results)
+and refuse what they refuse. Each request is the body direct mode sends, a multi-turn strategy
+advances one round per batch, an errored request is sent again, a cancelled batch is recorded as
+such, and the run costs the direct run's cost at the batch rate."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from agents.batch_ledger import LEDGER_FILE, BatchLedger
 from results.store import STORE_FILE, ResultsStore
 from tests.cli import run_bongard
-from tests.standins.batches import OpenAIBatchAPI
-from tests.standins.protocols import OpenAIChat
+from tests.standins.anthropic_batches import AnthropicBatchAPI
+from tests.standins.gemini_batches import GeminiBatchAPI
+from tests.standins.openai_batches import OpenAIBatchAPI
+from tests.standins.protocols import AnthropicMessages, GeminiGenerateContent, OpenAIChat
 from tests.standins.schema_replies import minimal_reply
-from tests.standins.server import StandInServer
-
-pytest.importorskip("langchain_openai")
+from tests.standins.server import StandInServer, WireProtocol
 
 KEY = {"OPENAI_API_KEY": "sk-stand-in-000"}
 FAST = ("-M", "batch=true", "-M", "batch_wait_s=0.3", "-M", "batch_poll_s=0.02", "--concurrency", "16")
 
 
-def run(server: StandInServer, home: Path, data: Path, strategy: str, *extra: str) -> ResultsStore:
+@dataclass(frozen=True)
+class BatchPath:
+    """One provider's batch path: its direct protocol, its batch stand-in, a model, and how a run
+    reaches the stand-in."""
+
+    direct: Callable[[], WireProtocol]
+    batched: Callable[..., Any]
+    model: str
+    url_suffix: str
+    env: dict[str, str]
+    sdk: str
+
+
+PATHS = {
+    "openai": BatchPath(OpenAIChat, OpenAIBatchAPI, "openai:gpt-4o", "/v1", KEY, "langchain_openai"),
+    "anthropic": BatchPath(
+        AnthropicMessages, AnthropicBatchAPI, "anthropic:claude-sonnet-4-6", "",
+        {"ANTHROPIC_API_KEY": "sk-ant-stand-in-000"}, "langchain_anthropic",
+    ),
+    "gemini": BatchPath(
+        GeminiGenerateContent, GeminiBatchAPI, "gemini:gemini-2.5-flash", "",
+        {"GOOGLE_API_KEY": "stand-in-key-000"}, "langchain_google_genai",
+    ),
+}  # fmt: skip
+
+
+def run(
+    server: StandInServer,
+    home: Path,
+    data: Path,
+    strategy: str,
+    *extra: str,
+    path: BatchPath = PATHS["openai"],
+) -> ResultsStore:
     ran = run_bongard(
-        "run", "--strategy", strategy, "--model", "openai:gpt-4o", "-M", f"base_url={server.url}/v1",
+        "run", "--strategy", strategy, "--model", path.model, "-M", f"base_url={server.url}{path.url_suffix}",
         "--dataset", "bongard-classic", "--problems", "2-4", "--data-dir", data, "--home", home, *extra,
-        env=KEY,
+        env=path.env,
     )  # fmt: skip
     assert ran.returncode == 0, ran.stderr
     return ResultsStore(home / STORE_FILE)
@@ -38,18 +75,27 @@ def canonical(bodies: list[Any]) -> list[str]:
     return sorted(json.dumps(body, sort_keys=True) for body in bodies)
 
 
+def batch_sizes(api: Any) -> list[int]:
+    """Requests in each batch the stand-in was sent, in order."""
+    return [len(batch.get("lines") or batch.get("requests") or []) for batch in api.batches.values()]
+
+
+@pytest.mark.parametrize("name", PATHS)
 def test_a_batch_runs_requests_are_the_direct_runs_and_it_costs_half(
-    shared_data: Path, tmp_path: Path
+    name: str, shared_data: Path, tmp_path: Path
 ) -> None:
-    with StandInServer(OpenAIChat(), responder=minimal_reply) as direct:
-        store = run(direct, tmp_path / "direct", shared_data, "direct")
+    path = PATHS[name]
+    pytest.importorskip(path.sdk)
+    with StandInServer(path.direct(), responder=minimal_reply) as direct:
+        store = run(direct, tmp_path / "direct", shared_data, "direct", path=path)
         sent = [r.body for r in direct.model_requests()]
-    api = OpenAIBatchAPI(minimal_reply)
+    api = path.batched(minimal_reply)
     with StandInServer(api, responder=minimal_reply) as batched:
-        batch_store = run(batched, tmp_path / "batch", shared_data, "direct", *FAST)
+        api.origin = batched.url
+        batch_store = run(batched, tmp_path / "batch", shared_data, "direct", *FAST, path=path)
     assert canonical(api.bodies) == canonical(sent)  # field for field, images included
-    assert len(sent) == 3 and any("image_url" in json.dumps(body) for body in sent)
-    assert [batch["request_counts"]["total"] for batch in api.batches.values()] == [3]
+    assert len(sent) == 3 and any(kind in json.dumps(body) for body in sent for kind in IMAGE_FIELDS)
+    assert batch_sizes(api) == [3]
     direct_run, batch_run = (s.summary(s.resolve_run("latest")) for s in (store, batch_store))
     assert (batch_run.done, batch_run.failed) == (3, 0)
     assert direct_run.cost_usd is not None and batch_run.cost_usd == pytest.approx(
@@ -59,30 +105,81 @@ def test_a_batch_runs_requests_are_the_direct_runs_and_it_costs_half(
     assert answers == [a.text for _, _, a in store.answer_records(store.resolve_run("latest"))]
 
 
-def test_a_multi_turn_strategy_advances_one_round_per_batch(shared_data: Path, tmp_path: Path) -> None:
-    api = OpenAIBatchAPI(minimal_reply)
+IMAGE_FIELDS = ('"image_url"', '"type": "image"', '"inlineData"')
+
+
+ROUNDS = {
+    "contrastive-iterative": [3] * 7,  # one conversation: 6 pair turns and the answer turn
+    "descriptive-iterative": [6] * 7 + [3],  # two side conversations of 7 turns abreast, then the answer
+}
+"""The requests of each batch, for three problems: a batch per round of the strategy's turns."""
+
+
+@pytest.mark.parametrize(
+    ("name", "strategy"),
+    [("openai", "contrastive-iterative"), ("openai", "descriptive-iterative"),
+     ("anthropic", "descriptive-iterative"), ("gemini", "descriptive-iterative")],
+)  # fmt: skip
+def test_a_multi_turn_strategy_advances_one_round_per_batch(
+    name: str, strategy: str, shared_data: Path, tmp_path: Path
+) -> None:
+    path = PATHS[name]
+    pytest.importorskip(path.sdk)
+    api = path.batched(minimal_reply)
     with StandInServer(api, responder=minimal_reply) as batched:
+        api.origin = batched.url
         store = run(
-            batched, tmp_path, shared_data, "contrastive-iterative",
-            "--batch", "-M", "batch_wait_s=0.3", "-M", "batch_poll_s=0.02",
+            batched, tmp_path, shared_data, strategy,
+            "--batch", "-M", "batch_wait_s=0.3", "-M", "batch_poll_s=0.02", path=path,
         )  # fmt: skip
     summary = store.summary(store.resolve_run("latest"))
     assert (summary.done, summary.failed) == (3, 0)
-    per_problem = summary.calls // 3
-    sizes = [batch["request_counts"]["total"] for batch in api.batches.values()]
-    assert sizes == [3] * per_problem  # every round of the three conversations in one batch
+    assert batch_sizes(api) == ROUNDS[strategy] and summary.calls == sum(ROUNDS[strategy])
 
 
-def test_an_errored_request_is_sent_again_alone_in_the_next_batch(shared_data: Path, tmp_path: Path) -> None:
-    api = OpenAIBatchAPI(minimal_reply, failing=1)
+@pytest.mark.parametrize("name", PATHS)
+def test_an_errored_request_is_sent_again_alone_in_the_next_batch(
+    name: str, shared_data: Path, tmp_path: Path
+) -> None:
+    path = PATHS[name]
+    pytest.importorskip(path.sdk)
+    api = path.batched(minimal_reply, failing=1)
     with StandInServer(api, responder=minimal_reply) as batched:
-        store = run(batched, tmp_path, shared_data, "direct", *FAST)
+        api.origin = batched.url
+        store = run(batched, tmp_path, shared_data, "direct", *FAST, path=path)
     summary = store.summary(store.resolve_run("latest"))
     assert (summary.done, summary.failed) == (3, 0)
-    sizes = [batch["request_counts"] for batch in api.batches.values()]
-    assert sizes == [{"total": 3, "completed": 2, "failed": 1}, {"total": 1, "completed": 1, "failed": 0}]
-    first = json.loads(api.files["file-1"].decode().splitlines()[0])["body"]
-    assert api.bodies[-1] == first  # the failed request, again, alone
+    assert batch_sizes(api) == [3, 1]
+    assert canonical(api.bodies[-1:]) == canonical(api.bodies[:1])  # the failed request, again, alone
+
+
+@pytest.mark.parametrize("name", PATHS)
+def test_a_cancelled_batch_is_recorded_as_such_and_its_calls_fail_saying_so(
+    name: str, shared_data: Path, tmp_path: Path
+) -> None:
+    path = PATHS[name]
+    pytest.importorskip(path.sdk)
+    api = path.batched(minimal_reply, cancel=True)
+    with StandInServer(api, responder=minimal_reply) as batched:
+        api.origin = batched.url
+        ran = run_bongard(
+            "run", "--strategy", "direct", "--model", path.model,
+            "-M", f"base_url={batched.url}{path.url_suffix}", "--dataset", "bongard-classic",
+            "--problems", "2-4", "--data-dir", shared_data, "--home", tmp_path, *FAST, env=path.env,
+        )  # fmt: skip
+        assert ran.returncode != 0
+        store = ResultsStore(tmp_path / STORE_FILE)
+        run_id = store.resolve_run("latest")
+        assert (store.summary(run_id).done, store.summary(run_id).failed) == (0, 3)
+        (batch_id,) = api.batches
+        errors = set(store.item_errors(run_id).values())
+        assert len(errors) == 1 and f"batch {batch_id} was cancelled" in errors.pop()
+        assert "--retry-errors` retries the 3 failed items" in ran.stdout
+        assert BatchLedger(tmp_path / LEDGER_FILE).statuses() == {batch_id: "cancelled"}
+        api.cancel = False  # retried, they go in a batch of their own, never waiting on the cancelled one
+        resumed = run_bongard("run", "--resume", "latest", "--retry-errors", "--home", tmp_path, env=path.env)
+        assert resumed.returncode == 0, resumed.stderr
+    assert store.summary(run_id).done == 3 and batch_sizes(api) == [3, 3]
 
 
 def test_the_stand_in_refuses_a_batch_of_two_models() -> None:
@@ -113,17 +210,16 @@ def test_the_stand_in_refuses_a_batch_of_two_models() -> None:
 
 def test_a_provider_without_a_batch_api_is_refused_in_one_line(shared_data: Path, tmp_path: Path) -> None:
     refused = run_bongard(
-        "run", "--strategy", "direct", "--model", "anthropic:claude-sonnet-4-5",
-        "--dataset", "bongard-classic", "--problems", "2", "--batch",
-        "--data-dir", shared_data, "--home", tmp_path,
-        env={"ANTHROPIC_API_KEY": "sk-ant-stand-in-000"},
+        "run", "--strategy", "direct", "--model", "ollama:llava", "--dataset", "bongard-classic",
+        "--problems", "2", "--batch", "--data-dir", shared_data, "--home", tmp_path,
     )  # fmt: skip
     assert refused.returncode != 0
-    assert "anthropic:claude-sonnet-4-5: anthropic has no batch API (batch mode: openai)" in refused.stderr
+    assert "ollama:llava: ollama has no batch API (batch mode: anthropic, gemini, openai)" in refused.stderr
 
 
+@pytest.mark.parametrize("name", PATHS)
 def test_a_run_killed_while_its_batch_is_in_progress_is_resumed_without_sending_a_request_again(
-    shared_data: Path, tmp_path: Path
+    name: str, shared_data: Path, tmp_path: Path
 ) -> None:
     import os
     import signal
@@ -132,35 +228,58 @@ def test_a_run_killed_while_its_batch_is_in_progress_is_resumed_without_sending_
 
     from tests.cli import BONGARD
 
-    api = OpenAIBatchAPI(minimal_reply)
+    path = PATHS[name]
+    pytest.importorskip(path.sdk)
+    api = path.batched(minimal_reply)
     api.hold = True  # the batch stays in progress, as an hours-long one would
     with StandInServer(api, responder=minimal_reply) as batched:
+        api.origin = batched.url
         command = [
-            str(BONGARD), "run", "--strategy", "direct", "--model", "openai:gpt-4o",
-            "-M", f"base_url={batched.url}/v1", "--dataset", "bongard-classic", "--problems", "2-4",
-            "--data-dir", str(shared_data), "--home", str(tmp_path), *FAST,
+            str(BONGARD), "run", "--strategy", "direct", "--model", path.model,
+            "-M", f"base_url={batched.url}{path.url_suffix}", "--dataset", "bongard-classic",
+            "--problems", "2-4", "--data-dir", str(shared_data), "--home", str(tmp_path), *FAST,
         ]  # fmt: skip
         running = subprocess.Popen(
-            command, env={**os.environ, **KEY}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+            command, env={**os.environ, **path.env}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
         )
-        deadline = time.monotonic() + 60
-        while (
-            not any(b["status"] == "in_progress" for b in api.batches.values())
-            and time.monotonic() < deadline
-        ):
+        ledger, deadline = tmp_path / LEDGER_FILE, time.monotonic() + 60
+        while not (ledger.exists() and BatchLedger(ledger).statuses()) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert len(api.batches) == 1, "the run submitted no batch"
+        assert len(api.batches) == 1, "the run kept no batch"
         running.send_signal(signal.SIGKILL)
         running.wait(timeout=30)
         api.hold = False  # the batch finishes while no process waits for it
-        resumed = run_bongard("run", "--resume", "latest", "--home", tmp_path, env=KEY)
+        resumed = run_bongard("run", "--resume", "latest", "--home", tmp_path, env=path.env)
         assert resumed.returncode == 0, resumed.stderr
         batches_after_resume = len(api.batches)
-        again = run_bongard(*command[1:], env=KEY)  # a new run of the same calls: answered afresh
+        again = run_bongard(*command[1:], env=path.env)  # a new run of the same calls: answered afresh
         assert again.returncode == 0, again.stderr
     store = ResultsStore(tmp_path / STORE_FILE)
-    resumed_id, _ = store.run_ids()  # oldest first
-    summary = store.summary(resumed_id)
+    resumed_id, unkilled_id = store.run_ids()  # oldest first
+    summary, unkilled = store.summary(resumed_id), store.summary(unkilled_id)
     assert (summary.status, summary.done, summary.failed) == ("complete", 3, 0)
     assert batches_after_resume == 1  # the resumed run took the first batch's results: nothing sent again
     assert len(api.bodies) == 6 and len(api.batches) == 2  # the new run: its own batch, never the old one's
+    assert (summary.calls, summary.tokens, summary.cost_usd) == (
+        unkilled.calls,
+        unkilled.tokens,
+        unkilled.cost_usd,
+    )
+    answers = [
+        {(p, a): answer.text for p, a, answer in store.answer_records(r)} for r in (resumed_id, unkilled_id)
+    ]
+    assert answers[0] == answers[1]
+
+
+def test_judging_in_batch_mode_sends_every_answer_in_one_batch(shared_data: Path, tmp_path: Path) -> None:
+    with StandInServer(OpenAIChat(), responder=minimal_reply) as direct:
+        run(direct, tmp_path, shared_data, "direct")
+    api = OpenAIBatchAPI(lambda body: "EVALUATION: WRONG")
+    with StandInServer(api, responder=minimal_reply) as batched:
+        judged = run_bongard(
+            "judge", "latest", "--judges", "openai:gpt-4o", "-M", f"base_url={batched.url}/v1", "--batch",
+            "-M", "batch_wait_s=0.3", "-M", "batch_poll_s=0.02", "--home", tmp_path, env=KEY,
+        )  # fmt: skip
+    assert judged.returncode == 0, judged.stderr
+    assert "3 answers judged" in judged.stdout and "0 ok, 3 wrong" in judged.stdout
+    assert [batch["request_counts"]["total"] for batch in api.batches.values()] == [3]

@@ -6,11 +6,13 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
+from agents.batch_apis.anthropic import AnthropicBatches
 from agents.images import ImageLimits
 from agents.limits import RateLimits
 from agents.provider import AgentParams, Provider
 
 DEFAULT_MAX_TOKENS = 2048
+ANTHROPIC_BATCHES = AnthropicBatches()
 
 
 def build(model: str, params: AgentParams) -> BaseChatModel:
@@ -19,12 +21,13 @@ def build(model: str, params: AgentParams) -> BaseChatModel:
     langchain-anthropic otherwise shares one process-wide pool, whose kept-alive
     connections belong to the first event loop that used them: a second loop in
     the same process (`bongard run --judges` judges in a new one) then fails with
-    "Event loop is closed". The endpoint's pools are one per event loop.
+    "Event loop is closed". The endpoint's pools are one per event loop. In batch mode the client
+    sends the calls through Message Batches (`agents.batching`).
     """
     import anthropic
     from langchain_anthropic import ChatAnthropic
 
-    from agents.http_pool import endpoint_client
+    from agents.http_pool import batching_client, endpoint_client
 
     settings: dict[str, Any] = {
         "model": model,
@@ -36,7 +39,11 @@ def build(model: str, params: AgentParams) -> BaseChatModel:
         "base_url": params.base_url,
     }
     chat = ChatAnthropic(**{key: value for key, value in settings.items() if value is not None})
-    pooled = endpoint_client(params.base_url, params.timeout_s)
+    pooled = (
+        batching_client(params.base_url, ANTHROPIC_BATCHES, params)
+        if params.batch
+        else endpoint_client(params.base_url, params.timeout_s)
+    )
     chat.__dict__["_async_client"] = anthropic.AsyncClient(**chat._client_params, http_client=pooled)
     return chat
 
@@ -60,4 +67,5 @@ PROVIDER = Provider(
     rate_limits=RateLimits(concurrency=8),
     structured_method="function_calling",
     cache_breakpoints=True,
+    batches=ANTHROPIC_BATCHES,
 )

@@ -9,6 +9,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
 
+from agents.batch_apis.gemini import GeminiBatches
 from agents.images import ImageLimits
 from agents.limits import RateLimits
 from agents.model_families import family_of
@@ -17,10 +18,15 @@ from agents.provider import AgentParams, Provider
 KEY_ENV = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
 NO_SDK_RETRIES = 1
 """The Google SDK reads 0 as "its default"; 1 means a single attempt."""
+GEMINI_BATCHES = GeminiBatches()
 
 
 def build(model: str, params: AgentParams) -> BaseChatModel:
+    """A Gemini chat model; in batch mode its calls go through Batch Mode (`agents.batching`), on a
+    transport the SDK takes as its client's."""
     from langchain_google_genai import ChatGoogleGenerativeAI
+
+    from agents.http_pool import batching_transport
 
     _keep_blocked_prompt_usage()
     key = next((os.environ[name] for name in KEY_ENV if os.environ.get(name)), None)
@@ -34,6 +40,9 @@ def build(model: str, params: AgentParams) -> BaseChatModel:
         "max_retries": NO_SDK_RETRIES,
         "base_url": params.base_url,
         "google_api_key": key,
+        "client_args": {"transport": batching_transport(params.base_url, GEMINI_BATCHES, params)}
+        if params.batch
+        else None,
     }
     chosen = {k: v for k, v in settings.items() if v is not None}
     family = family_of("gemini", model)
@@ -117,4 +126,5 @@ PROVIDER = Provider(
     ),
     rate_limits=RateLimits(concurrency=8),
     structured_method="json_schema",
+    batches=GEMINI_BATCHES,
 )

@@ -7,7 +7,7 @@ from typing import Any, Literal
 from langchain_core.language_models import BaseChatModel
 from pydantic import Field
 
-from agents.batch_apis import OpenAIBatches
+from agents.batch_apis.openai import OpenAIBatches
 from agents.images import ImageLimits
 from agents.limits import RateLimits
 from agents.provider import AgentParams, Provider

@@ -155,7 +155,8 @@ def run(
             "--batch",
             metavar="",
             help="Send the calls through the providers' batch APIs, at their batch price (-M batch=true; "
-            f"openai): problems in flight rise to at least {BATCH_CONCURRENCY}, so each batch gathers them.",
+            f"openai, anthropic, gemini): problems in flight rise to at least {BATCH_CONCURRENCY}, so each "
+            "batch gathers them.",
         ),
     ] = False,
     strategy_option: Annotated[
@@ -851,6 +852,15 @@ def judge(
     ] = None,
     param: ModelParams = None,
     agent_config: AgentConfigOption = None,
+    batch: Annotated[
+        bool,
+        typer.Option(
+            "--batch",
+            metavar="",
+            help="Send the judges' calls through their providers' batch APIs, at their batch price "
+            "(-M batch=true; openai, anthropic, gemini).",
+        ),
+    ] = False,
     home: HomeOption = None,
 ) -> None:
     """Judge a stored run's free-form answers; nothing is re-solved, repeated judging is cached. A run
@@ -860,7 +870,8 @@ def judge(
     Exit code 0 when every free-form answer was judged, 3 when some were not (a judge call failed for
     good, or every judge abstained), 4 when none was; a workspace it could not write is refused before
     any call."""
-    report = _judge_stored(run_id, judges, policy, style, human, param, agent_config, home)
+    params = [*(param or []), *(["batch=true"] if batch else [])]
+    report = _judge_stored(run_id, judges, policy, style, human, params, agent_config, home)
     if report.left_unjudged:
         raise typer.Exit(EXIT_NOT_ALL_DONE if report.decisions else EXIT_NONE_DONE)
 

@@ -213,7 +213,10 @@ async def judge_run(
     report.decoding_dropped = [
         note for judge in judges if isinstance(judge, LLMJudge) for note in judge.agent.dropped_decoding
     ]
-    slots = asyncio.Semaphore(JUDGING_CONCURRENCY)
+    batched = [
+        j.agent.params.batch_requests for j in judges if isinstance(j, LLMJudge) and j.agent.params.batch
+    ]
+    slots = asyncio.Semaphore(max(batched, default=JUDGING_CONCURRENCY))  # a batch gathers the answers
 
     async def one(problem: str, attempt: int, candidates: list[str]) -> None:
         concept = dataset.problem(own_id(problem, dataset.name)).concept

@@ -6,7 +6,7 @@ It refuses what the Batch API guide says it refuses: a file of requests to more 
 than 50,000 requests, a file over 200 MB, an endpoint other than the file's; each request's body is
 answered by `OpenAIChat` (so the SDK's body checks hold here too). `failing`: how many requests of
 the first batch are answered with an error line instead; `expire`: the batch ends `expired`,
-answering none.
+answering none; `cancel`: someone cancels it in progress (cancelling, then cancelled, answering none).
 """
 
 from __future__ import annotations
@@ -28,11 +28,14 @@ def _json(value: Any, status: int = 200) -> Reply:
 
 
 class OpenAIBatchAPI(OpenAIChat):
-    def __init__(self, responder: Callable[[Any], str], failing: int = 0, expire: bool = False) -> None:
+    def __init__(
+        self, responder: Callable[[Any], str], failing: int = 0, expire: bool = False, cancel: bool = False
+    ) -> None:
         super().__init__()
         self.responder = responder
         self.failing = failing
         self.expire = expire
+        self.cancel = cancel
         self.files: dict[str, bytes] = {}
         self.batches: dict[str, dict[str, Any]] = {}
         self.bodies: list[dict[str, Any]] = []
@@ -99,6 +102,10 @@ class OpenAIBatchAPI(OpenAIChat):
             return _json({"error": {"message": f"No such batch: {batch_id}"}}, 404)
         if batch["status"] == "validating" and batch["errors"]:
             batch["status"] = "failed"
+        elif batch["status"] == "in_progress" and self.cancel:
+            batch["status"] = "cancelling"
+        elif batch["status"] == "cancelling":
+            batch["status"] = "cancelled"
         elif batch["status"] in STEPS[:-1] and not (self.hold and batch["status"] == "in_progress"):
             batch["status"] = STEPS[STEPS.index(batch["status"]) + 1]
             if batch["status"] == "completed":
