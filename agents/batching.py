@@ -11,12 +11,14 @@ round is asked once the round's batch is back, so each round is one batch across
 The provider's batch protocol (`BatchProtocol`) submits, polls and reads the results; other requests
 (the batch API's own) go through the endpoint's pool unchanged. Within a run, each batch's id and
 its requests' custom ids are kept before the wait (`agents.batch_ledger`): a resumed run takes the
-results of the batches a killed one left, and sends none of their requests again.
+results of the batches a killed one left, and sends none of their requests again; with
+`--detach` the run stops once each of its calls waits on a kept batch (`agents.batch_detach`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import weakref
@@ -26,6 +28,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import httpx2
 
+from agents.batch_detach import DETACH, DetachWatch
 from agents.batch_ledger import BATCH_SCOPE, BatchLedger, BatchScope, ledger_at
 from agents.call_events import EVENTS
 from datasets_io.errors import BongardError
@@ -140,6 +143,18 @@ class BatchQueue:
     async def submit(
         self, base_url: str, model: str, body: dict[str, Any], headers: Mapping[str, str]
     ) -> BatchResult:
+        watch = DETACH.get()
+        with watch.call() if watch is not None else contextlib.nullcontext():
+            return await self._submitted(base_url, model, body, headers, watch)
+
+    async def _submitted(
+        self,
+        base_url: str,
+        model: str,
+        body: dict[str, Any],
+        headers: Mapping[str, str],
+        watch: DetachWatch | None,
+    ) -> BatchResult:
         self.headers.update({k: v for k, v in headers.items() if k.lower() in CREDENTIALS})
         scope = BATCH_SCOPE.get()
         digest = custom_id(body, 0, scope).rsplit("-", 1)[0]
@@ -148,7 +163,8 @@ class BatchQueue:
         cid = custom_id(body, occurrence, scope)
         ledger = ledger_at(scope.ledger) if scope is not None else None
         if ledger is not None and (kept := ledger.batch_of(cid, base_url)) is not None:
-            found = (await self._kept(base_url, model, kept, ledger)).get(cid)
+            with watch.waiting_on_kept() if watch is not None else contextlib.nullcontext():
+                found = (await self._kept(base_url, model, kept, ledger)).get(cid)
             if found is not None:  # answered by a batch an earlier process submitted: not sent again
                 return found
         future: asyncio.Future[BatchResult] = asyncio.get_running_loop().create_future()
@@ -200,11 +216,14 @@ class BatchQueue:
         batch = Batch(self.client, base_url, model, dict(self.headers), requests, self.settings.poll_s)
         ledgers = {ledger for _, _, _, ledger in taken if ledger is not None}
         missing = _error_result(503, "the batch returned no result for this request (errored or expired)")
+        watch = DETACH.get()
+        kept_calls = sum(ledger is not None for _, _, _, ledger in taken)
         try:
             batch_id = await self.protocol.submit(batch)
             for ledger in ledgers:
                 ledger.record(batch_id, base_url, [cid for cid, _, _, kept in taken if kept is ledger])
-            status, results = await self.protocol.collect(batch, batch_id)
+            with watch.waiting_on_kept(kept_calls) if watch is not None else contextlib.nullcontext():
+                status, results = await self.protocol.collect(batch, batch_id)
             for ledger in ledgers:
                 ledger.ended(batch_id, status)
             if status == CANCELLED:  # someone cancelled it: its calls fail saying so, not sent again now

@@ -28,6 +28,7 @@ from langgraph.types import Send
 from pydantic import BaseModel
 from typing_extensions import TypeVar
 
+from agents.batch_detach import DETACH
 from agents.call import AgentReply, CallSpec, ImageSource, TaskKind
 from agents.images import image_block
 from agents.managed import ManagedAgent
@@ -280,6 +281,9 @@ async def call_agent(
         try:
             reply = await asyncio.shield(sent)
         except asyncio.CancelledError:
+            if (watch := DETACH.get()) is not None and watch.detached:
+                sent.cancel()  # a detached run: its request waits in a kept batch, collected on resume
+                raise
             # The item is being given up (a sibling branch met a bad panel) while this request is
             # out, and a provider bills it: its reply is awaited, briefly, so the call is kept and
             # costed with the failed item; one that does not come is kept with its cost unknown.

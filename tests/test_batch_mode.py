@@ -283,3 +283,42 @@ def test_judging_in_batch_mode_sends_every_answer_in_one_batch(shared_data: Path
     assert judged.returncode == 0, judged.stderr
     assert "3 answers judged" in judged.stdout and "0 ok, 3 wrong" in judged.stdout
     assert [batch["request_counts"]["total"] for batch in api.batches.values()] == [3]
+
+
+def test_a_detached_run_submits_its_batch_and_exits_and_each_resume_collects_a_round(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    api = OpenAIBatchAPI(minimal_reply)
+    api.hold = True
+    with StandInServer(api, responder=minimal_reply) as batched:
+        detached = run_bongard(
+            "run", "--strategy", "contrastive-iterative", "--model", "openai:gpt-4o",
+            "-M", f"base_url={batched.url}/v1", "--dataset", "bongard-classic", "--problems", "2-3",
+            "--data-dir", shared_data, "--home", tmp_path, *FAST, "--detach", env=KEY,
+        )  # fmt: skip
+        assert detached.returncode == 0, detached.stderr
+        assert "detached: 1 batch in progress (batch_1)" in detached.stdout
+        assert "resume --resume" not in detached.stdout and len(api.batches) == 1
+        again = run_bongard("run", "--resume", "latest", "--detach", "--home", tmp_path, env=KEY)
+        assert again.returncode == 0 and "detached: 1 batch in progress (batch_1)" in again.stdout
+        assert len(api.batches) == 1  # still in progress: nothing submitted again
+        resumes = 0
+        while True:
+            api.released |= set(api.batches)  # the batches out so far finish; a new one takes hours
+            again = run_bongard("run", "--resume", "latest", "--detach", "--home", tmp_path, env=KEY)
+            if "detached" not in again.stdout:
+                break
+            resumes += 1
+            assert len(api.batches) == resumes + 1  # each resume: the round back, the next one submitted
+    store = ResultsStore(tmp_path / STORE_FILE)
+    summary = store.summary(store.resolve_run("latest"))
+    assert again.returncode == 0 and (summary.status, summary.done) == ("complete", 2)
+    assert batch_sizes(api) == [2] * 7 and resumes == 6 and len(api.bodies) == 14  # no request twice
+
+
+def test_detach_without_batch_mode_is_refused(shared_data: Path, tmp_path: Path) -> None:
+    refused = run_bongard(
+        "run", "--strategy", "direct", "--model", "openai:gpt-4o", "--dataset", "bongard-classic",
+        "--problems", "2", "--detach", "--data-dir", shared_data, "--home", tmp_path, env=KEY,
+    )  # fmt: skip
+    assert refused.returncode == 2 and "give --batch (or -M batch=true)" in refused.stderr

@@ -15,6 +15,7 @@ from rich.markup import escape
 from rich.progress import Progress
 from rich.table import Table
 
+from agents.batch_ledger import LEDGER_FILE
 from agents.breaker import DEFAULT_MAX_FAILURES, EndpointDown
 from agents.call_events import EVENTS
 from datasets_io.render import Variant
@@ -22,6 +23,7 @@ from datasets_io.sqlite_errors import CACHE, STORE, SQLiteFileError, require_wri
 from datasets_io.workspace import home_flag, workspace_home
 from graphs.cli.cells import cell_text, rate_text
 from graphs.cli.console import EventsColumn, console, error_console, print_error, progress_columns
+from graphs.cli.detach import Detached, check_detachable, until_detached
 from graphs.cli.imports import uncollected_imports
 from graphs.cli.options import (
     AgentConfigOption,
@@ -157,6 +159,16 @@ def run(
             help="Send the calls through the providers' batch APIs, at their batch price (-M batch=true; "
             f"openai, anthropic, gemini): problems in flight rise to at least {BATCH_CONCURRENCY}, so each "
             "batch gathers them.",
+        ),
+    ] = False,
+    detach: Annotated[
+        bool,
+        typer.Option(
+            "--detach",
+            metavar="",
+            help="In batch mode: submit the batches of the calls in flight, keep them, and exit; "
+            "`--resume RUN` (with --detach again, or without to wait) collects what they answered and "
+            "goes on.",
         ),
     ] = False,
     strategy_option: Annotated[
@@ -321,11 +333,13 @@ def run(
         run_id = store_run(runner)
     if judges and resume is not None:
         _check_judging(runner.config.strategy, judges, policy, judge_style, judge_param, agent_config, home)
+    if detach:
+        check_detachable(runner, cluster)
     _print_start(runner, run_id)
     for note in contexts:
         console.print(f"context: {escape(note)}", highlight=False)
     try:
-        stopped = _run_with_progress(runner, run_id, retry_errors, max_failures, home, cluster)
+        stopped = _run_with_progress(runner, run_id, retry_errors, max_failures, home, cluster, detach)
     except SQLiteFileError as error:  # a file fault after the run started (a full disk): not a refusal
         print_error(error)
         done = store.summary(run_id).done  # the store is still readable when it cannot be written
@@ -335,7 +349,10 @@ def run(
     summary = store.summary(run_id)
     for note in runner.learned():
         console.print(f"learned: {escape(note)}", highlight=False)
-    _print_summary(summary, home)
+    _print_summary(summary, home, detached=isinstance(stopped, Detached))
+    if isinstance(stopped, Detached):
+        console.print(stopped.line(_resume_command(run_id, home)))
+        return
     if summary.config["strategy"] == PROBE_STRATEGY and summary.done:
         _print_probe_criteria(store, run_id)
     undecided = False
@@ -527,9 +544,10 @@ def _run_with_progress(
     max_failures: int,
     home: Path | None,
     cluster: ClusterOptions | None = None,
-) -> EndpointDown | None:
+    detach: bool = False,
+) -> EndpointDown | Detached | None:
     """Run the pending items with a live progress line, here or on a Ray cluster (`cluster`); the
-    breaker's stop, if it stopped the run."""
+    breaker's stop, if it stopped the run, or `Detached` where it detached (`detach`)."""
     pending = runner.pending(run_id, retry_errors)
     totals: dict[str, Any] = {"done": 0, "failed": 0, "calls": 0, "tokens": 0, "cost": 0.0, "unknown": False}
     EVENTS.reset()
@@ -562,15 +580,18 @@ def _run_with_progress(
 
         try:
             if cluster is None:
-                asyncio.run(
-                    runner.run(
-                        run_id,
-                        retry_errors=retry_errors,
-                        on_item=on_item,
-                        max_failures=max_failures,
-                        items=pending,
-                    )
+                solving = runner.run(
+                    run_id,
+                    retry_errors=retry_errors,
+                    on_item=on_item,
+                    max_failures=max_failures,
+                    items=pending,
                 )
+                if not detach:
+                    asyncio.run(solving)
+                elif asyncio.run(until_detached(solving)):
+                    progress.stop()
+                    return Detached(runner.home / LEDGER_FILE, totals["done"])
             else:
                 from graphs.cluster.executor import run_on_ray
 
@@ -669,7 +690,7 @@ def _dollars(cost: float | None) -> str:
     return "unknown" if cost is None else f"${cost:.4f}"
 
 
-def _print_summary(summary: RunSummary, home: Path | None) -> None:
+def _print_summary(summary: RunSummary, home: Path | None, detached: bool = False) -> None:
     planned = summary.planned if summary.planned is not None else "?"
     judged = (
         f"; judges: {summary.judge_verdicts} verdicts, cost {_dollars(summary.judge_cost_usd)}, "
@@ -686,7 +707,7 @@ def _print_summary(summary: RunSummary, home: Path | None) -> None:
     if summary.cache_read_tokens or summary.cache_write_tokens:
         console.print(prompt_cache_line(summary))
     resume, retry = (_resume_command(summary.id, home, retry) for retry in (False, True))
-    if summary.status == "interrupted":
+    if summary.status == "interrupted" and not detached:
         console.print(f"resume with `{resume}`")
     if summary.retryable:
         items = f"{summary.retryable} failed item{'s' if summary.retryable > 1 else ''}"

@@ -41,7 +41,9 @@ class OpenAIBatchAPI(OpenAIChat):
         self.bodies: list[dict[str, Any]] = []
         """Every request body a batch held, in the order received."""
         self.hold = False
-        """While set, a batch goes no further than in_progress (a batch hours long)."""
+        """While set, a batch goes no further than in_progress (a batch hours long), unless released."""
+        self.released: set[str] = set()
+        """Batches that finish even while `hold` is set."""
 
     def handles(self, method: str, path: str) -> bool:
         route = path.split("?")[0]
@@ -106,7 +108,9 @@ class OpenAIBatchAPI(OpenAIChat):
             batch["status"] = "cancelling"
         elif batch["status"] == "cancelling":
             batch["status"] = "cancelled"
-        elif batch["status"] in STEPS[:-1] and not (self.hold and batch["status"] == "in_progress"):
+        elif batch["status"] in STEPS[:-1] and not (
+            self.hold and batch["status"] == "in_progress" and batch_id not in self.released
+        ):
             batch["status"] = STEPS[STEPS.index(batch["status"]) + 1]
             if batch["status"] == "completed":
                 self._finish(batch)
