@@ -114,6 +114,8 @@ CREDENTIALS = (
     "openai-project",
 )
 """The request headers a batch API takes again from the calls it batches."""
+BATCH_CONCURRENCY = 1000
+"""Problems in flight in batch mode, at least: a batch gathers the calls of the problems in flight."""
 CANCELLED = "cancelled"
 """A batch's final status when someone cancelled it (each protocol says it so)."""
 GONE = 410

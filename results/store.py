@@ -809,6 +809,17 @@ class ResultsStore:
             ).fetchall()
         return {str(agent): CallTotals(int(i), int(o), c) for agent, i, o, c in rows}
 
+    def paid_usage(self, run_id: str) -> list[tuple[str, int, int, int, int, float | None]]:
+        """Each paid call of the run (a cached reply is not one): agent, input, output, cache read
+        and cache write tokens, and its stored cost (None: unknown)."""
+        with self.reading() as db:
+            rows = db.execute(
+                "SELECT agent, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd "
+                "FROM calls WHERE run_id = ? AND cache_hit = 0 ORDER BY rowid",
+                (run_id,),
+            ).fetchall()
+        return [(str(a), int(i), int(o), int(r), int(w), c) for a, i, o, r, w, c in rows]
+
     def sends_images(self, run_id: str) -> bool:
         """Whether any call of the run sent an image."""
         with self.reading() as db:

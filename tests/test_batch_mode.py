@@ -322,3 +322,77 @@ def test_detach_without_batch_mode_is_refused(shared_data: Path, tmp_path: Path)
         "--problems", "2", "--detach", "--data-dir", shared_data, "--home", tmp_path, env=KEY,
     )  # fmt: skip
     assert refused.returncode == 2 and "give --batch (or -M batch=true)" in refused.stderr
+
+
+def batch_grid(folder: Path, server: StandInServer, data: Path, budget_line: str = "") -> Path:
+    """Two strategies x gpt-4o (its batch API) and a model of a server with none, on two problems."""
+    path = folder / "grid.toml"
+    path.write_text(
+        'name = "grid"\nstrategies = ["direct", "contrastive"]\n'
+        f'models = [{{ spec = "openai:gpt-4o", params = {{ base_url = "{server.url}/v1", '
+        'batch_wait_s = 0.3, batch_poll_s = 0.02 } }, "openai-compatible:local@http://127.0.0.1:1/v1"]\n'
+        f'[[datasets]]\nname = "bongard-classic"\ndata_dir = "{data}"\nproblems = "2-3"\n{budget_line}'
+    )
+    return path
+
+
+def test_an_experiments_plan_in_batch_mode_shows_the_saving(shared_data: Path, tmp_path: Path) -> None:
+    with StandInServer(OpenAIChat(), responder=minimal_reply) as server:
+        path = batch_grid(tmp_path, server, shared_data)
+        direct = run_bongard("experiment", "plan", path, "--json", "--home", tmp_path, env=KEY)
+        batched = run_bongard("experiment", "plan", path, "--json", "--batch", "--home", tmp_path, env=KEY)
+        shown = run_bongard("experiment", "plan", path, "--batch", "--home", tmp_path, env=KEY)
+    assert direct.returncode == batched.returncode == shown.returncode == 0, batched.stderr
+    plain, plan = (
+        {cell["key"]: cell for cell in json.loads(found.stdout)["cells"]} for found in (direct, batched)
+    )
+    gpt = [key for key in plan if "gpt-4o" in key]
+    assert len(gpt) == 2 and all(
+        plan[k]["direct_cost_usd"] == pytest.approx(plain[k]["cost_usd"]) for k in gpt
+    )
+    assert all(
+        plan[k]["cost_usd"] == pytest.approx(plain[k]["cost_usd"] / 2) for k in gpt
+    )  # GPT-4o's batch rate
+    local = [key for key in plan if "local" in key]
+    assert all(plan[k]["cost_usd"] is None and plan[k]["calls"] == plain[k]["calls"] for k in local)
+    said = " ".join(shown.stderr.split())
+    assert "batch mode: openai-compatible:local@http://127.0.0.1:1/v1: sent directly" in said
+    assert "has no batch API" in said
+
+
+def test_an_experiment_in_batch_mode_runs_its_cells_together_in_shared_batches(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    api = OpenAIBatchAPI(minimal_reply)
+    with StandInServer(api, responder=minimal_reply) as server:
+        path = batch_grid(tmp_path, server, shared_data)
+        path.write_text(path.read_text().replace(', "openai-compatible:local@http://127.0.0.1:1/v1"', ""))
+        ran = run_bongard("experiment", "run", path, "--batch", "--home", tmp_path, env=KEY)
+    assert ran.returncode == 0, ran.stderr
+    store = ResultsStore(tmp_path / STORE_FILE)
+    summaries = [store.summary(run_id) for run_id in store.run_ids()]
+    assert [(s.status, s.done) for s in summaries] == [("complete", 2), ("complete", 2)]
+    assert sum(s.calls for s in summaries) == 16
+    # the first batch: direct's 2 calls and contrastive's 6 pair comparisons a problem; then its 2 answers
+    assert batch_sizes(api) == [2 + 2 * 6, 2]
+
+
+def test_compare_shows_what_a_batch_run_saved_on_its_own_recorded_usage(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    with StandInServer(OpenAIChat(), responder=minimal_reply) as direct:
+        store = run(direct, tmp_path, shared_data, "contrastive")
+    api = OpenAIBatchAPI(minimal_reply)
+    with StandInServer(api, responder=minimal_reply) as batched:
+        run(batched, tmp_path, shared_data, "direct", *FAST)
+    direct_run, batch_run = store.run_ids()
+    compared = run_bongard("compare", direct_run, batch_run, "--out", tmp_path / "report", "--home", tmp_path)
+    assert compared.returncode == 0, compared.stderr
+    cost = store.summary(batch_run).cost_usd
+    assert cost is not None and cost > 0
+    said = " ".join(compared.stdout.split())
+    expected = (
+        f"{batch_run}: ${cost:.6f} at the batch price, ${2 * cost:.6f} sent directly: saved ${cost:.6f} (50%)"
+    )
+    assert expected in said
+    assert f"{direct_run}: $" not in said  # a direct run saved nothing

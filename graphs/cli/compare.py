@@ -197,9 +197,14 @@ def compare(
     else:
         width = min(console.width, NARROW)
         console.print(compact_table(table, width), width=width, soft_wrap=False)
+    from graphs.reports.batch_saving import batch_savings
     from results.side_by_side import side_by_side_lines
 
-    for heading, lines in side_by_side_lines(store, selection.run_ids, table):
+    savings = [saving.line() for saving in batch_savings(store, selection.run_ids)]
+    sections = side_by_side_lines(store, selection.run_ids, table)
+    if savings:
+        sections.append(("batch mode (each batched run's cost, and its calls' cost sent directly)", savings))
+    for heading, lines in sections:
         console.print(f"\n{heading}:")
         for line in lines:
             pieces = [line] if wide else wrapped_line(line)

@@ -21,6 +21,7 @@ from results.store import ResultsStore
 
 if TYPE_CHECKING:
     from graphs.experiments.plan import CellPlan, Plan
+    from graphs.experiments.spec import Experiment
     from graphs.runs.runner import ItemOutcome
     from results.grid_report import GridCell
     from results.paired import PairedTest
@@ -87,6 +88,38 @@ def _print_plan(plan: Plan) -> None:
     console.print(plan_table(plan))
     for line in sorted({line for cell in plan.cells for line in cell.counted_by}):
         console.print(f"counted: {escape(line)}", highlight=False)
+    cost, direct = plan.total("cost_usd"), plan.total("direct_cost_usd")
+    if cost is not None and direct is not None and direct > cost:
+        console.print(
+            f"batch mode: {_money(cost)} at the batch prices, {_money(direct)} sent directly: saves "
+            f"{_money(direct - cost)} ({(direct - cost) / direct:.0%})",
+            highlight=False,
+        )
+
+
+def _experiment(file: Path, batch: bool) -> Experiment:
+    """The experiment in the file; with `batch`, in batch mode where its providers allow, each model
+    that stays direct said."""
+    from graphs.experiments.spec import read_experiment
+
+    experiment = read_experiment(file)
+    if not batch:
+        return experiment
+    batched, direct = experiment.in_batch_mode()
+    for line in direct:
+        error_console.print(f"batch mode: {escape(line)}", highlight=False)
+    return batched
+
+
+BatchOption = Annotated[
+    bool,
+    typer.Option(
+        "--batch",
+        metavar="",
+        help="Cells whose providers have a batch API (openai, anthropic, gemini) in batch mode, at "
+        "their batch price (-M batch=true); their cells run at once, so a batch gathers them.",
+    ),
+]
 
 
 @experiment_app.command("plan")
@@ -96,6 +129,7 @@ def plan(
         bool, typer.Option("--json", metavar="", help="Print the plan as one JSON object.")
     ] = False,
     rehearse: Annotated[int, typer.Option(min=1, metavar="N", help=REHEARSED_HELP)] = 3,
+    batch: BatchOption = False,
     home: HomeOption = None,
 ) -> None:
     """Every cell of the grid: its calls, tokens and cost (with a low-high range), before any is paid.
@@ -104,9 +138,8 @@ def plan(
     counted by its provider's rules; cells already stored with the same settings cost what is left.
     """
     from graphs.experiments.plan import plan_experiment
-    from graphs.experiments.spec import read_experiment
 
-    experiment = read_experiment(file)
+    experiment = _experiment(file, batch)
     found = plan_experiment(experiment, open_reader(home), home, rehearsed=rehearse)
     if as_json:
         print(json.dumps(found.as_json()))
@@ -141,6 +174,7 @@ def run(
             min=0, metavar="N", help="Stop when the first N requests to an endpoint all fail (0: never)."
         ),
     ] = DEFAULT_MAX_FAILURES,
+    batch: BatchOption = False,
     home: HomeOption = None,
 ) -> None:
     """Run every cell of the grid, reusing stored runs with the same settings, within a budget.
@@ -150,9 +184,8 @@ def run(
     """
     from graphs.experiments.grid import run_grid
     from graphs.experiments.plan import Plan, planned
-    from graphs.experiments.spec import read_experiment
 
-    experiment = read_experiment(file)
+    experiment = _experiment(file, batch)
     chosen = executor or experiment.executor
     if chosen == "ray" and budget is not None:
         raise typer.BadParameter(

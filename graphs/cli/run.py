@@ -16,6 +16,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from agents.batch_ledger import LEDGER_FILE
+from agents.batching import BATCH_CONCURRENCY
 from agents.breaker import DEFAULT_MAX_FAILURES, EndpointDown
 from agents.call_events import EVENTS
 from datasets_io.render import Variant
@@ -84,10 +85,6 @@ def open_reader(home: Path | None) -> ResultsStore:
         error_console.print(f"read-only workspace: reading {path} without writing to it", highlight=False)
         return ReadOnlyStore(path)
     return open_store(home)
-
-
-BATCH_CONCURRENCY = 1000
-"""Problems in flight in batch mode: a batch gathers the calls of the problems in flight."""
 
 
 def run(

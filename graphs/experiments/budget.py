@@ -5,9 +5,10 @@ money spent (the grid's stored calls from earlier sessions, and every reply of t
 call's estimate (its cell's plan) must stay within the budget, else the run stops with
 `BudgetReached`; after a reply, its cost is added. The bound: calls already in flight when one is
 refused still finish and are paid, so a grid spends at most the budget plus those calls (at most
-`concurrency - 1`) and what the last call cost beyond its estimate. Calls of an item a killed
-session left half done are kept in its checkpoint, not yet in the store: a budget resumed after a
-kill counts them once their item is stored.
+`concurrency - 1`) and what the last call cost beyond its estimate. In batch mode each queued call
+counts at its estimate until its batch is back (a call that failed stays counted for the session).
+Calls of an item a killed session left half done are kept in its checkpoint, not yet in the store: a
+budget resumed after a kill counts them once their item is stored.
 """
 
 from __future__ import annotations
@@ -25,18 +26,39 @@ class BudgetReached(BongardError, RuntimeError):
 
 
 class Budget:
-    def __init__(self, limit_usd: float, spent_usd: float) -> None:
+    """The grid's spending: what is spent, and in batch mode (`reserve`) the estimates of the calls
+    queued in batches whose replies are not back: a batch holds its calls for hours, and without
+    counting them every call of a grid would pass the check before any was paid."""
+
+    def __init__(self, limit_usd: float, spent_usd: float, reserve: bool = False) -> None:
         self.limit_usd = limit_usd
         self.spent_usd = spent_usd
-        self.next_call_usd = 0.0
-        """The estimate of one call of the cell being run."""
+        self.reserve = reserve
+        self.reserved_usd = 0.0
+
+    def for_cell(self, estimate_usd: float) -> CellBudget:
+        """The watch of one cell's agents, whose calls are estimated at `estimate_usd` each."""
+        return CellBudget(self, estimate_usd)
+
+
+class CellBudget:
+    def __init__(self, budget: Budget, estimate_usd: float) -> None:
+        self.budget = budget
+        self.estimate_usd = estimate_usd
 
     def before(self, messages: Sequence[BaseMessage], call: CallSpec) -> None:
-        if self.spent_usd + self.next_call_usd > self.limit_usd:
+        budget = self.budget
+        committed = budget.spent_usd + budget.reserved_usd
+        if committed + self.estimate_usd > budget.limit_usd:
+            queued = f" (${budget.reserved_usd:.4f} of it in batches not back)" if budget.reserved_usd else ""
             raise BudgetReached(
-                f"budget ${self.limit_usd:.4f} reached: ${self.spent_usd:.4f} spent, and the next call "
-                f"may cost up to ${self.next_call_usd:.4f}"
+                f"budget ${budget.limit_usd:.4f} reached: ${committed:.4f} spent{queued}, and the next "
+                f"call may cost up to ${self.estimate_usd:.4f}"
             )
+        if budget.reserve:
+            budget.reserved_usd += self.estimate_usd
 
     def after(self, reply: AgentReply) -> None:
-        self.spent_usd += reply.cost_usd or 0.0
+        if self.budget.reserve:
+            self.budget.reserved_usd -= self.estimate_usd
+        self.budget.spent_usd += reply.cost_usd or 0.0

@@ -61,28 +61,76 @@ def run_grid(
     records.save(experiment.name, str(experiment.path.resolve()), experiment.source, plan.as_json())
     outcome = GridOutcome(plan)
     spent, _ = records.spent(experiment.name)
-    budget = Budget(budget_usd, spent) if budget_usd is not None else None
+    together = cluster is None and any(_batched(runner) for _, runner in cells)
+    budget = Budget(budget_usd, spent, reserve=together) if budget_usd is not None else None
+    started: list[tuple[CellPlan, str, Runner]] = []
     for cell, prepared in cells:
         run_id, runner = _cell_run(experiment, cell, prepared, store, home, records, announce)
         outcome.runs[cell.key] = run_id
         if on_cell is not None:
             on_cell(cell, run_id)
-        if cell.calls != 0:
-            if budget is not None:
-                budget.next_call_usd = cell.cost_per_call_usd or 0.0
-                for agent in runner.agents.values():
-                    agent.watch = budget
-            try:
+        if budget is not None:
+            for agent in runner.agents.values():
+                agent.watch = budget.for_cell(cell.cost_per_call_usd or 0.0)
+        if together:  # batch mode: every cell's calls go out together, their batches shared
+            started.append((cell, run_id, runner))
+            continue
+        try:
+            if cell.calls != 0:
                 _run_cell(runner, run_id, max_failures, _for_cell(on_item, cell), cluster, announce)
-            except (BudgetReached, EndpointDown) as stopped:
-                outcome.stopped = str(stopped)
-                break
-        if experiment.judges and runner.info.judged:
-            judged = _judge_cell(experiment, store, run_id, home)
-            if judged is not None and judged.left_unjudged:
-                outcome.stopped = f"{judged.left_unjudged} answers of {cell.key} could not be judged"
+        except (BudgetReached, EndpointDown) as stopped:
+            outcome.stopped = str(stopped)
+            break
+        _judged(experiment, store, run_id, runner, home, cell, outcome)
+    if started:
+        try:
+            asyncio.run(_run_together(started, max_failures, on_item))
+        except (BudgetReached, EndpointDown) as stopped:
+            outcome.stopped = str(stopped)
+        for cell, run_id, runner in started:
+            _judged(experiment, store, run_id, runner, home, cell, outcome)
     outcome.spent_usd, outcome.unpriced_calls = records.spent(experiment.name)
     return outcome
+
+
+def _batched(runner: Runner) -> bool:
+    return any(agent.params.batch for agent in runner.agents.values())
+
+
+async def _run_together(
+    started: list[tuple[CellPlan, str, Runner]],
+    max_failures: int,
+    on_item: Callable[[CellPlan, ItemOutcome], None] | None,
+) -> None:
+    """Every cell's pending items at once, in one event loop: a batch gathers the calls of all the
+    cells of a model. The first cell stopped (a budget, a dead endpoint) stops the others."""
+    try:
+        async with asyncio.TaskGroup() as cells:
+            for cell, run_id, runner in started:
+                if cell.calls != 0:
+                    solving = runner.run(
+                        run_id, retry_errors=True, max_failures=max_failures, on_item=_for_cell(on_item, cell)
+                    )
+                    cells.create_task(solving)
+    except ExceptionGroup as stopped:
+        raise stopped.exceptions[0] from None
+
+
+def _judged(
+    experiment: Experiment,
+    store: ResultsStore,
+    run_id: str,
+    runner: Runner,
+    home: Path | None,
+    cell: CellPlan,
+    outcome: GridOutcome,
+) -> None:
+    """The cell judged by the experiment's judges, where its strategy is judged; a cell left with
+    answers no judge decided stops the grid's success."""
+    if experiment.judges and runner.info.judged:
+        judged = _judge_cell(experiment, store, run_id, home)
+        if judged is not None and judged.left_unjudged:
+            outcome.stopped = f"{judged.left_unjudged} answers of {cell.key} could not be judged"
 
 
 def _run_cell(

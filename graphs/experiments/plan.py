@@ -25,7 +25,7 @@ from typing import Any
 from agents.call import Usage
 from agents.image_tokens import ImageRule, image_rule
 from agents.images import ImagePolicy
-from agents.pricing import Pricing
+from agents.pricing import Pricing, batch_price
 from agents.registry import agent_price, check_agent_params, split_spec
 from agents.text_tokens import TextCounter, text_counter
 from graphs.experiments.cells import prepared_runner, stored_run_of
@@ -60,7 +60,15 @@ class Priced:
     images: ImageRule
     policy: ImagePolicy
     price: Pricing | None
+    """The price the run pays: the batch price in batch mode."""
     reply_limit: int | None
+    direct_price: Pricing | None
+    """The same calls' price sent directly (the price, outside batch mode)."""
+
+
+def _plus(total: float | None, price: Pricing | None, usage: Usage) -> float | None:
+    cost = None if price is None else price.cost(usage)
+    return None if total is None or cost is None else total + cost
 
 
 @dataclass
@@ -68,18 +76,21 @@ class Estimate:
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float | None = 0.0
+    direct_cost_usd: float | None = 0.0
 
-    def add(self, tokens_in: int, tokens_out: int, price: Pricing | None) -> None:
+    def add(self, tokens_in: int, tokens_out: int, model: Priced) -> None:
         self.input_tokens += tokens_in
         self.output_tokens += tokens_out
-        cost = None if price is None else price.cost(Usage(input_tokens=tokens_in, output_tokens=tokens_out))
-        self.cost_usd = None if self.cost_usd is None or cost is None else self.cost_usd + cost
+        usage = Usage(input_tokens=tokens_in, output_tokens=tokens_out)
+        self.cost_usd = _plus(self.cost_usd, model.price, usage)
+        self.direct_cost_usd = _plus(self.direct_cost_usd, model.direct_price, usage)
 
     def scaled(self, factor: float) -> Estimate:
         return Estimate(
             round(self.input_tokens * factor),
             round(self.output_tokens * factor),
             None if self.cost_usd is None else self.cost_usd * factor,
+            None if self.direct_cost_usd is None else self.direct_cost_usd * factor,
         )
 
 
@@ -107,6 +118,9 @@ class CellPlan:
     cost_per_call_usd: float | None = None
     """The estimate of one call: a budget lets a call start only while what is spent and this
     together stay within it."""
+    direct_cost_usd: float | None = None
+    """What `cost_usd` would be with every call sent directly: above it where the cell runs in batch
+    mode, at the batch price."""
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -133,6 +147,7 @@ class Plan:
             "cost": self.total("cost_usd"),
             "cost_low": self.total("cost_low_usd"),
             "cost_high": self.total("cost_high_usd"),
+            "direct_cost": self.total("direct_cost_usd"),
             "cells": [cell.as_json() for cell in self.cells],
         }
 
@@ -142,13 +157,15 @@ def priced(spec: str, config: RunConfig) -> Priced:
     params = check_agent_params(spec, chosen, config=config.agent_config or None, defaults=paper)
     provider, model = split_spec(spec)
     model = model.split("@", 1)[0]
+    direct = agent_price(spec, params)
     return Priced(
         spec=spec,
         counter=text_counter(provider, model),
         images=image_rule(provider, model),
         policy=ImagePolicy(max_side=params.image_max_side or None),
-        price=agent_price(spec, params),
+        price=batch_price(direct) if params.batch else direct,
         reply_limit=params.max_tokens,
+        direct_price=direct,
     )
 
 
@@ -189,7 +206,7 @@ def _estimates(
         expected = replies[(call.role, call.task)]
         limit = model.reply_limit or max(UNLIMITED_REPLY_TOKENS, expected)
         reply = {"low": expected // 2, "mid": expected, "high": limit}[level]
-        estimate.add(_input_tokens(call, model, reply), reply, model.price)
+        estimate.add(_input_tokens(call, model, reply), reply, model)
     return estimate
 
 
@@ -231,7 +248,7 @@ def plan_cell(
     if stored and not pending:
         plan.note = f"stored as {stored}, complete: costs 0"
         plan.input_tokens = plan.output_tokens = 0
-        plan.cost_usd = plan.cost_low_usd = plan.cost_high_usd = 0.0
+        plan.cost_usd = plan.cost_low_usd = plan.cost_high_usd = plan.direct_cost_usd = 0.0
         return plan, runner
     if stored:
         plan.note = (
@@ -241,7 +258,8 @@ def plan_cell(
         plan, runner, store, [p.id for p, _ in pending], counts, rehearsed, rehearsals or Rehearsals()
     )
     if judged and [spec for spec in experiment.judges if spec.partition(":")[0] not in JUDGE_KINDS]:
-        plan.cost_usd = plan.cost_low_usd = plan.cost_high_usd = None  # a judge's prompt holds the answer
+        # a judge's prompt holds the answer
+        plan.cost_usd = plan.cost_low_usd = plan.cost_high_usd = plan.direct_cost_usd = None
         plan.note = (plan.note + "; " if plan.note else "") + f"{judged} calls of model judges not priced"
     return plan, runner
 
@@ -297,6 +315,7 @@ def _price_cell(
     )
     plan.input_tokens, plan.output_tokens = mid.input_tokens, mid.output_tokens
     plan.cost_usd, plan.cost_low_usd, plan.cost_high_usd = mid.cost_usd, low.cost_usd, high.cost_usd
+    plan.direct_cost_usd = mid.direct_cost_usd
     if mid.cost_usd is not None:
         plan.cost_per_call_usd = mid.cost_usd / max(1, sum(c or 0 for c in counts))
 

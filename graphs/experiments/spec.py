@@ -123,6 +123,26 @@ class Experiment:
         """A one-line error about this file, at the line holding the first value of `near` found."""
         return _Reader(self.path, self.source).fail(message, *near)
 
+    def in_batch_mode(self) -> tuple[Experiment, list[str]]:
+        """The grid with each cell whose providers all have a batch API in batch mode (`-M
+        batch=true`), and problems in flight raised so its batches gather them; a line for each model
+        that stays direct."""
+        from agents.batching import BATCH_CONCURRENCY
+        from agents.registry import get_provider, split_spec
+
+        direct: dict[str, str] = {}
+        cells = []
+        for cell in self.cells:
+            specs = [cell.model.spec] if cell.model.spec else list(cell.model.roles.values())
+            without = [s for s in specs if get_provider(split_spec(s)[0]).batches is None]
+            if without:
+                direct[cell.model.shown] = f"{cell.model.shown}: sent directly, {without[0]} has no batch API"
+                cells.append(cell)
+            else:
+                cells.append(replace(cell, params={**cell.params, "batch": "true"}))
+        concurrency = max(self.concurrency, BATCH_CONCURRENCY)
+        return replace(self, cells=tuple(cells), concurrency=concurrency), sorted(direct.values())
+
 
 class _Reader:
     """Reads one file's values, each error located at the line that holds the value."""
