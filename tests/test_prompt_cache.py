@@ -1,11 +1,13 @@
 """Prompt caching (issue 51): Anthropic requests mark the shared context with `cache_control` where
 a problem's context goes out again, the replies' cache reads are kept per call, and `runs show`
 gives the run's cached share of input tokens. Against a stand-in of the Messages API that caches
-prefixes as Anthropic's guide describes, and refuses more than four marks."""
+prefixes as Anthropic's guide describes, and refuses more than four marks; OpenAI's and Gemini's
+caching, implicit, read from their replies' usage."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +19,9 @@ from agents.registry import resolve_agent
 from results.store import STORE_FILE, ResultsStore
 from tests.builders import make_image
 from tests.cli import run_bongard
-from tests.standins.protocols import AnthropicMessages
+from tests.standins.protocols import AnthropicMessages, GeminiGenerateContent, OpenAIChat
 from tests.standins.schema_replies import minimal_reply
-from tests.standins.server import StandInServer
+from tests.standins.server import StandInServer, WireProtocol
 
 pytest.importorskip("langchain_anthropic")
 
@@ -124,3 +126,33 @@ def test_a_multi_turn_run_reports_its_cached_share_and_a_one_call_run_marks_noth
         f"prompt cache: {summary.cache_read_tokens} of {summary.input_tokens} input tokens read from the "
         f"provider's cache ({share:.0%})"
     ) in shown.stdout
+
+
+@pytest.mark.parametrize(
+    ("protocol", "spec", "suffix", "env"),
+    [
+        (OpenAIChat(cached_tokens=8), "openai:gpt-4o", "/v1", {"OPENAI_API_KEY": "sk-stand-in-000"}),
+        (
+            GeminiGenerateContent(cached_tokens=8),
+            "gemini:gemini-2.5-flash",
+            "",
+            {"GOOGLE_API_KEY": "stand-in"},
+        ),
+    ],
+    ids=["openai", "gemini"],
+)
+def test_openais_and_geminis_implicit_caching_is_read_from_their_usage(
+    protocol: WireProtocol, spec: str, suffix: str, env: dict[str, str], shared_data: Path, tmp_path: Path
+) -> None:
+    with StandInServer(protocol, responder=minimal_reply) as server:
+        ran = run_bongard(
+            "run", "--strategy", "direct", "--model", spec, "-M", f"base_url={server.url}{suffix}",
+            "--dataset", "bongard-classic", "--problems", "2-3", "--data-dir", shared_data,
+            "--home", tmp_path, env=env,
+        )  # fmt: skip
+        assert ran.returncode == 0, ran.stderr
+        assert not any("cache_control" in json.dumps(r.body) for r in server.model_requests())  # implicit
+    store = ResultsStore(tmp_path / STORE_FILE)
+    summary = store.summary(store.resolve_run("latest"))
+    assert (summary.cache_read_tokens, summary.input_tokens) == (16, 22)
+    assert "prompt cache: 16 of 22 input tokens read from the provider's cache (73%)" in ran.stdout

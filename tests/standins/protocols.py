@@ -221,9 +221,11 @@ class OpenAIChat:
     `refusal` field, no content, as structured outputs refuse); `content_filter` (no content).
     `usage=False`: replies without usage, as some OpenAI-compatible servers send them; `empty_usage`:
     replies whose usage is `{}`, as some gateways send it; `counts`: usage
-    counted from the request and the reply (`tests.standins.token_counts`), not fixed. Every body is
-    checked against the openai SDK's own request types (`tests/standins/openai_body.py`): a key
-    the API does not know, or a part of the wrong shape, is refused with its 400."""
+    counted from the request and the reply (`tests.standins.token_counts`), not fixed;
+    `cached_tokens`: input tokens each reply says OpenAI's automatic prompt cache served
+    (`prompt_tokens_details`). Every body is checked against the openai SDK's own request types
+    (`tests/standins/openai_body.py`): a key the API does not know, or a part of the wrong shape, is
+    refused with its 400."""
 
     STOPS: ClassVar[Mapping[str, StopKind]] = {
         "length": "cut",
@@ -237,11 +239,13 @@ class OpenAIChat:
         counts: Callable[[Any, str], tuple[int, int]] | None = None,
         refuses: Mapping[str, Collection[str]] | None = None,
         empty_usage: bool = False,
+        cached_tokens: int = 0,
     ) -> None:
         self.usage = usage
         self.counts = counts
         self.refuses = refuses or {}
         self.empty_usage = empty_usage
+        self.cached_tokens = cached_tokens
 
     def handles(self, method: str, path: str) -> bool:
         return method == "POST" and path.endswith("/chat/completions")
@@ -258,11 +262,13 @@ class OpenAIChat:
         if finish == "refusal":
             message["refusal"] = REFUSAL_TEXT
         tokens_in, tokens_out = (TOKENS_IN, TOKENS_OUT) if self.counts is None else self.counts(body, text)
-        usage = {
+        usage: dict[str, Any] = {
             "prompt_tokens": tokens_in,
             "completion_tokens": tokens_out,
             "total_tokens": tokens_in + tokens_out,
         }
+        if self.cached_tokens:
+            usage["prompt_tokens_details"] = {"cached_tokens": min(self.cached_tokens, tokens_in)}
         return Reply(
             _json(
                 {
@@ -416,7 +422,8 @@ class GeminiGenerateContent:
     Finish forms: `stop`, `length` (MAX_TOKENS); `SAFETY`, `RECITATION`, `LANGUAGE`, `OTHER` and
     `MALFORMED_FUNCTION_CALL` (a candidate without content, ended for that reason); `prompt_blocked`
     (no candidate at all: the prompt was blocked, `promptFeedback.blockReason` SAFETY, usage for the
-    prompt only). `usage=False`: no usageMetadata."""
+    prompt only). `usage=False`: no usageMetadata; `cached_tokens`: prompt tokens each reply says
+    Gemini's implicit cache served (`cachedContentTokenCount`)."""
 
     STOPS: ClassVar[Mapping[str, StopKind]] = {
         "length": "cut",
@@ -429,8 +436,9 @@ class GeminiGenerateContent:
     }
     EMPTY_FINISHES = ("SAFETY", "RECITATION", "LANGUAGE", "OTHER", "MALFORMED_FUNCTION_CALL")
 
-    def __init__(self, usage: bool = True) -> None:
+    def __init__(self, usage: bool = True, cached_tokens: int = 0) -> None:
         self.usage = usage
+        self.cached_tokens = cached_tokens
         self.warnings: list[str] = []
         """What Google's Gemini 3 guide warns of, for each request that does it: a temperature below
         1.0 (it may loop or degrade). The API answers such a request; a test reads the warnings."""
@@ -450,7 +458,7 @@ class GeminiGenerateContent:
             "promptTokenCount": TOKENS_IN,
             "candidatesTokenCount": 0 if finish == "prompt_blocked" else TOKENS_OUT,
             "totalTokenCount": TOKENS_IN + (0 if finish == "prompt_blocked" else TOKENS_OUT),
-        }
+        } | ({"cachedContentTokenCount": min(self.cached_tokens, TOKENS_IN)} if self.cached_tokens else {})
         candidate: dict[str, Any] = {
             "content": {"parts": [{"text": text}], "role": "model"},
             "finishReason": "MAX_TOKENS"
