@@ -28,6 +28,17 @@ PROTOCOL_SETTINGS = (
     "agent_config",
 )
 """RunConfig fields that change what a run measures; runs in one row must agree on each."""
+TRANSPORT_PARAMS = frozenset({"batch", "batch_requests", "batch_wait_s", "batch_poll_s", "prompt_cache"})
+"""Agent parameters that change how calls travel and are billed, not what they ask: runs that
+differ only in them (a batch run beside a direct one) may share a row."""
+
+
+def _measured(config: Mapping[str, Any], name: str) -> Any:
+    """A protocol setting as it bears on what a run measures: its transport parameters aside."""
+    value = config.get(name)
+    if name == "agent_params" and isinstance(value, Mapping):
+        return {key: v for key, v in value.items() if key not in TRANSPORT_PARAMS}
+    return value
 
 
 class IncompatibleRuns(BongardError, ValueError):
@@ -119,9 +130,9 @@ def _check_row(store: ResultsStore, row: str, run_ids: list[str], mixed_rows: bo
     if not mixed_rows:
         for other in others:
             differing = [
-                f"{name} {configs[first].get(name)!r} vs {configs[other].get(name)!r}"
+                f"{name} {_measured(configs[first], name)!r} vs {_measured(configs[other], name)!r}"
                 for name in PROTOCOL_SETTINGS
-                if configs[first].get(name) != configs[other].get(name)
+                if _measured(configs[first], name) != _measured(configs[other], name)
             ]
             if differing:
                 raise IncompatibleRuns(

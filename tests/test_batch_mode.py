@@ -7,6 +7,10 @@ such, and the run costs the direct run's cost at the batch rate."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +20,7 @@ import pytest
 
 from agents.batch_ledger import LEDGER_FILE, BatchLedger
 from results.store import STORE_FILE, ResultsStore
-from tests.cli import run_bongard
+from tests.cli import BONGARD, run_bongard
 from tests.standins.anthropic_batches import AnthropicBatchAPI
 from tests.standins.gemini_batches import GeminiBatchAPI
 from tests.standins.openai_batches import OpenAIBatchAPI
@@ -69,6 +73,16 @@ def run(
     )  # fmt: skip
     assert ran.returncode == 0, ran.stderr
     return ResultsStore(home / STORE_FILE)
+
+
+def killed_once_kept(command: list[str], env: dict[str, str], ledger: Path) -> None:
+    """`command` as a process of its own, SIGKILLed once the workspace's ledger keeps a batch."""
+    running = subprocess.Popen(command, env={**os.environ, **env}, stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not (ledger.exists() and BatchLedger(ledger).statuses()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    running.send_signal(signal.SIGKILL)
+    running.wait(timeout=30)
 
 
 def canonical(bodies: list[Any]) -> list[str]:
@@ -154,6 +168,24 @@ def test_an_errored_request_is_sent_again_alone_in_the_next_batch(
 
 
 @pytest.mark.parametrize("name", PATHS)
+def test_the_requests_of_an_expired_batch_go_again_in_the_next(
+    name: str, shared_data: Path, tmp_path: Path
+) -> None:
+    path = PATHS[name]
+    pytest.importorskip(path.sdk)
+    api = path.batched(minimal_reply, expire=True)
+    with StandInServer(api, responder=minimal_reply) as batched:
+        api.origin = batched.url
+        store = run(batched, tmp_path, shared_data, "direct", *FAST, path=path)
+    summary = store.summary(store.resolve_run("latest"))
+    assert (summary.status, summary.done, summary.failed) == ("complete", 3, 0)
+    sizes = batch_sizes(api)  # the first expired unanswered; its requests go again (as their retries fall)
+    assert sizes[0] == 3 and sum(sizes[1:]) == 3 and len(api.bodies) == 3
+    kept = BatchLedger(tmp_path / LEDGER_FILE).statuses()
+    assert next(iter(kept.values())) in ("expired", "ended")  # Anthropic's batch ends, its requests expired
+
+
+@pytest.mark.parametrize("name", PATHS)
 def test_a_cancelled_batch_is_recorded_as_such_and_its_calls_fail_saying_so(
     name: str, shared_data: Path, tmp_path: Path
 ) -> None:
@@ -221,13 +253,6 @@ def test_a_provider_without_a_batch_api_is_refused_in_one_line(shared_data: Path
 def test_a_run_killed_while_its_batch_is_in_progress_is_resumed_without_sending_a_request_again(
     name: str, shared_data: Path, tmp_path: Path
 ) -> None:
-    import os
-    import signal
-    import subprocess
-    import time
-
-    from tests.cli import BONGARD
-
     path = PATHS[name]
     pytest.importorskip(path.sdk)
     api = path.batched(minimal_reply)
@@ -239,15 +264,8 @@ def test_a_run_killed_while_its_batch_is_in_progress_is_resumed_without_sending_
             "-M", f"base_url={batched.url}{path.url_suffix}", "--dataset", "bongard-classic",
             "--problems", "2-4", "--data-dir", str(shared_data), "--home", str(tmp_path), *FAST,
         ]  # fmt: skip
-        running = subprocess.Popen(
-            command, env={**os.environ, **path.env}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-        )
-        ledger, deadline = tmp_path / LEDGER_FILE, time.monotonic() + 60
-        while not (ledger.exists() and BatchLedger(ledger).statuses()) and time.monotonic() < deadline:
-            time.sleep(0.05)
+        killed_once_kept(command, path.env, tmp_path / LEDGER_FILE)
         assert len(api.batches) == 1, "the run kept no batch"
-        running.send_signal(signal.SIGKILL)
-        running.wait(timeout=30)
         api.hold = False  # the batch finishes while no process waits for it
         resumed = run_bongard("run", "--resume", "latest", "--home", tmp_path, env=path.env)
         assert resumed.returncode == 0, resumed.stderr
@@ -283,6 +301,27 @@ def test_judging_in_batch_mode_sends_every_answer_in_one_batch(shared_data: Path
     assert judged.returncode == 0, judged.stderr
     assert "3 answers judged" in judged.stdout and "0 ok, 3 wrong" in judged.stdout
     assert [batch["request_counts"]["total"] for batch in api.batches.values()] == [3]
+
+
+def test_a_judging_killed_while_its_batch_is_in_progress_collects_that_batch_when_run_again(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    with StandInServer(OpenAIChat(), responder=minimal_reply) as direct:
+        store = run(direct, tmp_path, shared_data, "direct")
+    api = OpenAIBatchAPI(lambda body: "EVALUATION: WRONG")
+    api.hold = True
+    with StandInServer(api, responder=minimal_reply) as batched:
+        judge = [
+            str(BONGARD), "judge", "latest", "--judges", "openai:gpt-4o", "-M", f"base_url={batched.url}/v1",
+            "--batch", "-M", "batch_wait_s=0.3", "-M", "batch_poll_s=0.02", "--home", str(tmp_path),
+        ]  # fmt: skip
+        killed_once_kept(judge, KEY, tmp_path / LEDGER_FILE)
+        api.hold = False
+        again = run_bongard(*judge[1:], env=KEY)
+    assert again.returncode == 0, again.stderr
+    assert "3 answers judged" in again.stdout and len(api.batches) == 1  # the kept batch, not a new one
+    run_id = store.resolve_run("latest")
+    assert [j.items for j in store.judgings(run_id)] == [3]
 
 
 def test_a_detached_run_submits_its_batch_and_exits_and_each_resume_collects_a_round(
@@ -396,3 +435,21 @@ def test_compare_shows_what_a_batch_run_saved_on_its_own_recorded_usage(
     )
     assert expected in said
     assert f"{direct_run}: $" not in said  # a direct run saved nothing
+
+
+def test_a_batch_run_and_a_direct_run_of_the_same_cell_share_a_row(shared_data: Path, tmp_path: Path) -> None:
+    api = OpenAIBatchAPI(minimal_reply)  # it answers direct calls as the chat endpoint does
+    with StandInServer(api, responder=minimal_reply) as server:
+        store = run(server, tmp_path, shared_data, "direct")
+        batched = run_bongard(
+            "run", "--strategy", "direct", "--model", "openai:gpt-4o", "-M", f"base_url={server.url}/v1",
+            "--dataset", "bongard-classic", "--problems", "5-6", "--data-dir", shared_data,
+            "--home", tmp_path, *FAST, env=KEY,
+        )  # fmt: skip
+        assert batched.returncode == 0, batched.stderr
+    first, second = store.run_ids()
+    compared = run_bongard("compare", first, second, "--out", tmp_path / "report", "--home", tmp_path)
+    assert compared.returncode == 0, compared.stderr  # batch parameters change no answer: one row
+    assert "direct x openai:gpt-4o" not in compared.stderr and f"{second}: $" in " ".join(
+        compared.stdout.split()
+    )

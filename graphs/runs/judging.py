@@ -19,12 +19,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agents.batch_ledger import BATCH_SCOPE, LEDGER_FILE, BatchScope
 from agents.managed import AgentCallError
 from agents.registry import AgentConfig
 from datasets_io.catalog import Dataset
 from datasets_io.problem import own_id
 from datasets_io.records import REFUSAL_STOPS, Answer
-from datasets_io.workspace import home_flag
+from datasets_io.workspace import home_flag, workspace_home
 from graphs.registry import get_strategy
 from judges.agreement import (
     agreement_with_humans,
@@ -217,8 +218,11 @@ async def judge_run(
         j.agent.params.batch_requests for j in judges if isinstance(j, LLMJudge) and j.agent.params.batch
     ]
     slots = asyncio.Semaphore(max(batched, default=JUDGING_CONCURRENCY))  # a batch gathers the answers
+    ledger = workspace_home(home) / LEDGER_FILE
 
     async def one(problem: str, attempt: int, candidates: list[str]) -> None:
+        # the answer its judges' calls belong to, so a judging killed mid-batch collects that batch
+        BATCH_SCOPE.set(BatchScope(ledger, f"judge/{run_id}/{problem}/{attempt}/{judging}"))
         concept = dataset.problem(own_id(problem, dataset.name)).concept
         if concept is None:
             report.not_judged += 1

@@ -6,7 +6,7 @@ It refuses what the batch guide says it refuses: no requests, more than 100,000,
 custom id outside `^[a-zA-Z0-9_-]{1,64}$` or used twice; a request asking to stream is errored.
 Each request's params are answered by `AnthropicMessages`, so the Messages API's own refusals come
 back as errored results. `failing`: how many requests of the first batch error (api_error);
-`expire`: the batch ends with every request expired; `cancel`: someone cancels it in progress;
+`expire`: the first batch ends with every request expired; `cancel`: someone cancels it in progress;
 `hold`: it goes no further than in_progress.
 """
 
@@ -108,7 +108,7 @@ class AnthropicBatchAPI(AnthropicMessages):
 
     def _outcome(self, batch: dict[str, Any], number: int, request: dict[str, Any]) -> dict[str, Any]:
         cid, params = request["custom_id"], request["params"]
-        if self.cancel or self.expire:
+        if self.cancel or (self.expire and batch["id"] == "msgbatch_0001"):
             return {"custom_id": cid, "result": {"type": "canceled" if self.cancel else "expired"}}
         self.bodies.append(params)
         if batch["id"] == "msgbatch_0001" and number < self.failing:

@@ -5,8 +5,8 @@ request order, each with the request's metadata and its `response` or `error`.
 
 It refuses what the guide says it refuses: a batch without requests or a display name, inlined
 requests over 20 MB in all. Each request is answered by `GeminiGenerateContent` for the batch's
-model, so its refusals come back as errored responses. `failing`, `expire`, `cancel` and `hold` as
-in the other batch stand-ins.
+model, so its refusals come back as errored responses. `failing`, `expire` (the first batch),
+`cancel` and `hold` as in the other batch stand-ins.
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ class GeminiBatchAPI(GeminiGenerateContent):
             batch["state"] = STEPS[STEPS.index(state) + 1]
             if self.cancel and batch["state"] == "BATCH_STATE_RUNNING":
                 batch["state"] = "BATCH_STATE_CANCELLED"
-            elif self.expire and batch["state"] == STEPS[-1]:
+            elif self.expire and batch["state"] == STEPS[-1] and batch["name"] == "batches/0001":
                 batch["state"] = "BATCH_STATE_EXPIRED"
             elif batch["state"] == STEPS[-1]:
                 batch["responses"] = [self._outcome(batch, n, r) for n, r in enumerate(batch["requests"])]

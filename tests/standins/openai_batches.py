@@ -5,7 +5,7 @@ in_progress, finalizing, completed), and its output and error files hold one lin
 It refuses what the Batch API guide says it refuses: a file of requests to more than one model, more
 than 50,000 requests, a file over 200 MB, an endpoint other than the file's; each request's body is
 answered by `OpenAIChat` (so the SDK's body checks hold here too). `failing`: how many requests of
-the first batch are answered with an error line instead; `expire`: the batch ends `expired`,
+the first batch are answered with an error line instead; `expire`: the first batch ends `expired`,
 answering none; `cancel`: someone cancels it in progress (cancelling, then cancelled, answering none).
 """
 
@@ -117,7 +117,7 @@ class OpenAIBatchAPI(OpenAIChat):
         return _json(self._shown(batch))
 
     def _finish(self, batch: dict[str, Any]) -> None:
-        if self.expire:
+        if self.expire and batch["id"] == "batch_1":
             batch["status"] = "expired"
             return
         out, failed = [], []
