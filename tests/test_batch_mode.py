@@ -151,18 +151,24 @@ def test_a_multi_turn_strategy_advances_one_round_per_batch(
     assert batch_sizes(api) == ROUNDS[strategy] and summary.calls == sum(ROUNDS[strategy])
 
 
+def faulted_run(name: str, home: Path, data: Path, **fault: Any) -> tuple[Any, ResultsStore]:
+    """A direct run of three problems in batch mode against `name`'s stand-in, told `fault`."""
+    path = PATHS[name]
+    pytest.importorskip(path.sdk)
+    api = path.batched(minimal_reply, **fault)
+    with StandInServer(api, responder=minimal_reply) as batched:
+        api.origin = batched.url
+        store = run(batched, home, data, "direct", *FAST, path=path)
+    summary = store.summary(store.resolve_run("latest"))
+    assert (summary.status, summary.done, summary.failed) == ("complete", 3, 0)
+    return api, store
+
+
 @pytest.mark.parametrize("name", PATHS)
 def test_an_errored_request_is_sent_again_alone_in_the_next_batch(
     name: str, shared_data: Path, tmp_path: Path
 ) -> None:
-    path = PATHS[name]
-    pytest.importorskip(path.sdk)
-    api = path.batched(minimal_reply, failing=1)
-    with StandInServer(api, responder=minimal_reply) as batched:
-        api.origin = batched.url
-        store = run(batched, tmp_path, shared_data, "direct", *FAST, path=path)
-    summary = store.summary(store.resolve_run("latest"))
-    assert (summary.done, summary.failed) == (3, 0)
+    api, _ = faulted_run(name, tmp_path, shared_data, failing=1)
     assert batch_sizes(api) == [3, 1]
     assert canonical(api.bodies[-1:]) == canonical(api.bodies[:1])  # the failed request, again, alone
 
@@ -171,14 +177,7 @@ def test_an_errored_request_is_sent_again_alone_in_the_next_batch(
 def test_the_requests_of_an_expired_batch_go_again_in_the_next(
     name: str, shared_data: Path, tmp_path: Path
 ) -> None:
-    path = PATHS[name]
-    pytest.importorskip(path.sdk)
-    api = path.batched(minimal_reply, expire=True)
-    with StandInServer(api, responder=minimal_reply) as batched:
-        api.origin = batched.url
-        store = run(batched, tmp_path, shared_data, "direct", *FAST, path=path)
-    summary = store.summary(store.resolve_run("latest"))
-    assert (summary.status, summary.done, summary.failed) == ("complete", 3, 0)
+    api, _ = faulted_run(name, tmp_path, shared_data, expire=True)
     sizes = batch_sizes(api)  # the first expired unanswered; its requests go again (as their retries fall)
     assert sizes[0] == 3 and sum(sizes[1:]) == 3 and len(api.bodies) == 3
     kept = BatchLedger(tmp_path / LEDGER_FILE).statuses()

@@ -24,7 +24,6 @@ from datasets_io.sqlite_errors import CACHE, STORE, SQLiteFileError, require_wri
 from datasets_io.workspace import home_flag, workspace_home
 from graphs.cli.cells import cell_text, rate_text
 from graphs.cli.console import EventsColumn, console, error_console, print_error, progress_columns
-from graphs.cli.detach import Detached, check_detachable, until_detached
 from graphs.cli.imports import uncollected_imports
 from graphs.cli.options import (
     AgentConfigOption,
@@ -41,6 +40,7 @@ from results.store import RESUME_HINT, STORE_FILE, ReadOnlyStore, ResultsStore, 
 from results.task2 import PROBE_STRATEGY
 
 if TYPE_CHECKING:  # the graphs room loads LangGraph: imported by the commands that run graphs
+    from graphs.cli.detach import Detached
     from graphs.cluster.executor import ClusterOptions
     from graphs.runs.judging import JudgingReport
     from graphs.runs.runner import ItemOutcome, RunConfig, Runner
@@ -331,6 +331,8 @@ def run(
     if judges and resume is not None:
         _check_judging(runner.config.strategy, judges, policy, judge_style, judge_param, agent_config, home)
     if detach:
+        from graphs.cli.detach import check_detachable
+
         check_detachable(runner, cluster)
     _print_start(runner, run_id)
     for note in contexts:
@@ -346,9 +348,10 @@ def run(
     summary = store.summary(run_id)
     for note in runner.learned():
         console.print(f"learned: {escape(note)}", highlight=False)
-    _print_summary(summary, home, detached=isinstance(stopped, Detached))
-    if isinstance(stopped, Detached):
-        console.print(stopped.line(_resume_command(run_id, home)))
+    detached = None if stopped is None or isinstance(stopped, EndpointDown) else stopped
+    _print_summary(summary, home, detached=detached is not None)
+    if detached is not None:
+        console.print(detached.line(_resume_command(run_id, home)))
         return
     if summary.config["strategy"] == PROBE_STRATEGY and summary.done:
         _print_probe_criteria(store, run_id)
@@ -586,9 +589,12 @@ def _run_with_progress(
                 )
                 if not detach:
                     asyncio.run(solving)
-                elif asyncio.run(until_detached(solving)):
-                    progress.stop()
-                    return Detached(runner.home / LEDGER_FILE, totals["done"])
+                else:
+                    from graphs.cli.detach import Detached, until_detached
+
+                    if asyncio.run(until_detached(solving)):
+                        progress.stop()
+                        return Detached(runner.home / LEDGER_FILE, totals["done"])
             else:
                 from graphs.cluster.executor import run_on_ray
 

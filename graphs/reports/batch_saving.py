@@ -3,6 +3,7 @@ calls (the same recorded usage) cost at the price of a direct call."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from agents.call import Usage
@@ -36,11 +37,13 @@ def batch_savings(store: ResultsStore, run_ids: list[str]) -> list[BatchSaving]:
     or an agent of unknown direct price, is left out (no saving could be stated)."""
     found = []
     for run_id in run_ids:
-        config = RunConfig.model_validate(store.run_config(run_id))
-        shares = config.agent_shares()
+        stored = store.run_config(run_id)
+        if "batch" not in json.dumps([stored.get("agent_params"), stored.get("agent_config")]):
+            continue  # no agent of it was told batch mode: a direct run, its agents not resolved
+        config = RunConfig.model_validate(stored)
         params = {
             spec: check_agent_params(spec, chosen, config=config.agent_config or None, defaults=paper)
-            for spec, (chosen, paper) in shares.items()
+            for spec, (chosen, paper) in config.agent_shares().items()
         }
         if not any(p.batch for p in params.values()):
             continue

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from typing import Any
 
+from tests.standins.batch_knobs import BatchKnobs
 from tests.standins.protocols import AnthropicMessages
 from tests.standins.server import Reply
 
@@ -34,22 +34,7 @@ def _refused(message: str) -> Reply:
     return _json({"type": "error", "error": {"type": "invalid_request_error", "message": message}}, 400)
 
 
-class AnthropicBatchAPI(AnthropicMessages):
-    def __init__(
-        self, responder: Callable[[Any], str], failing: int = 0, expire: bool = False, cancel: bool = False
-    ) -> None:
-        super().__init__()
-        self.responder = responder
-        self.failing = failing
-        self.expire = expire
-        self.cancel = cancel
-        self.hold = False
-        self.origin = ""
-        """The server's address, for the absolute `results_url` (set once it listens)."""
-        self.batches: dict[str, dict[str, Any]] = {}
-        self.bodies: list[dict[str, Any]] = []
-        """Every request's params a batch held, in the order processed."""
-
+class AnthropicBatchAPI(BatchKnobs, AnthropicMessages):
     def handles(self, method: str, path: str) -> bool:
         route = path.split("?")[0]
         if method == "POST":
@@ -93,7 +78,8 @@ class AnthropicBatchAPI(AnthropicMessages):
         return _json(self._shown(self.batches[batch_id]))
 
     def _advance(self, batch: dict[str, Any]) -> dict[str, Any]:
-        if batch["processing_status"] == "in_progress" and not self.hold:
+        held = self.hold and batch["id"] not in self.released
+        if batch["processing_status"] == "in_progress" and not held:
             if self.cancel:
                 batch["cancel_initiated_at"] = "2026-11-29T00:00:01Z"
             batch["lines"] = [self._outcome(batch, n, r) for n, r in enumerate(batch["requests"])]

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from typing import Any
 
+from tests.standins.batch_knobs import BatchKnobs
 from tests.standins.protocols import GeminiGenerateContent
 from tests.standins.server import Reply
 
@@ -35,19 +35,7 @@ def _refused(message: str) -> Reply:
     return _json({"error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}}, 400)
 
 
-class GeminiBatchAPI(GeminiGenerateContent):
-    def __init__(
-        self, responder: Callable[[Any], str], failing: int = 0, expire: bool = False, cancel: bool = False
-    ) -> None:
-        super().__init__()
-        self.responder = responder
-        self.failing = failing
-        self.expire = expire
-        self.cancel = cancel
-        self.hold = False
-        self.batches: dict[str, dict[str, Any]] = {}
-        self.bodies: list[dict[str, Any]] = []
-
+class GeminiBatchAPI(BatchKnobs, GeminiGenerateContent):
     def handles(self, method: str, path: str) -> bool:
         route = path.split("?")[0]
         if method == "POST":
@@ -81,7 +69,8 @@ class GeminiBatchAPI(GeminiGenerateContent):
 
     def _advance(self, batch: dict[str, Any]) -> dict[str, Any]:
         state = batch["state"]
-        if state in STEPS[:-1] and not (self.hold and state == "BATCH_STATE_RUNNING"):
+        held = self.hold and state == "BATCH_STATE_RUNNING" and batch["name"] not in self.released
+        if state in STEPS[:-1] and not held:
             batch["state"] = STEPS[STEPS.index(state) + 1]
             if self.cancel and batch["state"] == "BATCH_STATE_RUNNING":
                 batch["state"] = "BATCH_STATE_CANCELLED"

@@ -15,6 +15,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from tests.standins.batch_knobs import BatchKnobs
 from tests.standins.protocols import OpenAIChat
 from tests.standins.server import Reply
 
@@ -27,23 +28,12 @@ def _json(value: Any, status: int = 200) -> Reply:
     return Reply([json.dumps(value).encode()], status=status)
 
 
-class OpenAIBatchAPI(OpenAIChat):
+class OpenAIBatchAPI(BatchKnobs, OpenAIChat):
     def __init__(
         self, responder: Callable[[Any], str], failing: int = 0, expire: bool = False, cancel: bool = False
     ) -> None:
-        super().__init__()
-        self.responder = responder
-        self.failing = failing
-        self.expire = expire
-        self.cancel = cancel
+        super().__init__(responder, failing, expire, cancel)
         self.files: dict[str, bytes] = {}
-        self.batches: dict[str, dict[str, Any]] = {}
-        self.bodies: list[dict[str, Any]] = []
-        """Every request body a batch held, in the order received."""
-        self.hold = False
-        """While set, a batch goes no further than in_progress (a batch hours long), unless released."""
-        self.released: set[str] = set()
-        """Batches that finish even while `hold` is set."""
 
     def handles(self, method: str, path: str) -> bool:
         route = path.split("?")[0]
