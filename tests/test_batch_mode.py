@@ -452,3 +452,30 @@ def test_a_batch_run_and_a_direct_run_of_the_same_cell_share_a_row(shared_data: 
     assert "direct x openai:gpt-4o" not in compared.stderr and f"{second}: $" in " ".join(
         compared.stdout.split()
     )
+
+
+def test_a_gemini_batch_over_the_inline_limit_goes_up_as_a_file_and_comes_back_as_one(
+    shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = PATHS["gemini"]
+    pytest.importorskip(path.sdk)
+    from agents.batch_apis.gemini import GeminiBatches
+
+    with StandInServer(path.direct(), responder=minimal_reply) as direct:
+        run(direct, tmp_path / "direct", shared_data, "direct", path=path)
+        sent = [r.body for r in direct.model_requests()]
+    # every batch past the inline limit, as a grid of RWR+ photos is past 20 MB
+    monkeypatch.setattr("agents.providers.gemini.GEMINI_BATCHES", GeminiBatches(inline_bytes=0))
+    api = GeminiBatchAPI(minimal_reply)
+    with StandInServer(api, responder=minimal_reply) as batched:
+        api.origin = batched.url
+        store = run(batched, tmp_path / "batch", shared_data, "direct", *FAST, path=path)
+        uploads = [r for r in batched.requests if r.path.startswith("/upload/v1beta/files")]
+    summary = store.summary(store.resolve_run("latest"))
+    assert (summary.status, summary.done, summary.failed) == ("complete", 3, 0)
+    (batch,) = api.batches.values()
+    assert batch["from_file"] == "files/0001" and "responses_file" in batch
+    assert len(uploads) == 2 and uploads[0].headers["X-Goog-Upload-Command"] == "start"
+    uploaded = [json.loads(line) for line in api.files["files/0001"].decode().splitlines()]
+    assert canonical([line["request"] for line in uploaded]) == canonical(sent)  # the direct bodies
+    assert canonical(api.bodies) == canonical(sent)

@@ -95,6 +95,16 @@ def _multipart(kind: str, raw: bytes) -> dict[str, dict[str, bytes]]:
     return {"multipart": parts}
 
 
+def _decoded(raw: bytes) -> Any:
+    """A request body as JSON; bytes that are not one JSON value (an uploaded file) as `{"raw": ...}`."""
+    if not raw:
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return {"raw": raw}
+
+
 class _Listener(ThreadingHTTPServer):
     request_queue_size = 256  # the default 5 drops connections under a concurrent burst
     daemon_threads = True
@@ -172,13 +182,7 @@ class StandInServer:
                     self.close_connection = True
                     return
                 kind = self.headers.get("content-type") or ""
-                self._respond(
-                    _multipart(kind, raw)
-                    if kind.startswith("multipart/")
-                    else json.loads(raw)
-                    if raw
-                    else None
-                )
+                self._respond(_multipart(kind, raw) if kind.startswith("multipart/") else _decoded(raw))
 
             def _respond(self, body: Any) -> None:
                 recorded = Recorded(self.command, self.path, dict(self.headers), body, time.time())
