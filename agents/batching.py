@@ -48,11 +48,14 @@ class BatchResult:
 
 @dataclass(frozen=True)
 class BatchSettings:
-    size: int = 1000
+    """An agent's `batch_requests`, `batch_wait_s` and `batch_poll_s` (`AgentParams` holds the
+    defaults)."""
+
+    size: int
     """Requests gathered into one batch at most."""
-    wait_s: float = 5.0
+    wait_s: float
     """How long the first request of a batch waits for others before the batch goes."""
-    poll_s: float = 30.0
+    poll_s: float
     """Seconds between two looks at a batch in progress."""
 
 

@@ -262,15 +262,19 @@ def resolve_agent(
         inner_factory=lambda fitted: provider.build(model, fitted),
         provider=provider,
         params=agent_params,
-        price=batch_price(agent_price(spec, agent_params))
-        if agent_params.batch
-        else agent_price(spec, agent_params),
+        price=billed_price(spec, agent_params),
         response_cache=cache if use_cache and agent_params.cache else None,
         retry_policy=retry_policy or RetryPolicy(),
         endpoint_url=endpoint,
         dropped_decoding=dropped,
         learned_rules=rules,
     )
+
+
+def billed_price(spec: str, params: AgentParams) -> Pricing | None:
+    """What a reply of this agent is billed: `agent_price`, at the batch price in batch mode."""
+    price = agent_price(spec, params)
+    return batch_price(price) if params.batch else price
 
 
 def agent_price(spec: str, params: AgentParams) -> Pricing | None:

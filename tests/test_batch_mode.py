@@ -58,6 +58,14 @@ PATHS = {
 }  # fmt: skip
 
 
+@pytest.fixture(params=list(PATHS))
+def batch_path(request: pytest.FixtureRequest) -> BatchPath:
+    """Each provider's batch path in turn, skipped where its SDK is not installed."""
+    path = PATHS[request.param]
+    pytest.importorskip(path.sdk)
+    return path
+
+
 def run(
     server: StandInServer,
     home: Path,
@@ -94,19 +102,16 @@ def batch_sizes(api: Any) -> list[int]:
     return [len(batch.get("lines") or batch.get("requests") or []) for batch in api.batches.values()]
 
 
-@pytest.mark.parametrize("name", PATHS)
 def test_a_batch_runs_requests_are_the_direct_runs_and_it_costs_half(
-    name: str, shared_data: Path, tmp_path: Path
+    batch_path: BatchPath, shared_data: Path, tmp_path: Path
 ) -> None:
-    path = PATHS[name]
-    pytest.importorskip(path.sdk)
-    with StandInServer(path.direct(), responder=minimal_reply) as direct:
-        store = run(direct, tmp_path / "direct", shared_data, "direct", path=path)
+    with StandInServer(batch_path.direct(), responder=minimal_reply) as direct:
+        store = run(direct, tmp_path / "direct", shared_data, "direct", path=batch_path)
         sent = [r.body for r in direct.model_requests()]
-    api = path.batched(minimal_reply)
+    api = batch_path.batched(minimal_reply)
     with StandInServer(api, responder=minimal_reply) as batched:
         api.origin = batched.url
-        batch_store = run(batched, tmp_path / "batch", shared_data, "direct", *FAST, path=path)
+        batch_store = run(batched, tmp_path / "batch", shared_data, "direct", *FAST, path=batch_path)
     assert canonical(api.bodies) == canonical(sent)  # field for field, images included
     assert len(sent) == 3 and any(kind in json.dumps(body) for body in sent for kind in IMAGE_FIELDS)
     assert batch_sizes(api) == [3]
@@ -151,10 +156,8 @@ def test_a_multi_turn_strategy_advances_one_round_per_batch(
     assert batch_sizes(api) == ROUNDS[strategy] and summary.calls == sum(ROUNDS[strategy])
 
 
-def faulted_run(name: str, home: Path, data: Path, **fault: Any) -> tuple[Any, ResultsStore]:
-    """A direct run of three problems in batch mode against `name`'s stand-in, told `fault`."""
-    path = PATHS[name]
-    pytest.importorskip(path.sdk)
+def faulted_run(path: BatchPath, home: Path, data: Path, **fault: Any) -> tuple[Any, ResultsStore]:
+    """A direct run of three problems in batch mode against `path`'s stand-in, told `fault`."""
     api = path.batched(minimal_reply, **fault)
     with StandInServer(api, responder=minimal_reply) as batched:
         api.origin = batched.url
@@ -164,39 +167,34 @@ def faulted_run(name: str, home: Path, data: Path, **fault: Any) -> tuple[Any, R
     return api, store
 
 
-@pytest.mark.parametrize("name", PATHS)
 def test_an_errored_request_is_sent_again_alone_in_the_next_batch(
-    name: str, shared_data: Path, tmp_path: Path
+    batch_path: BatchPath, shared_data: Path, tmp_path: Path
 ) -> None:
-    api, _ = faulted_run(name, tmp_path, shared_data, failing=1)
+    api, _ = faulted_run(batch_path, tmp_path, shared_data, failing=1)
     assert batch_sizes(api) == [3, 1]
     assert canonical(api.bodies[-1:]) == canonical(api.bodies[:1])  # the failed request, again, alone
 
 
-@pytest.mark.parametrize("name", PATHS)
 def test_the_requests_of_an_expired_batch_go_again_in_the_next(
-    name: str, shared_data: Path, tmp_path: Path
+    batch_path: BatchPath, shared_data: Path, tmp_path: Path
 ) -> None:
-    api, _ = faulted_run(name, tmp_path, shared_data, expire=True)
+    api, _ = faulted_run(batch_path, tmp_path, shared_data, expire=True)
     sizes = batch_sizes(api)  # the first expired unanswered; its requests go again (as their retries fall)
     assert sizes[0] == 3 and sum(sizes[1:]) == 3 and len(api.bodies) == 3
     kept = BatchLedger(tmp_path / LEDGER_FILE).statuses()
     assert next(iter(kept.values())) in ("expired", "ended")  # Anthropic's batch ends, its requests expired
 
 
-@pytest.mark.parametrize("name", PATHS)
 def test_a_cancelled_batch_is_recorded_as_such_and_its_calls_fail_saying_so(
-    name: str, shared_data: Path, tmp_path: Path
+    batch_path: BatchPath, shared_data: Path, tmp_path: Path
 ) -> None:
-    path = PATHS[name]
-    pytest.importorskip(path.sdk)
-    api = path.batched(minimal_reply, cancel=True)
+    api = batch_path.batched(minimal_reply, cancel=True)
     with StandInServer(api, responder=minimal_reply) as batched:
         api.origin = batched.url
         ran = run_bongard(
-            "run", "--strategy", "direct", "--model", path.model,
-            "-M", f"base_url={batched.url}{path.url_suffix}", "--dataset", "bongard-classic",
-            "--problems", "2-4", "--data-dir", shared_data, "--home", tmp_path, *FAST, env=path.env,
+            "run", "--strategy", "direct", "--model", batch_path.model,
+            "-M", f"base_url={batched.url}{batch_path.url_suffix}", "--dataset", "bongard-classic",
+            "--problems", "2-4", "--data-dir", shared_data, "--home", tmp_path, *FAST, env=batch_path.env,
         )  # fmt: skip
         assert ran.returncode != 0
         store = ResultsStore(tmp_path / STORE_FILE)
@@ -208,7 +206,9 @@ def test_a_cancelled_batch_is_recorded_as_such_and_its_calls_fail_saying_so(
         assert "--retry-errors` retries the 3 failed items" in ran.stdout
         assert BatchLedger(tmp_path / LEDGER_FILE).statuses() == {batch_id: "cancelled"}
         api.cancel = False  # retried, they go in a batch of their own, never waiting on the cancelled one
-        resumed = run_bongard("run", "--resume", "latest", "--retry-errors", "--home", tmp_path, env=path.env)
+        resumed = run_bongard(
+            "run", "--resume", "latest", "--retry-errors", "--home", tmp_path, env=batch_path.env
+        )
         assert resumed.returncode == 0, resumed.stderr
     assert store.summary(run_id).done == 3 and batch_sizes(api) == [3, 3]
 
@@ -248,28 +248,25 @@ def test_a_provider_without_a_batch_api_is_refused_in_one_line(shared_data: Path
     assert "ollama:llava: ollama has no batch API (batch mode: anthropic, gemini, openai)" in refused.stderr
 
 
-@pytest.mark.parametrize("name", PATHS)
 def test_a_run_killed_while_its_batch_is_in_progress_is_resumed_without_sending_a_request_again(
-    name: str, shared_data: Path, tmp_path: Path
+    batch_path: BatchPath, shared_data: Path, tmp_path: Path
 ) -> None:
-    path = PATHS[name]
-    pytest.importorskip(path.sdk)
-    api = path.batched(minimal_reply)
+    api = batch_path.batched(minimal_reply)
     api.hold = True  # the batch stays in progress, as an hours-long one would
     with StandInServer(api, responder=minimal_reply) as batched:
         api.origin = batched.url
         command = [
-            str(BONGARD), "run", "--strategy", "direct", "--model", path.model,
-            "-M", f"base_url={batched.url}{path.url_suffix}", "--dataset", "bongard-classic",
+            str(BONGARD), "run", "--strategy", "direct", "--model", batch_path.model,
+            "-M", f"base_url={batched.url}{batch_path.url_suffix}", "--dataset", "bongard-classic",
             "--problems", "2-4", "--data-dir", str(shared_data), "--home", str(tmp_path), *FAST,
         ]  # fmt: skip
-        killed_once_kept(command, path.env, tmp_path / LEDGER_FILE)
+        killed_once_kept(command, batch_path.env, tmp_path / LEDGER_FILE)
         assert len(api.batches) == 1, "the run kept no batch"
         api.hold = False  # the batch finishes while no process waits for it
-        resumed = run_bongard("run", "--resume", "latest", "--home", tmp_path, env=path.env)
+        resumed = run_bongard("run", "--resume", "latest", "--home", tmp_path, env=batch_path.env)
         assert resumed.returncode == 0, resumed.stderr
         batches_after_resume = len(api.batches)
-        again = run_bongard(*command[1:], env=path.env)  # a new run of the same calls: answered afresh
+        again = run_bongard(*command[1:], env=batch_path.env)  # a new run of the same calls: answered afresh
         assert again.returncode == 0, again.stderr
     store = ResultsStore(tmp_path / STORE_FILE)
     resumed_id, unkilled_id = store.run_ids()  # oldest first

@@ -6,12 +6,11 @@ is `succeeded` (the message), `errored` (the error the endpoint would have sent)
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agents.batch_apis.http import checked, checked_json, polled
+from agents.batch_apis.http import checked_json, jsonl_rows, polled
 from agents.batching import CANCELLED, Batch, BatchResult
 
 CALL_PATH = "/messages"
@@ -56,12 +55,9 @@ class AnthropicBatches:
             f"reading message batch {batch_id}",
         )
         results: dict[str, BatchResult] = {}
-        if state.get("results_url"):
-            read = batch.client.get(state["results_url"], headers=batch.headers)
-            for line in filter(None, (await checked(read, "reading its results")).text.splitlines()):
-                row = json.loads(line)
-                if (result := _result(row["result"])) is not None:
-                    results[row["custom_id"]] = result
+        for row in await jsonl_rows(batch, state["results_url"]) if state.get("results_url") else []:
+            if (result := _result(row["result"])) is not None:
+                results[row["custom_id"]] = result
         return (CANCELLED if state.get("cancel_initiated_at") else "ended"), results
 
 

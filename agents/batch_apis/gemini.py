@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agents.batch_apis.http import checked, checked_json, polled
+from agents.batch_apis.http import checked, checked_json, jsonl_rows, polled
 from agents.batching import CANCELLED, Batch, BatchError, BatchResult
 
 CALL = re.compile(r"(?P<root>.*)/v1(?:beta|alpha)?/models/(?P<model>[^/:]+):generateContent")
@@ -71,9 +71,7 @@ class GeminiBatches:
         results: dict[str, BatchResult] = {}
         if output.get("responsesFile"):
             url = f"{_root(batch)}/download/{BATCH_VERSION}/{output['responsesFile']}:download"
-            read = batch.client.get(url, params={"alt": "media"}, headers=batch.headers)
-            for line in filter(None, (await checked(read, "reading its responses")).text.splitlines()):
-                row = json.loads(line)
+            for row in await jsonl_rows(batch, url, {"alt": "media"}):
                 results[str(row["key"])] = _result(row)
             return ENDED.get(state, state.lower()), results
         rows = (output.get("inlinedResponses") or {}).get("inlinedResponses", [])

@@ -1,10 +1,11 @@
 """The batch APIs' own requests: a reply read as JSON, or an error saying what failed; a batch
-polled until it ends, through a passing outage of the API."""
+polled until it ends, through a passing outage of the API; a results file read as JSON lines."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import json
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import httpx2
@@ -33,6 +34,13 @@ async def checked(sent: Awaitable[httpx2.Response], what: str) -> httpx2.Respons
 async def checked_json(sent: Awaitable[httpx2.Response], what: str) -> dict[str, Any]:
     found: dict[str, Any] = (await checked(sent, what)).json()
     return found
+
+
+async def jsonl_rows(batch: Batch, url: str, params: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """A results file's lines, each one JSON object (blank lines skipped)."""
+    read = batch.client.get(url, params=params, headers=batch.headers)
+    text = (await checked(read, "reading the batch's results")).text
+    return [json.loads(line) for line in text.splitlines() if line]
 
 
 async def polled(

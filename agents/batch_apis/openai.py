@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agents.batch_apis.http import checked, checked_json, polled
+from agents.batch_apis.http import checked_json, jsonl_rows, polled
 from agents.batching import Batch, BatchError, BatchResult
 
 OPENAI_DONE = ("completed", "failed", "expired", "cancelled")
@@ -73,16 +73,9 @@ class OpenAIBatches:
             errors = "; ".join(e.get("message", "") for e in (state.get("errors") or {}).get("data", []))
             raise BatchError(f"OpenAI batch {batch_id} failed: {errors or 'no reason given'}")
         results: dict[str, BatchResult] = {}
-        for kind in ("output_file_id", "error_file_id"):
-            if state.get(kind):
-                url = f"{batch.base_url}/files/{state[kind]}/content"
-                text = (
-                    await checked(batch.client.get(url, headers=batch.headers), "reading its results")
-                ).text
-                for line in filter(None, text.splitlines()):
-                    row = json.loads(line)
-                    if (response := row.get("response")) is not None:
-                        results[row["custom_id"]] = BatchResult(
-                            int(response["status_code"]), response["body"]
-                        )
+        files = [state[kind] for kind in ("output_file_id", "error_file_id") if state.get(kind)]
+        for file_id in files:
+            for row in await jsonl_rows(batch, f"{batch.base_url}/files/{file_id}/content"):
+                if (response := row.get("response")) is not None:
+                    results[row["custom_id"]] = BatchResult(int(response["status_code"]), response["body"])
         return str(state["status"]), results

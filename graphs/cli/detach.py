@@ -23,10 +23,9 @@ SHOWN_IDS = 3
 
 @dataclass(frozen=True)
 class Detached:
-    """A run that detached: its workspace's ledger, and the items it finished before."""
+    """A run that detached: where its workspace keeps the batches it left in progress."""
 
     ledger: Path
-    done: int
 
     def line(self, resume: str) -> str:
         waiting = [b for b, status in BatchLedger(self.ledger).statuses().items() if status == "submitted"]

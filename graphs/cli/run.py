@@ -594,7 +594,7 @@ def _run_with_progress(
 
                     if asyncio.run(until_detached(solving)):
                         progress.stop()
-                        return Detached(runner.home / LEDGER_FILE, totals["done"])
+                        return Detached(runner.home / LEDGER_FILE)
             else:
                 from graphs.cluster.executor import run_on_ray
 

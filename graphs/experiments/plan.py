@@ -25,8 +25,8 @@ from typing import Any
 from agents.call import Usage
 from agents.image_tokens import ImageRule, image_rule
 from agents.images import ImagePolicy
-from agents.pricing import Pricing, batch_price
-from agents.registry import agent_price, check_agent_params, split_spec
+from agents.pricing import Pricing
+from agents.registry import agent_price, billed_price, check_agent_params, split_spec
 from agents.text_tokens import TextCounter, text_counter
 from graphs.experiments.cells import prepared_runner, stored_run_of
 from graphs.experiments.rehearsal import DEFAULT_REHEARSED, Rehearsal, RenderedCall, rehearse
@@ -157,15 +157,14 @@ def priced(spec: str, config: RunConfig) -> Priced:
     params = check_agent_params(spec, chosen, config=config.agent_config or None, defaults=paper)
     provider, model = split_spec(spec)
     model = model.split("@", 1)[0]
-    direct = agent_price(spec, params)
     return Priced(
         spec=spec,
         counter=text_counter(provider, model),
         images=image_rule(provider, model),
         policy=ImagePolicy(max_side=params.image_max_side or None),
-        price=batch_price(direct) if params.batch else direct,
+        price=billed_price(spec, params),
         reply_limit=params.max_tokens,
-        direct_price=direct,
+        direct_price=agent_price(spec, params),
     )
 
 

@@ -27,5 +27,7 @@ class BatchKnobs:
         self.released: set[str] = set()
         self.origin = ""
         self.batches: dict[str, dict[str, Any]] = {}
+        self.files: dict[str, bytes] = {}
+        """Files uploaded or written, by id (the protocols with a Files API)."""
         self.bodies: list[dict[str, Any]] = []
         """Every request body a batch held, in the order processed."""

@@ -48,8 +48,8 @@ class GeminiBatchAPI(BatchKnobs, GeminiGenerateContent):
         self, responder: Callable[[Any], str], failing: int = 0, expire: bool = False, cancel: bool = False
     ) -> None:
         super().__init__(responder, failing, expire, cancel)
-        self.files: dict[str, bytes] = {}
         self.uploads: set[str] = set()
+        """Uploads started and not yet finished."""
 
     def handles(self, method: str, path: str) -> bool:
         route = path.split("?")[0]

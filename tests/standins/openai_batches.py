@@ -12,7 +12,6 @@ answering none; `cancel`: someone cancels it in progress (cancelling, then cance
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
 from tests.standins.batch_knobs import BatchKnobs
@@ -29,12 +28,6 @@ def _json(value: Any, status: int = 200) -> Reply:
 
 
 class OpenAIBatchAPI(BatchKnobs, OpenAIChat):
-    def __init__(
-        self, responder: Callable[[Any], str], failing: int = 0, expire: bool = False, cancel: bool = False
-    ) -> None:
-        super().__init__(responder, failing, expire, cancel)
-        self.files: dict[str, bytes] = {}
-
     def handles(self, method: str, path: str) -> bool:
         route = path.split("?")[0]
         if method == "POST":
